@@ -1,0 +1,38 @@
+// swift-tools-version:6.2
+// tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
+// docs/ARCHITECTURE.md: the pure tier (NMEA0183, GNSS, TMMProtocol) imports only the standard
+// library; dependencies point down only.
+import PackageDescription
+
+/// Settings every target shares: Swift 6 mode is implied by tools 6.2; `Lifetimes` lets the NMEA
+/// sentence view hold a `Span` into the caller's buffer (`~Escapable`), as swift-nio does.
+let common: [SwiftSetting] = [
+    .enableExperimentalFeature("Lifetimes"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+/// The pure tier also opts into strict memory safety: it has no `unsafe` code at all.
+let pure: [SwiftSetting] = common + [.strictMemorySafety()]
+
+let package = Package(
+    name: "tmm-bridge",
+    products: [
+        .executable(name: "tmm-bridge", targets: ["tmm-bridge"]),
+    ],
+    targets: [
+        // Pure tier.
+        .target(name: "NMEA0183", swiftSettings: pure),
+        .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure),
+        .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure),
+        // Assembly tier.
+        .executableTarget(
+            name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol"], swiftSettings: common),
+        // Tests.
+        .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
+        .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
+                swiftSettings: common),
+        .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
+                    swiftSettings: common),
+    ]
+)

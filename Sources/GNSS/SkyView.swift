@@ -1,0 +1,122 @@
+/// A GNSS constellation, numbered as TMM's satellite `Type` (0 GPS ... 7 IRNSS/NavIC).
+public enum Constellation: UInt8, Sendable, Equatable, CaseIterable {
+    case gps = 0
+    case sbas = 1
+    case glonass = 2
+    case omnistar = 3
+    case galileo = 4
+    case beidou = 5
+    case qzss = 6
+    case irnss = 7
+}
+
+/// One satellite of the sky view, as TMM's `satelliteView[]` element needs it.
+public struct Satellite: Sendable, Equatable {
+    /// The satellite id as the receiver numbered it in GSV (PRN for GPS, 65-96 for GLONASS, ...).
+    public var id: UInt16
+    public var constellation: Constellation
+    /// Elevation and azimuth in whole degrees, SNR in dB-Hz; `nil` when the receiver left them empty.
+    public var elevation: Int16?
+    public var azimuth: Int16?
+    public var snr: UInt8?
+    /// Listed as used in the solution by a GSA of the same cycle.
+    public var used: Bool
+
+    public init(id: UInt16, constellation: Constellation, elevation: Int16? = nil, azimuth: Int16? = nil,
+                snr: UInt8? = nil, used: Bool = false) {
+        self.id = id
+        self.constellation = constellation
+        self.elevation = elevation
+        self.azimuth = azimuth
+        self.snr = snr
+        self.used = used
+    }
+}
+
+/// The satellites in view, held inline so a `Position` never touches the heap.
+public struct SkyView: Sendable, Equatable {
+    /// More than any receiver tracks at once: four full constellations plus SBAS and QZSS.
+    public static let capacity = 128
+
+    private var storage = InlineArray<128, Satellite>(
+        repeating: Satellite(id: 0, constellation: .gps))
+    public private(set) var count = 0
+    /// Satellites that did not fit (counted, never silently lost).
+    public private(set) var overflowed = 0
+
+    public init() {}
+
+    public subscript(index: Int) -> Satellite {
+        precondition(index >= 0 && index < count, "satellite index out of range")
+        return storage[index]
+    }
+
+    /// Number of satellites marked as used.
+    public var usedCount: Int {
+        var used = 0
+        for i in 0..<count where storage[i].used { used += 1 }
+        return used
+    }
+
+    public mutating func removeAll() {
+        count = 0
+        overflowed = 0
+    }
+
+    /// Index of the satellite with this id in this constellation, if present.
+    public func index(of id: UInt16, in constellation: Constellation) -> Int? {
+        for i in 0..<count where storage[i].id == id && storage[i].constellation == constellation {
+            return i
+        }
+        return nil
+    }
+
+    /// Adds a satellite, or merges it into the entry already seen on another signal (NMEA 4.10
+    /// GSV lists a satellite once per signal): the strongest SNR wins, known angles are kept.
+    public mutating func merge(_ satellite: Satellite) {
+        if let i = index(of: satellite.id, in: satellite.constellation) {
+            var existing = storage[i]
+            existing.elevation = satellite.elevation ?? existing.elevation
+            existing.azimuth = satellite.azimuth ?? existing.azimuth
+            if let snr = satellite.snr { existing.snr = max(snr, existing.snr ?? 0) }
+            existing.used = existing.used || satellite.used
+            storage[i] = existing
+            return
+        }
+        guard count < Self.capacity else {
+            overflowed += 1
+            return
+        }
+        storage[count] = satellite
+        count += 1
+    }
+
+    /// Marks a satellite as used in the solution; returns false if it is not in view.
+    @discardableResult
+    public mutating func markUsed(_ id: UInt16, in constellation: Constellation) -> Bool {
+        guard let i = index(of: id, in: constellation) else { return false }
+        storage[i].used = true
+        return true
+    }
+
+    /// Removes every satellite of one constellation (a new GSV set for it replaces the old one).
+    public mutating func removeAll(of constellation: Constellation) {
+        var kept = 0
+        for i in 0..<count where storage[i].constellation != constellation {
+            storage[kept] = storage[i]
+            kept += 1
+        }
+        count = kept
+    }
+
+    /// Clears every `used` mark (a new GSA set replaces the previous one).
+    public mutating func clearUsed() {
+        for i in 0..<count { storage[i].used = false }
+    }
+
+    public static func == (lhs: SkyView, rhs: SkyView) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for i in 0..<lhs.count where lhs.storage[i] != rhs.storage[i] { return false }
+        return true
+    }
+}

@@ -1,0 +1,40 @@
+/// GGA: time, position and fix data.
+///
+/// `$GNGGA,132819.60,4134.49795459,N,09345.03431408,W,2,10,0.9,278.161,M,-31.442,M,6.6,0133*6A`
+/// Fields: 1 time, 2-3 latitude, 4-5 longitude, 6 quality, 7 satellites in use, 8 HDOP,
+/// 9-10 altitude above MSL (M), 11-12 geoid separation (M), 13 DGPS age, 14 DGPS station.
+public struct GGA: Sendable, Equatable {
+    public var time: NMEATime?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// Raw quality indicator (0 invalid, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float, ...).
+    public var quality: UInt8?
+    public var satellitesInUse: Int?
+    public var hdop: NMEADecimal?
+    public var altitudeMSL: NMEADecimal?
+    public var geoidSeparation: NMEADecimal?
+    public var dgpsAge: NMEADecimal?
+    public var dgpsStation: Int?
+
+    /// Fields through the altitude must be present; trailing ones may be left off.
+    public static let minimumFields = 10
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        time = try s.time(1)
+        latitude = try s.latitude(2)
+        longitude = try s.longitude(4)
+        if let q = try s.integer(6) {
+            guard q <= 9 else { throw .invalidField(index: 6) }
+            quality = UInt8(q)
+        }
+        satellitesInUse = try s.integer(7)
+        hdop = try s.decimal(8)
+        altitudeMSL = try s.decimal(9)
+        geoidSeparation = try s.decimal(11)
+        dgpsAge = try s.decimal(13)
+        dgpsStation = try s.integer(14)
+    }
+}

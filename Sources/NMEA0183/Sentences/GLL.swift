@@ -1,0 +1,26 @@
+/// GLL: geographic position, latitude and longitude.
+///
+/// `$GNGLL,4404.14012,N,12118.85993,W,001037.00,A,A*67`
+/// Fields: 1-4 position, 5 time, 6 status (A valid, V invalid), 7 FAA mode (NMEA 2.3).
+public struct GLL: Sendable, Equatable {
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    public var time: NMEATime?
+    public var status: UInt8?
+    public var faaMode: UInt8?
+
+    public static let minimumFields = 5
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        latitude = try s.latitude(1)
+        longitude = try s.longitude(3)
+        time = try s.time(5)
+        status = try s.character(6)
+        faaMode = try s.character(7)
+    }
+
+    public var isValid: Bool { status == UInt8(ascii: "A") && faaMode != UInt8(ascii: "N") }
+}

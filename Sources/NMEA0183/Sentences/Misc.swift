@@ -1,0 +1,118 @@
+/// GST: pseudorange error statistics (the source of TMM's hrms and vrms).
+///
+/// `$GNGST,001037.00,13,,,,1.9,1.4,3.6*7B`
+/// Fields: 1 time, 2 RMS of range residuals, 3 error ellipse semi-major, 4 semi-minor,
+/// 5 orientation, 6 sigma latitude, 7 sigma longitude, 8 sigma altitude (metres, 1-sigma).
+public struct GST: Sendable, Equatable {
+    public var time: NMEATime?
+    public var rangeRMS: NMEADecimal?
+    public var semiMajor: NMEADecimal?
+    public var semiMinor: NMEADecimal?
+    public var orientation: NMEADecimal?
+    public var sigmaLatitude: NMEADecimal?
+    public var sigmaLongitude: NMEADecimal?
+    public var sigmaAltitude: NMEADecimal?
+
+    public static let minimumFields = 9
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        time = try s.time(1)
+        rangeRMS = try s.decimal(2)
+        semiMajor = try s.decimal(3)
+        semiMinor = try s.decimal(4)
+        orientation = try s.decimal(5)
+        sigmaLatitude = try s.decimal(6)
+        sigmaLongitude = try s.decimal(7)
+        sigmaAltitude = try s.decimal(8)
+    }
+}
+
+/// ZDA: time and date with a four-digit year.
+///
+/// `$GNZDA,001037.00,12,04,2019,00,00*7C`
+/// Fields: 1 time, 2 day, 3 month, 4 year, 5-6 local zone hours and minutes.
+public struct ZDA: Sendable, Equatable {
+    public var time: NMEATime?
+    public var date: NMEADate?
+
+    public static let minimumFields = 5
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        time = try s.time(1)
+        let day = try s.integer(2), month = try s.integer(3), year = try s.integer(4)
+        if let day, let month, let year {
+            guard (1...31).contains(day) else { throw .invalidField(index: 2) }
+            guard (1...12).contains(month) else { throw .invalidField(index: 3) }
+            guard (1980...9999).contains(year) else { throw .invalidField(index: 4) }
+            date = NMEADate(year: year, month: month, day: day)
+        }
+    }
+}
+
+/// HDT: true heading.
+///
+/// `$GPHDT,123.456,T*32`. Fields: 1 heading (degrees true), 2 `T`.
+public struct HDT: Sendable, Equatable {
+    public var heading: NMEADecimal?
+
+    public static let minimumFields = 2
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        heading = try s.decimal(1)
+        if let heading, heading.value < 0 || heading.rescaled(to: 0).map({ $0 > 360 }) ?? true {
+            throw .invalidField(index: 1)
+        }
+    }
+}
+
+/// Trimble `$PTNL,GGK`: time, date, position, quality and ellipsoidal height.
+///
+/// `$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*48`
+/// Fields: 1 `GGK`, 2 time, 3 date `mmddyy`, 4-7 position, 8 quality (Trimble numbering: 3 is
+/// RTK fixed, 2 RTK float), 9 satellites, 10 DOP, 11 `EHT` + ellipsoidal height, 12 `M`.
+public struct PTNLGGK: Sendable, Equatable {
+    public var time: NMEATime?
+    public var date: NMEADate?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// Raw Trimble quality 0...13 (see `FixQuality(ggkQuality:)` in GNSS).
+    public var quality: UInt8?
+    public var satellitesInUse: Int?
+    public var dop: NMEADecimal?
+    public var ellipsoidalHeight: NMEADecimal?
+
+    public static let minimumFields = 12
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        time = try s.time(2)
+        date = try s.date(3, monthFirst: true)
+        latitude = try s.latitude(4)
+        longitude = try s.longitude(6)
+        if let q = try s.integer(8) {
+            guard q <= 13 else { throw .invalidField(index: 8) }
+            quality = UInt8(q)
+        }
+        satellitesInUse = try s.integer(9)
+        dop = try s.decimal(10)
+        let height = s.field(11)
+        if !height.isEmpty {
+            // "EHT-6.777": the prefix is part of the field.
+            guard height.count > 3, height[0] == UInt8(ascii: "E"), height[1] == UInt8(ascii: "H"),
+                height[2] == UInt8(ascii: "T")
+            else { throw .invalidField(index: 11) }
+            ellipsoidalHeight = try NMEASentence.parseDecimal(height.extracting(3..<height.count), index: 11)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// RMC: recommended minimum data: time, date, status, position, speed and course.
+///
+/// `$GNRMC,132819.60,A,4134.49795459,N,09345.03431408,W,0.148,124.888,180320,11.5985,E,D*3F`
+/// Fields: 1 time, 2 status (A valid, V warning), 3-6 position, 7 speed (knots), 8 course
+/// (degrees true), 9 date ddmmyy, 10-11 magnetic variation, 12 FAA mode (NMEA 2.3),
+/// 13 navigational status (NMEA 4.10).
+public struct RMC: Sendable, Equatable {
+    public var time: NMEATime?
+    /// `A` data valid, `V` receiver warning.
+    public var status: UInt8?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    public var speedKnots: NMEADecimal?
+    public var courseTrue: NMEADecimal?
+    public var date: NMEADate?
+    /// Magnetic variation, degrees, east positive.
+    public var magneticVariation: NMEADecimal?
+    public var faaMode: UInt8?
+    public var navigationalStatus: UInt8?
+
+    public static let minimumFields = 10
+
+    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
+        guard s.fieldCount >= Self.minimumFields else {
+            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
+        }
+        time = try s.time(1)
+        status = try s.character(2)
+        latitude = try s.latitude(3)
+        longitude = try s.longitude(5)
+        speedKnots = try s.decimal(7)
+        courseTrue = try s.decimal(8)
+        date = try s.date(9)
+        if var variation = try s.decimal(10) {
+            switch try s.character(11) {
+            case UInt8(ascii: "E"), nil: break
+            case UInt8(ascii: "W"): variation.value = -variation.value
+            default: throw .invalidField(index: 11)
+            }
+            magneticVariation = variation
+        }
+        faaMode = try s.character(12)
+        navigationalStatus = try s.character(13)
+    }
+
+    /// True when the receiver flags the data valid (status `A`) and the mode is not `N`.
+    public var isValid: Bool { status == UInt8(ascii: "A") && faaMode != UInt8(ascii: "N") }
+}
