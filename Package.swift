@@ -12,6 +12,8 @@ let common: [SwiftSetting] = [
 ]
 /// The pure tier also opts into strict memory safety: it has no `unsafe` code at all.
 let pure: [SwiftSetting] = common + [.strictMemorySafety()]
+/// `sqrt` and `rounded()` lower to libm calls; pure targets import no Glibc, so link libm here.
+let libm: [LinkerSetting] = [.linkedLibrary("m")]
 
 let package = Package(
     name: "tmm-bridge",
@@ -21,8 +23,8 @@ let package = Package(
     targets: [
         // Pure tier.
         .target(name: "NMEA0183", swiftSettings: pure),
-        .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure),
-        .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure),
+        .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
+        .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure, linkerSettings: libm),
         // Assembly tier.
         .executableTarget(
             name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol"], swiftSettings: common),

@@ -7,7 +7,8 @@
 // repaired; another good one is usually along in less than a second.
 //
 // Zero-copy: a sentence that lies wholly inside the caller's chunk is delivered as a view into
-// that chunk. Only a sentence split across two reads is assembled in a small inline carry buffer
+// that chunk. Lines starting with `#` are comments (gpsd's log format, which gpsd's own lexer
+// also skips). Only a sentence split across two reads is assembled in a small inline carry buffer
 // (at most `NMEASentence.maxLength` bytes), so steady-state framing never touches the heap.
 
 /// Splits a byte stream into NMEA 0183 sentences (`$` up to, not including, the line end).
@@ -24,6 +25,8 @@ public struct NMEAFramer: Sendable {
         public var overlongLines = 0
         /// Lines abandoned because of a byte outside printable ASCII.
         public var invalidByteLines = 0
+        /// `#` comment lines skipped (gpsd's log format; gpsd's own lexer skips them too).
+        public var commentLines = 0
 
         public init() {}
     }
@@ -34,6 +37,9 @@ public struct NMEAFramer: Sendable {
     private var carry = InlineArray<160, UInt8>(repeating: 0)  // NMEASentence.maxLength
     private var carried = 0
     private var inSentence = false
+    /// Outside a sentence: whether the next byte starts a line, and whether we are in a comment.
+    private var atLineStart = true
+    private var inComment = false
 
     public init() {}
 
@@ -51,11 +57,20 @@ public struct NMEAFramer: Sendable {
         while i < count {
             let byte = chunk[i]
             if !inSentence {
-                if byte == ASCII.dollar {
+                if inComment {
+                    inComment = byte != ASCII.lf
+                    atLineStart = !inComment
+                } else if byte == ASCII.dollar {
                     inSentence = true
                     start = i
                     carried = 0
-                } else if byte != ASCII.cr && byte != ASCII.lf {
+                } else if byte == ASCII.cr || byte == ASCII.lf {
+                    atLineStart = true
+                } else if byte == ASCII.hash && atLineStart {
+                    inComment = true
+                    statistics.commentLines += 1
+                } else {
+                    atLineStart = false
                     statistics.discardedBytes += 1
                 }
                 i += 1
@@ -64,6 +79,7 @@ public struct NMEAFramer: Sendable {
             switch byte {
             case ASCII.cr, ASCII.lf:
                 inSentence = false
+                atLineStart = true
                 statistics.sentences += 1
                 if carried == 0 {
                     deliver(chunk.extracting(start..<i))
@@ -80,11 +96,13 @@ public struct NMEAFramer: Sendable {
                 if carried + (i - start) >= NMEASentence.maxLength {
                     statistics.overlongLines += 1
                     inSentence = false
+                    atLineStart = false
                     carried = 0
                 }
             default:
                 statistics.invalidByteLines += 1
                 inSentence = false
+                atLineStart = false
                 carried = 0
             }
             i += 1
@@ -97,6 +115,8 @@ public struct NMEAFramer: Sendable {
     /// Drops any partial sentence (for example when the device behind the stream changed).
     public mutating func reset() {
         inSentence = false
+        inComment = false
+        atLineStart = true
         carried = 0
     }
 
@@ -117,6 +137,7 @@ enum ASCII {
     static let cr = UInt8(ascii: "\r")
     static let lf = UInt8(ascii: "\n")
     static let space = UInt8(ascii: " ")
+    static let hash = UInt8(ascii: "#")
     static let dot = UInt8(ascii: ".")
     static let minus = UInt8(ascii: "-")
     static let plus = UInt8(ascii: "+")

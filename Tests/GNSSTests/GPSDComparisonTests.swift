@@ -1,0 +1,187 @@
+// Validation against real receivers: every capture in Tests/Fixtures/nmea is decoded and each
+// epoch compared with what gpsd 3.22 itself reported for it (the `.log.chk` golden files).
+//
+// gpsd reports several TPVs per epoch, so the comparison is per time of day: the last TPV and
+// the last GST gpsd printed for that time against our one Position (Tests/Fixtures/nmea/README.md
+// explains why, and why dates are ignored: gpsd 3.22 moves pre-2017 dates 1024 weeks on).
+// Every difference that remains is listed in `knownDifferences` with its reason and asserted to
+// occur exactly as listed: a new difference fails, and so does a listed one that went away.
+import Foundation
+import GNSS
+import NMEA0183
+import TestSupport
+import Testing
+
+/// One field of one epoch where we and gpsd disagree.
+struct Difference: Hashable, CustomStringConvertible {
+    var capture: String
+    var time: String
+    var field: String
+    var description: String { "\(capture) \(time) \(field)" }
+}
+
+/// The values gpsd printed for one time of day.
+struct GPSDEpoch {
+    var mode = 0
+    var lat: Double?
+    var lon: Double?
+    var altMSL: Double?
+    var altHAE: Double?
+    var speed: Double?
+    var track: Double?
+    var gstLat: Double?
+    var gstLon: Double?
+    var gstAlt: Double?
+}
+
+/// Time of day in milliseconds from gpsd's ISO time ("2020-03-18T13:28:19.600Z").
+func millisecondsOfDay(iso: String) -> Int? {
+    guard let t = iso.firstIndex(of: "T") else { return nil }
+    let clock = iso[iso.index(after: t)...].dropLast()  // drop "Z"
+    let parts = clock.split(separator: ":")
+    guard parts.count == 3, let h = Int(parts[0]), let m = Int(parts[1]), let s = Double(parts[2]) else { return nil }
+    return (h * 3600 + m * 60) * 1000 + Int((s * 1000).rounded())
+}
+
+func formatTime(_ ms: Int) -> String {
+    let h = ms / 3_600_000, m = ms / 60000 % 60, s = ms / 1000 % 60, f = ms % 1000
+    func pad(_ v: Int, _ n: Int) -> String {
+        let t = String(v)
+        return String(repeating: "0", count: max(0, n - t.count)) + t
+    }
+    return "\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(f, 3))"
+}
+
+/// gpsd's per-time view of a capture: the last TPV and last GST for each time of day.
+func gpsdEpochs(_ capture: String) throws -> [Int: GPSDEpoch] {
+    var epochs: [Int: GPSDEpoch] = [:]
+    for line in try Fixtures.chkJSONLines(capture + ".chk") {
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let cls = object["class"] as? String, let iso = object["time"] as? String,
+            let key = millisecondsOfDay(iso: iso)
+        else { continue }
+        var epoch = epochs[key] ?? GPSDEpoch()
+        switch cls {
+        case "TPV":
+            // The last TPV of a time stamp is gpsd's final word on that epoch.
+            epoch.mode = object["mode"] as? Int ?? 0
+            epoch.lat = object["lat"] as? Double
+            epoch.lon = object["lon"] as? Double
+            epoch.altMSL = object["altMSL"] as? Double
+            epoch.altHAE = object["altHAE"] as? Double
+            epoch.speed = object["speed"] as? Double
+            epoch.track = object["track"] as? Double
+        case "GST":
+            epoch.gstLat = object["lat"] as? Double
+            epoch.gstLon = object["lon"] as? Double
+            epoch.gstAlt = object["alt"] as? Double
+        default: continue
+        }
+        epochs[key] = epoch
+    }
+    return epochs
+}
+
+/// Our positions for a capture, keyed by time of day in milliseconds.
+func ourEpochs(_ capture: String) throws -> [Int: Position] {
+    let bytes = try Fixtures.bytes(capture)
+    var decoder = NMEAStreamDecoder()
+    var positions: [Int: Position] = [:]
+    let record = { (p: Position) in
+        guard let time = p.time else { return }
+        positions[Int((Double(time.nanosecondsOfDay) / 1e6).rounded())] = p
+    }
+    decoder.feed(bytes.span, now: 0, record)
+    decoder.finish(record)
+    return positions
+}
+
+/// Compares one capture; returns every field that differs.
+func compare(_ capture: String) throws -> [Difference] {
+    let gpsd = try gpsdEpochs(capture)
+    let ours = try ourEpochs(capture)
+    var differences: [Difference] = []
+    func differ(_ key: Int, _ field: String) {
+        differences.append(Difference(capture: capture, time: formatTime(key), field: field))
+    }
+    func check(_ key: Int, _ field: String, _ mine: Double?, _ theirs: Double?, tolerance: Double) {
+        guard let theirs else { return }  // gpsd did not report it: nothing to compare
+        guard let mine, abs(mine - theirs) <= tolerance else { return differ(key, field) }
+    }
+    for (key, g) in gpsd {
+        guard let p = ours[key] else {
+            if g.mode >= 2 { differ(key, "epoch missing") }
+            continue
+        }
+        if g.mode >= 2 && !p.hasFix { differ(key, "fix missing") }
+        if g.mode < 2 && g.lat == nil && p.hasFix { differ(key, "fix gpsd does not report") }
+        // gpsd prints lat/lon with 9 decimals, altitudes with 4, speed 3, track 4, GST 3.
+        check(key, "lat", p.latitude, g.lat, tolerance: 1e-7)
+        check(key, "lon", p.longitude, g.lon, tolerance: 1e-7)
+        check(key, "altMSL", p.mslHeight, g.altMSL, tolerance: 0.001)
+        if p.undulation != nil || p.ellipsoidalHeight != nil {
+            // Without a geoid separation in the sentence gpsd uses its own geoid model: not decoded.
+            check(key, "altHAE", p.altitude, g.altHAE, tolerance: 0.001)
+        }
+        check(key, "speed", p.speed, g.speed, tolerance: 0.0005 + 1e-9)
+        check(key, "track", p.bearing, g.track, tolerance: 0.00005 + 1e-9)
+        check(key, "gst.lat", p.sigmaLatitude, g.gstLat, tolerance: 0.0005)
+        check(key, "gst.lon", p.sigmaLongitude, g.gstLon, tolerance: 0.0005)
+        check(key, "gst.alt", p.sigmaAltitude, g.gstAlt, tolerance: 0.0005)
+    }
+    return differences.sorted { ($0.time, $0.field) < ($1.time, $1.field) }
+}
+
+@Suite("Decoding real receiver captures matches gpsd 3.22's own reports")
+struct GPSDComparisonTests {
+    @Test(arguments: comparedCaptures)
+    func epochsMatchGPSD(_ capture: String) throws {
+        let differences = try compare(capture)
+        let expected = knownDifferences.filter { $0.key.capture == capture }
+        let unexplained = differences.filter { expected[$0] == nil }
+        let vanished = expected.keys.filter { !differences.contains($0) }
+        #expect(unexplained.isEmpty, "unexplained differences from gpsd: \(unexplained)")
+        #expect(vanished.isEmpty, "listed differences that no longer occur: \(vanished)")
+    }
+
+    @Test(arguments: comparedCaptures)
+    func everyGPSDEpochIsCompared(_ capture: String) throws {
+        // Guards the comparison itself: a parse failure would otherwise compare nothing.
+        let gpsd = try gpsdEpochs(capture)
+        let ours = try ourEpochs(capture)
+        #expect(!gpsd.isEmpty)
+        #expect(!ours.isEmpty)
+        let matched = gpsd.keys.filter { ours[$0] != nil }.count
+        #expect(matched * 10 >= gpsd.count * 9, "only \(matched) of \(gpsd.count) gpsd epochs matched")
+    }
+}
+
+/// Every top-level capture (gpsd 3.22 golden output) plus the Trimble-firmware capture that only
+/// exists in gpsd's newer suite (its `.chk` is gpsd 3.27's; same TPV/GST keys).
+let comparedCaptures = Fixtures.captureNames + ["gpsd-head/ericsson-gru04-02-70sec.log"]
+
+/// Every remaining difference from gpsd 3.22, with the reason (see docs/nmea.md).
+let ericssonAveragedPosition =
+    "gpsd 3.27 decodes Ericsson's proprietary $PERC,GPavp (a once-a-minute averaged position, "
+    + "4 decimal minutes, height 1492.2 m) and reports it as the epoch's position; we report the "
+    + "epoch's GNS fix and count $PERC as unsupported"
+
+let knownDifferences: [Difference: String] = {
+    var known = knownDifferencesByCapture
+    for time in ["21:37:13.000", "21:38:13.000"] {
+        for field in ["lat", "lon", "altHAE"] {
+            known[Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: time, field: field)] =
+                ericssonAveragedPosition
+        }
+    }
+    return known
+}()
+
+private let knownDifferencesByCapture: [Difference: String] = [
+    Difference(capture: "foretrex-201.log", time: "20:00:04.000", field: "altMSL"):
+        "gpsd 3.22 takes the altitude of Garmin's proprietary $PGRMZ (-30 ft = -9.144 m), which follows "
+        + "the GGA; we report the GGA's -9.1 m (we do not decode Garmin proprietary sentences)",
+    Difference(capture: "quectel.log", time: "02:20:38.000", field: "fix gpsd does not report"):
+        "fix lost: the next GGA has an empty time field and gpsd stamps its no-fix report with the last "
+        + "time it saw (02:20:38); our 02:20:38 epoch keeps its fix and the no-fix epoch has no time",
+]
