@@ -1,0 +1,110 @@
+/// What the user asked for, parsed from the arguments before anything runs.
+enum Command: Equatable {
+    case decode(path: String, format: LocationFormat)
+    case demo(format: LocationFormat)
+    case help
+    case version
+
+    static let usage = """
+        usage: tmm-bridge decode FILE|- [--format locationV1|locationV2]
+               tmm-bridge demo [--format locationV1|locationV2]
+               tmm-bridge --help | --version
+
+        decode   Decode a capture in gpsd's log format (NMEA 0183; lines starting with # are
+                 comments) from FILE, or from standard input when FILE is -, and print one JSON
+                 object per receiver epoch, one per line (LocationV2 unless --format says V1).
+        demo     Decode the bundled Trimble RTK capture (gpsd regression suite) the same way.
+        """
+
+    /// Parses the arguments after the program name.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+        guard let verb = arguments.first else { throw UsageError(message: "no command given") }
+        var rest = arguments.dropFirst()
+        switch verb {
+        case "-h", "--help", "help":
+            return .help
+        case "-V", "--version", "version":
+            return .version
+        case "decode":
+            var path: String?
+            let format = try parseFormat(&rest) { argument throws(UsageError) in
+                guard path == nil else { throw UsageError(message: "decode takes one FILE, got '\(argument)' too") }
+                path = argument
+            }
+            guard let path else { throw UsageError(message: "decode needs a FILE (or - for standard input)") }
+            return .decode(path: path, format: format)
+        case "demo":
+            let format = try parseFormat(&rest) { argument throws(UsageError) in
+                throw UsageError(message: "demo takes no file, got '\(argument)'")
+            }
+            return .demo(format: format)
+        default:
+            throw UsageError(message: "unknown command '\(verb)'")
+        }
+    }
+
+    /// Consumes `--format X` / `--format=X`; hands every other argument to `positional`.
+    private static func parseFormat(
+        _ arguments: inout ArraySlice<String>, positional: (String) throws(UsageError) -> Void
+    ) throws(UsageError) -> LocationFormat {
+        var format = LocationFormat.locationV2
+        while let argument = arguments.popFirst() {
+            var value: String?
+            if argument == "--format" {
+                guard let next = arguments.popFirst() else { throw UsageError(message: "--format needs a value") }
+                value = next
+            } else if argument.hasPrefix("--format=") {
+                value = String(argument.dropFirst("--format=".count))
+            } else if argument.hasPrefix("-") && argument != "-" {
+                throw UsageError(message: "unknown option '\(argument)'")
+            } else {
+                try positional(argument)
+                continue
+            }
+            guard let value, let parsed = LocationFormat(rawValue: value) else {
+                throw UsageError(message: "--format must be locationV1 or locationV2, not '\(value ?? "")'")
+            }
+            format = parsed
+        }
+        return format
+    }
+
+    func run() -> Int32 {
+        switch self {
+        case .help:
+            Output.standard(Command.usage + "\n")
+            return ExitCode.ok
+        case .version:
+            Output.standard("tmm-bridge \(BridgeVersion.current)\n")
+            return ExitCode.ok
+        case .decode(let path, let format):
+            return DecodeCommand(path: path, format: format).run()
+        case .demo(let format):
+            return DecodeCommand.runDemo(format: format)
+        }
+    }
+}
+
+/// Which TMM JSON message `decode` prints.
+enum LocationFormat: String, Equatable {
+    case locationV1
+    case locationV2
+}
+
+/// A command-line mistake: printed with the usage text, exit 64.
+struct UsageError: Error, Equatable {
+    var message: String
+}
+
+/// The process exit codes (sysexits.h where one fits).
+enum ExitCode {
+    static let ok: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 64
+    static let config: Int32 = 78
+}
+
+/// The bridge's own version, reported as TMM's `appVersion`.
+enum BridgeVersion {
+    static let current = "0.1.0"
+}

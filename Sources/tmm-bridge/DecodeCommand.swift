@@ -1,0 +1,160 @@
+import GNSS
+import Glibc
+import NMEA0183
+import TMMProtocol
+
+/// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same decoder
+/// and encoders the live sockets use.
+struct DecodeCommand {
+    var path: String
+    var format: LocationFormat
+
+    /// Read size: large enough for files, small enough that a live pipe is decoded as it arrives.
+    static let readSize = 65_536
+    /// How long to wait for input before giving the assembler a chance to flush a stalled cycle.
+    static let pollMilliseconds: Int32 = 100
+
+    func run() -> Int32 {
+        let fd: Int32
+        let name: String
+        if path == "-" {
+            fd = STDIN_FILENO
+            name = "standard input"
+        } else {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            name = path
+            if fd < 0 {
+                Output.error("tmm-bridge decode: cannot open \(path): \(String(cString: strerror(errno)))\n")
+                return ExitCode.failure
+            }
+        }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+
+        var session = DecodeSession(format: format)
+        var buffer = [UInt8](repeating: 0, count: Self.readSize)
+        while true {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Self.pollMilliseconds)
+            if ready == 0 {
+                session.flushIfStale(now: monotonicNanoseconds())
+                continue
+            }
+            if ready < 0 && errno == EINTR { continue }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                Output.error("tmm-bridge decode: reading \(name) failed: \(String(cString: strerror(errno)))\n")
+                break
+            }
+            if count == 0 { break }
+            guard session.feed(buffer.span.extracting(0..<count), now: monotonicNanoseconds()) else {
+                return ExitCode.failure  // stdout closed (e.g. piped into head): stop quietly
+            }
+        }
+        return session.finish(name: name)
+    }
+
+    /// `tmm-bridge demo`: decodes the embedded Trimble RTK capture.
+    static func runDemo(format: LocationFormat) -> Int32 {
+        var session = DecodeSession(format: format)
+        let delivered = DemoCapture.text.withUTF8Buffer { session.feed($0.span, now: 0) }
+        guard delivered else { return ExitCode.failure }
+        return session.finish(name: DemoCapture.name)
+    }
+}
+
+/// Decoder, encoder and output buffer for one `decode` run.
+struct DecodeSession {
+    var decoder = NMEAStreamDecoder()
+    var v1 = LocationV1Encoder()
+    var v2 = LocationV2Encoder()
+    var format: LocationFormat
+    var output: [UInt8] = []
+    var epochs = 0
+    let identity = ReceiverIdentity(appVersion: BridgeVersion.current)
+
+    init(format: LocationFormat) {
+        self.format = format
+        output.reserveCapacity(DecodeCommand.readSize)
+    }
+
+    /// Decodes a chunk and writes the epochs it completed; false if stdout is gone.
+    mutating func feed(_ chunk: Span<UInt8>, now: Int64) -> Bool {
+        var decoder = self.decoder
+        decoder.feed(chunk, now: now) { position in self.append(position) }
+        self.decoder = decoder
+        return flush()
+    }
+
+    mutating func flushIfStale(now: Int64) {
+        var decoder = self.decoder
+        decoder.flushIfStale(now: now) { position in self.append(position) }
+        self.decoder = decoder
+        _ = flush()
+    }
+
+    /// End of input: last epoch, summary on stderr, exit status.
+    mutating func finish(name: String) -> Int32 {
+        var decoder = self.decoder
+        decoder.finish { position in self.append(position) }
+        self.decoder = decoder
+        _ = flush()
+
+        let stats = decoder.statistics
+        let framing = decoder.framer.statistics
+        let dropped = stats.rejected + stats.malformed + framing.truncatedLines + framing.overlongLines
+            + framing.invalidByteLines
+        if dropped > 0 {
+            var message = "tmm-bridge decode: \(name): \(epochs) epochs from \(stats.decoded) sentences; dropped "
+            message += "\(stats.rejected) invalid, \(stats.malformed) malformed, \(framing.truncatedLines) truncated, "
+            message += "\(framing.overlongLines) overlong, \(framing.invalidByteLines) with non-ASCII bytes"
+            if let error = decoder.lastError { message += " (last: \(describe(error)))" }
+            Output.error(message + "\n")
+        }
+        guard epochs > 0 else {
+            Output.error("tmm-bridge decode: no NMEA positions found in \(name) (expected NMEA 0183 sentences such as $GPGGA)\n")
+            return ExitCode.failure
+        }
+        return ExitCode.ok
+    }
+
+    private mutating func append(_ position: Position) {
+        epochs += 1
+        switch format {
+        case .locationV1:
+            v1.encode(position, identity: identity)
+            output.append(contentsOf: v1.bytes)
+        case .locationV2:
+            v2.encode(position, identity: identity)
+            output.append(contentsOf: v2.bytes)
+        }
+        output.append(UInt8(ascii: "\n"))
+    }
+
+    private mutating func flush() -> Bool {
+        defer { output.removeAll(keepingCapacity: true) }
+        return Output.write(output.span, to: STDOUT_FILENO)
+    }
+}
+
+/// A one-line reason for a rejected sentence.
+func describe(_ error: NMEAError) -> String {
+    switch error {
+    case .missingStart: "line does not start with $"
+    case .tooLong(let n): "sentence of \(n) bytes exceeds \(NMEASentence.maxLength)"
+    case .invalidByte(let offset): "byte at offset \(offset) is not printable ASCII"
+    case .invalidAddress: "address field is not upper-case letters and digits"
+    case .tooManyFields: "more than \(NMEASentence.maxFields) fields"
+    case .malformedChecksum: "* is not followed by exactly two hex digits"
+    case .badChecksum(let expected, let computed):
+        "bad checksum: sentence says \(hex(expected)), bytes give \(hex(computed))"
+    case .tooFewFields(let needed, let found): "\(found) fields, needs \(needed)"
+    case .invalidField(let index): "field \(index) is malformed"
+    case .unsupportedSentence: "unsupported sentence"
+    }
+}
+
+private func hex(_ value: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(value >> 4)], digits[Int(value & 0xF)]])
+}

@@ -1,0 +1,14 @@
+// tmm-bridge: the executable. Parses the command line (a pure function), runs the command and
+// exits with the code the command chose: 0 ok, 64 usage, 78 bad config, 1 other failure.
+import Glibc
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+do {
+    let command = try Command.parse(arguments)
+    status = command.run()
+} catch {
+    Output.error("tmm-bridge: \(error.message)\n\n\(Command.usage)")
+    status = ExitCode.usage
+}
+exit(status)
