@@ -68,6 +68,15 @@ public struct Position: Sendable, Equatable {
     /// Vertical RMS accuracy, metres: σalt from GST.
     public var vrms: Double? { sigmaAltitude }
 
+    /// Satellites in view: the GSV sky when the receiver sends GSV; otherwise the satellites in
+    /// use, since a receiver that sends no GSV (nmea-rtk.log: GGA and RMC only) sees at least those.
+    public var satellitesInView: Int {
+        sky.count > 0 ? sky.count : (satellitesInUse ?? 0)
+    }
+
+    /// Satellites used in the solution: the position sentence's count, else the GSA marks.
+    public var satellitesUsed: Int { satellitesInUse ?? sky.usedCount }
+
     /// True when the epoch carries a usable horizontal position.
     public var hasFix: Bool { quality != .noFix && latitude != nil && longitude != nil }
 }

@@ -104,7 +104,8 @@ public enum LeapSeconds {
     public static func gpsMinusUTC(on date: CalendarDate) -> Int? {
         guard date >= CalendarDate(year: 1980, month: 1, day: 6) else { return nil }
         var offset = 0
-        for step in steps where date >= CalendarDate(year: step.year, month: step.month, day: 1) {
+        // By index: iterating the array itself allocates an iterator per step in debug builds.
+        for i in steps.indices where date >= CalendarDate(year: steps[i].year, month: steps[i].month, day: 1) {
             offset += 1
         }
         return offset
