@@ -59,9 +59,11 @@ public struct NMEATime: Sendable, Equatable, Hashable, Comparable {
             + Int64(nanoseconds)
     }
 
-    public var hours: Int { Int(nanosecondsOfDay / 3_600_000_000_000) }
-    public var minutes: Int { Int(nanosecondsOfDay / 60_000_000_000 % 60) }
-    public var seconds: Int { Int(nanosecondsOfDay / 1_000_000_000 % 60) + (nanosecondsOfDay >= 86_400_000_000_000 ? 60 : 0) }
+    /// True during a leap second (23:59:60.x).
+    public var isLeapSecond: Bool { nanosecondsOfDay >= 86_400_000_000_000 }
+    public var hours: Int { isLeapSecond ? 23 : Int(nanosecondsOfDay / 3_600_000_000_000) }
+    public var minutes: Int { isLeapSecond ? 59 : Int(nanosecondsOfDay / 60_000_000_000 % 60) }
+    public var seconds: Int { isLeapSecond ? 60 : Int(nanosecondsOfDay / 1_000_000_000 % 60) }
     public var nanoseconds: Int { Int(nanosecondsOfDay % 1_000_000_000) }
 
     public static func < (lhs: NMEATime, rhs: NMEATime) -> Bool { lhs.nanosecondsOfDay < rhs.nanosecondsOfDay }
@@ -145,7 +147,10 @@ extension NMEASentence {
         let hours = digits / 10_000
         let minutes = digits / 100 % 100
         let seconds = digits % 100
-        guard hours < 24, minutes < 60, seconds <= 60 else { throw .invalidField(index: index) }
+        // Second 60 exists only as a leap second, at 23:59:60.
+        guard hours < 24, minutes < 60, seconds < 60 || (seconds == 60 && hours == 23 && minutes == 59) else {
+            throw .invalidField(index: index)
+        }
         var nanoseconds = 0
         if f.count > 6 {
             guard f[6] == ASCII.dot, f.count > 7, f.count <= 16 else { throw .invalidField(index: index) }

@@ -1,5 +1,6 @@
 import GNSS
 import NMEA0183
+import TestSupport
 import Testing
 
 /// `$` + body + `*hh` with the correct checksum, CRLF-terminated.
@@ -228,5 +229,28 @@ struct EpochAssemblerTests {
         let p = try #require(h.emitted.first?.position)
         #expect(abs(try #require(p.speed) - 3.0) < 1e-12)
         #expect(p.bearing == 54.7)
+    }
+}
+
+@Suite("Learned cycle closers on real captures")
+struct LearnedCloserTests {
+    /// The sentence each receiver ends its cycle with, as its log shows.
+    static let closers: [(String, SentenceKind)] = [
+        ("nmea-rtk.log", .rmc),  // GGA, RMC at 10 Hz
+        ("ublox-zed-f9p-nmea.log", .zda),  // ... GST, ZDA, then GBS (not decoded)
+        ("telit-he910.log", .vtg),  // GGA, GLL, GSA, GSV, RMC, VTG
+        ("skytraq-dgps.log", .gst),
+    ]
+
+    @Test(arguments: closers)
+    func closerIsLearned(_ capture: String, _ closer: SentenceKind) throws {
+        var decoder = NMEAStreamDecoder()
+        let bytes = try Fixtures.bytes(capture)
+        var epochs = 0
+        decoder.feed(bytes.span, now: 0) { _ in epochs += 1 }
+        #expect(decoder.assembler.closer == closer)
+        let stats = decoder.assembler.statistics
+        // Once learned, nearly every epoch is emitted on its closer, not one cycle late.
+        #expect(stats.closedByLearnedCloser * 10 >= stats.epochs * 9, "\(stats)")
     }
 }

@@ -25,9 +25,8 @@ public struct GSV: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        guard let total = try s.integer(1), let number = try s.integer(2),
-            total >= 1, total <= 99, number >= 1, number <= total
-        else { throw .invalidField(index: 2) }
+        guard let total = try s.integer(1), total >= 1, total <= 99 else { throw .invalidField(index: 1) }
+        guard let number = try s.integer(2), number >= 1, number <= total else { throw .invalidField(index: 2) }
         totalSentences = total
         sentenceNumber = number
         satellitesInView = try s.integer(3)
@@ -54,13 +53,12 @@ public struct GSV: Sendable, Equatable {
             guard let id = try s.integer(index) else { continue }  // empty slot (u-blox pads)
             guard id <= 999 else { throw .invalidField(index: index) }
             var entry = Entry(id: UInt16(id))
-            if let elevation = try s.integer(index + 1) {
-                guard elevation <= 90 else { throw .invalidField(index: index + 1) }
-                entry.elevation = Int16(elevation)
-            } else if let signed = try s.decimal(index + 1), let whole = signed.rescaled(to: 0),
-                whole >= -90, whole <= 90
-            {
-                entry.elevation = Int16(whole)
+            // Elevation may be negative (below the horizon) on some receivers; whole degrees.
+            if let elevation = try s.decimal(index + 1) {
+                guard elevation.scale == 0, elevation.value >= -90, elevation.value <= 90 else {
+                    throw .invalidField(index: index + 1)
+                }
+                entry.elevation = Int16(elevation.value)
             }
             if let azimuth = try s.integer(index + 2) {
                 guard azimuth <= 360 else { throw .invalidField(index: index + 2) }

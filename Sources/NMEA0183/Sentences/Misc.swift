@@ -68,8 +68,10 @@ public struct HDT: Sendable, Equatable {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
         heading = try s.decimal(1)
-        if let heading, heading.value < 0 || heading.rescaled(to: 0).map({ $0 > 360 }) ?? true {
-            throw .invalidField(index: 1)
+        if let heading {
+            // 0 ... 360 degrees inclusive, compared exactly at the field's own scale.
+            let limit = heading.scale <= 12 ? 360 * Int64(NMEADecimal.powerOf10(heading.scale)) : 0
+            guard heading.value >= 0, heading.value <= limit else { throw .invalidField(index: 1) }
         }
     }
 }
