@@ -34,6 +34,7 @@ let package = Package(
                 swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
                     swiftSettings: common),
     ]
