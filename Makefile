@@ -1,0 +1,100 @@
+# tmm-bridge: the commands. `make help` lists them; `make run` and `make test` are the two that
+# matter. Everything works on a fresh Debian 12 machine with a Swift toolchain: the targets that
+# need Debian packages first run scripts/install-deps.sh (installs them as root, or prints the
+# sudo command to run).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+# Steps run in the order written (swift build parallelises on its own).
+.NOTPARALLEL:
+
+# Use the toolchain in /opt/swift when `swift` is not already on PATH.
+ifeq ($(shell command -v swift 2>/dev/null),)
+  ifneq ($(wildcard /opt/swift/usr/bin/swift),)
+    export PATH := /opt/swift/usr/bin:$(PATH)
+  endif
+endif
+
+SWIFT ?= swift
+# Seconds of fuzzing for `make fuzz` (override: make fuzz FUZZ_SECONDS=600).
+FUZZ_SECONDS ?= 60
+# Test IDs matching this filter (suites whose type name contains it: AllocationTests,
+# LocationAllocationTests, AllocationCounterSanityTests, ...) also run in an optimized build.
+ALLOCATION_TESTS ?= Allocation
+# Generated Swift file that embeds the demo capture, and the script that writes it.
+EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
+EMBED := scripts/embed-capture.sh
+
+.PHONY: help deps deps-bench build run test check-warnings check-embedded embed bench fuzz clean
+
+help: ## List the targets
+	@echo "tmm-bridge make targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 26
+
+deps: ## Install missing Debian packages for build and test
+	@scripts/install-deps.sh
+
+deps-bench: ## Install missing Debian packages for build, test and benchmarks
+	@scripts/install-deps.sh --bench
+
+build: ## Release build of everything (swift build -c release)
+	$(SWIFT) build -c release
+
+run: deps build ## Decode the bundled Trimble RTK capture and print LocationV2 JSON lines
+	.build/release/tmm-bridge demo
+
+# Tests: the embedded capture must be current and the build warning-free; then the heap-allocation
+# suites run in an optimized build (debug builds box closures and iterators, so they skip there;
+# see Tests/Support/TestSupport/BuildConfiguration.swift), with Swift Testing's backtrace capture
+# for thrown errors turned off (it allocates on every `throw`, even a typed one, on the throwing
+# thread, so rejected sentences would count) and testable imports on (release builds leave them
+# off by default); finally every test runs in debug, so the last line printed is Swift Testing's
+# summary of the whole suite. Both runs always happen; the target fails if either failed.
+test: deps check-embedded check-warnings ## Check generated files and warnings, then run all tests
+	@status=0; \
+	echo "== allocation suites, optimized build: swift test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)'"; \
+	SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 $(SWIFT) test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)' || status=1; \
+	echo "== all tests: swift test"; \
+	$(SWIFT) test || status=$$((status + 2)); \
+	case $$status in \
+		0) ;; \
+		1) echo "make test: the allocation suites failed in the optimized build (see above)" >&2 ;; \
+		2) echo "make test: tests failed (see above)" >&2 ;; \
+		*) echo "make test: tests failed, and the allocation suites failed in the optimized build" >&2 ;; \
+	esac; \
+	exit $$((status != 0))
+
+check-warnings: ## Build with tests and fail on any compiler warning in Sources/ or Tests/
+	@scripts/check-warnings.sh
+
+check-embedded: ## Verify Sources/tmm-bridge/DemoCapture.swift matches the capture byte for byte
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	$(EMBED) "$$tmp"; \
+	if ! diff -q "$$tmp" $(EMBEDDED) >/dev/null; then \
+		echo "check-embedded: $(EMBEDDED) is out of date; run 'make embed' (or $(EMBED))" >&2; \
+		diff -u $(EMBEDDED) "$$tmp" | head -n 20 >&2 || true; \
+		exit 1; \
+	fi
+	@$(EMBED) --verify
+
+embed: ## Regenerate Sources/tmm-bridge/DemoCapture.swift from Tests/Fixtures/nmea/nmea-rtk.log
+	$(EMBED)
+
+bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
+	@if [[ ! -x scripts/bench.sh ]]; then \
+		echo "make bench: scripts/bench.sh is missing (or not executable); the benchmark runner" \
+			"(swift run -c release tmm-bench) is not wired up yet." >&2; \
+		exit 1; \
+	fi
+	scripts/bench.sh
+
+fuzz: ## Fuzz the parsers for FUZZ_SECONDS seconds (default 60) with Fuzz/run.sh
+	@if [[ ! -x Fuzz/run.sh ]]; then \
+		echo "make fuzz: Fuzz/run.sh is missing (or not executable); the fuzzers are not wired up yet." >&2; \
+		exit 1; \
+	fi
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_SECONDS)
+
+clean: ## Remove build products (.build, Fuzz/build); keeps fuzz corpora
+	rm -rf .build Fuzz/build

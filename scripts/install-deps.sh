@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages tmm-bridge needs to build and test (and, with --bench, to run
+# the benchmarks), and checks the Swift toolchain. Silent when everything is already there.
+#
+#   scripts/install-deps.sh            build + test packages
+#   scripts/install-deps.sh --bench    also the benchmark tools (gpsdecode from gpsd-clients)
+#
+# As root it installs what is missing with apt-get. As another user it prints the one
+# `sudo apt-get install` command to run and exits 1.
+set -euo pipefail
+
+# Keep in sync with README.md and docs (ARCHITECTURE.md "Dependencies").
+packages=(libgps-dev libudev-dev libssl-dev gpsd python3-websockets socat curl pkg-config make)
+bench_packages=(gpsd-clients)
+
+usage() {
+    echo "usage: $0 [--bench]" >&2
+    exit 64
+}
+
+case "${1-}" in
+    "") ;;
+    --bench) packages+=("${bench_packages[@]}") ;;
+    -h | --help) usage ;;
+    *) echo "install-deps: unknown option '$1'" >&2; usage ;;
+esac
+[[ $# -le 1 ]] || usage
+
+status=0
+
+# --- Debian packages ------------------------------------------------------------------------
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps: dpkg-query not found: this script supports Debian 12 (and derivatives)." >&2
+    echo "install-deps: install these packages (or your system's equivalents) by hand: ${packages[*]}" >&2
+    exit 1
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+    state=$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true)
+    [[ "$state" == installed ]] || missing+=("$package")
+done
+
+if ((${#missing[@]} > 0)); then
+    if [[ $(id -u) -eq 0 ]]; then
+        echo "install-deps: installing missing Debian packages: ${missing[*]}"
+        apt-get update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+    else
+        echo "install-deps: missing Debian packages; install them with:" >&2
+        echo "sudo apt-get install -y ${missing[*]}"
+        exit 1
+    fi
+fi
+
+# --- Swift toolchain ------------------------------------------------------------------------
+# The Makefile also looks in /opt/swift/usr/bin, so a toolchain unpacked there works without PATH.
+swift_bin=$(command -v swift 2>/dev/null || true)
+if [[ -z "$swift_bin" && -x /opt/swift/usr/bin/swift ]]; then
+    swift_bin=/opt/swift/usr/bin/swift
+fi
+if [[ -z "$swift_bin" ]]; then
+    cat >&2 <<'MSG'
+install-deps: swift not found (not on PATH, not in /opt/swift/usr/bin).
+  Fix: download the Swift 6.2 or newer toolchain for Debian 12 from https://www.swift.org/install/linux/,
+  unpack it so that /opt/swift/usr/bin/swift exists (or anywhere, then add its usr/bin to PATH:
+  export PATH=/path/to/swift/usr/bin:$PATH), and run this script again.
+MSG
+    status=1
+else
+    version=$("$swift_bin" --version 2>/dev/null | sed -n 's/.*Swift version \([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p' | head -n 1)
+    read -r major minor <<<"${version:-0 0}"
+    if ((major < 6 || (major == 6 && minor < 2))); then
+        echo "install-deps: $swift_bin is Swift ${major}.${minor}; tmm-bridge needs Swift 6.2 or newer" \
+            "(Package.swift tools version 6.2). Install a newer toolchain from https://www.swift.org/install/linux/." >&2
+        status=1
+    fi
+fi
+
+exit "$status"
