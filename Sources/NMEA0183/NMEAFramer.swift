@@ -58,7 +58,8 @@ public struct NMEAFramer: Sendable {
             let byte = chunk[i]
             if !inSentence {
                 if inComment {
-                    inComment = byte != ASCII.lf
+                    // A comment ends at CR or LF, whichever line end the stream uses.
+                    inComment = byte != ASCII.lf && byte != ASCII.cr
                     atLineStart = !inComment
                 } else if byte == ASCII.dollar {
                     inSentence = true

@@ -78,7 +78,7 @@ public struct HDT: Sendable, Equatable {
 
 /// Trimble `$PTNL,GGK`: time, date, position, quality and ellipsoidal height.
 ///
-/// `$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*48`
+/// `$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*4B`
 /// Fields: 1 `GGK`, 2 time, 3 date `mmddyy`, 4-7 position, 8 quality (Trimble numbering: 3 is
 /// RTK fixed, 2 RTK float), 9 satellites, 10 DOP, 11 `EHT` + ellipsoidal height, 12 `M`.
 public struct PTNLGGK: Sendable, Equatable {
