@@ -25,15 +25,26 @@ let package = Package(
         .target(name: "NMEA0183", swiftSettings: pure),
         .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
         .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure, linkerSettings: libm),
+        // Platform tier: all C and unsafe code lives here.
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
+        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: common),
+        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "NMEA0183", "GNSS"], swiftSettings: common),
+        .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .target(name: "CRFCOMM"),
+        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "Posix"], swiftSettings: common),
         // Assembly tier.
         .executableTarget(
-            name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol"], swiftSettings: common),
+            name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery"],
+            swiftSettings: common),
         // Tests.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
                 swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Posix", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
                     swiftSettings: common),

@@ -1,0 +1,42 @@
+// CLinux: Linux system interfaces Swift's Glibc module does not expose (epoll, eventfd,
+// timerfd, signalfd, pty, GNU extensions) plus the few wrappers for function-like macros and
+// _GNU_SOURCE-only calls. No logic lives here.
+#pragma once
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+/// accept4(2), hidden behind _GNU_SOURCE in glibc's headers.
+int clinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+/// pipe2(2), hidden behind _GNU_SOURCE.
+int clinux_pipe2(int fds[2], int flags);
+/// ptsname_r(3), hidden behind _GNU_SOURCE.
+int clinux_ptsname_r(int fd, char *buf, size_t len);
+/// The current thread's errno (a macro in C).
+int clinux_errno(void);
+/// Fills a sockaddr_un for `path`; returns the length to pass to bind/connect, or -1 if too long.
+socklen_t clinux_sockaddr_un(struct sockaddr_un *addr, const char *path);
+/// sigset helpers (sigaddset and friends are macros in some libcs).
+void clinux_sigset_empty(sigset_t *set);
+void clinux_sigset_add(sigset_t *set, int signal);
+/// WIFEXITED/WEXITSTATUS/WIFSIGNALED/WTERMSIG for a waitpid status.
+int clinux_wifexited(int status);
+int clinux_wexitstatus(int status);
+int clinux_wifsignaled(int status);
+int clinux_wtermsig(int status);
+/// Names the calling thread (pthread_setname_np is a GNU extension).
+void clinux_set_thread_name(const char *name);

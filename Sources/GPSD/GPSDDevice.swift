@@ -1,0 +1,66 @@
+/// What gpsd reports about a device it reads (a DEVICE object or a DEVICES entry).
+public struct GPSDDevice: Sendable, Equatable {
+    /// Device path, e.g. `/dev/ttyACM0` or `/dev/pts/3`.
+    public var path: String
+    /// gpsd's driver name, e.g. `NMEA0183`, `u-blox`, `Trimble TSIP`.
+    public var driver: String
+    /// Driver-specific hardware/firmware text (gpsd's `subtype` and `subtype1`).
+    public var subtype: String
+    public var subtype1: String
+    /// When gpsd activated the device (Unix seconds); nil when gpsd reports it closed.
+    public var activated: Double?
+    /// Serial speed, bit/s (0 for ptys and sockets gpsd does not report).
+    public var baudRate: Int
+
+    public init(path: String, driver: String = "", subtype: String = "", subtype1: String = "",
+                activated: Double? = nil, baudRate: Int = 0) {
+        self.path = path
+        self.driver = driver
+        self.subtype = subtype
+        self.subtype1 = subtype1
+        self.activated = activated
+        self.baudRate = baudRate
+    }
+
+    /// True while gpsd has the device open.
+    public var isActive: Bool { activated != nil }
+}
+
+/// Why positions stopped flowing.
+public enum InputLossReason: Sendable, Equatable, CustomStringConvertible {
+    /// No gpsd answered at the configured address (the text is libgps's reason).
+    case gpsdUnreachable(String)
+    /// gpsd closed the connection or it failed mid-read.
+    case gpsdConnectionLost
+    /// gpsd reported that it closed this device (unplugged, or removed through the control socket).
+    case receiverRemoved(path: String)
+    /// The receiver stopped sending while gpsd kept it open.
+    case receiverSilent(seconds: Double)
+
+    public var description: String {
+        switch self {
+        case .gpsdUnreachable(let reason): "no gpsd answers (\(reason))"
+        case .gpsdConnectionLost: "gpsd closed the connection"
+        case .receiverRemoved(let path): "gpsd closed \(path) (receiver unplugged or removed)"
+        case .receiverSilent(let seconds): "no data from the receiver for \(seconds) s"
+        }
+    }
+}
+
+/// What the gpsd thread hands to the bridge's loop, in order.
+public enum ReceiverInputEvent: Sendable, Equatable {
+    /// Connected to gpsd and watching (`release` is gpsd's version, e.g. "3.22").
+    case connected(release: String)
+    /// The device list gpsd sent in reply to the watch (and on `?DEVICES`).
+    case devices([GPSDDevice])
+    /// A device was activated or closed.
+    case device(GPSDDevice)
+    /// One receiver epoch, parsed and assembled.
+    case position(Position)
+    /// Positions stopped flowing, and why.
+    case inputLost(InputLossReason)
+    /// Positions flow again after an `inputLost`.
+    case inputRestored
+}
+
+import GNSS

@@ -1,0 +1,93 @@
+import CLinux
+import Glibc
+
+/// A child process started with posix_spawn (no fork in a threaded process), owned by the
+/// thread that supervises it.
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+    public let executable: String
+
+    /// How a child ended.
+    public enum Termination: Equatable, Sendable, CustomStringConvertible {
+        case exited(Int32)
+        case signalled(Int32)
+
+        public var description: String {
+            switch self {
+            case .exited(let code): "exited with status \(code)"
+            case .signalled(let signal): "killed by signal \(signal)"
+            }
+        }
+    }
+
+    /// Starts `executable` with `arguments` (argv[1...]); standard input is /dev/null, standard
+    /// output and error go to `logDescriptor` (or are inherited when nil).
+    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil) throws(Errno) {
+        self.executable = executable
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let logDescriptor {
+            posix_spawn_file_actions_adddup2(&actions, logDescriptor, 1)
+            posix_spawn_file_actions_adddup2(&actions, logDescriptor, 2)
+        }
+        // The child must not inherit our blocked signal mask (the daemon blocks SIGTERM & co).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        clinux_sigset_empty(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
+        let argv = [executable] + arguments
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, &cArguments, environ)
+        guard status == 0 else { throw Errno(rawValue: status) }
+        self.pid = pid
+    }
+
+    /// Non-blocking check: the termination if the child has ended (and is reaped now).
+    public func poll() -> Termination? {
+        var status: CInt = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        guard result == pid else { return nil }
+        return Self.termination(status)
+    }
+
+    /// Sends `signal`, then waits up to `graceMilliseconds` for the child to end, then SIGKILLs
+    /// and reaps it. Never leaves a zombie.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, graceMilliseconds: Int = 2000) -> Termination {
+        if let done = poll() { return done }
+        kill(pid, signal)
+        let deadline = monotonicNanoseconds() + Int64(graceMilliseconds) * 1_000_000
+        while monotonicNanoseconds() < deadline {
+            if let done = poll() { return done }
+            sleep(nanoseconds: 5_000_000)
+        }
+        kill(pid, SIGKILL)
+        var status: CInt = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return Self.termination(status)
+    }
+
+    private static func termination(_ status: CInt) -> Termination {
+        clinux_wifsignaled(status) != 0 ? .signalled(clinux_wtermsig(status)) : .exited(clinux_wexitstatus(status))
+    }
+}
+
+/// The first executable named `name` on `PATH` or in the usual sbin folders (gpsd lives in
+/// /usr/sbin, which is not on every user's PATH).
+public func findExecutable(_ name: String) -> String? {
+    if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    for directory in path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin", "/usr/local/sbin"] {
+        let candidate = directory + "/" + name
+        if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
+}

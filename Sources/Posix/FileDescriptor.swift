@@ -1,0 +1,88 @@
+import CLinux
+import Glibc
+
+/// An owned descriptor: closed exactly once, by `close()` or when it goes out of scope.
+public struct FileDescriptor: ~Copyable {
+    public let rawValue: CInt
+
+    public init(adopting rawValue: CInt) {
+        precondition(rawValue >= 0, "adopting an invalid descriptor")
+        self.rawValue = rawValue
+    }
+
+    /// Opens `path` with `flags` (O_CLOEXEC is always added).
+    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
+        let fd = try retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(adopting: fd)
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 at end of file. Throws `.wouldBlock` on a
+    /// non-blocking descriptor with nothing to read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retryingInterrupts { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes all of `bytes` (retrying short writes).
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try retryingInterrupts {
+                Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset)
+            }
+            offset += written
+        }
+    }
+
+    public func writeAll(_ bytes: [UInt8]) throws(Errno) {
+        // withUnsafeBytes is rethrows (untyped), so the typed error travels in a Result.
+        let result: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
+            do throws(Errno) { try writeAll(raw) } catch { return .failure(error) }
+            return .success(())
+        }
+        try result.get()
+    }
+
+    public func writeAll(_ text: String) throws(Errno) {
+        try writeAll(Array(text.utf8))
+    }
+
+    /// Waits until readable (or hung up) for at most `milliseconds` (-1: forever).
+    /// Returns false on timeout.
+    public func waitReadable(milliseconds: Int32) throws(Errno) -> Bool {
+        var poller = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
+        return try retryingInterrupts { poll(&poller, 1, milliseconds) } > 0
+    }
+
+    /// Sets or clears O_NONBLOCK.
+    public func setNonBlocking(_ on: Bool) throws(Errno) {
+        let flags = try retryingInterrupts { fcntl(rawValue, F_GETFL) }
+        _ = try retryingInterrupts { fcntl(rawValue, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) }
+    }
+
+    /// Never retried: Linux releases the descriptor even when close reports EINTR.
+    public consuming func close() {
+        _ = Glibc.close(rawValue)
+        discard self
+    }
+
+    /// Gives up ownership without closing.
+    public consuming func release() -> CInt {
+        let fd = rawValue
+        discard self
+        return fd
+    }
+
+    deinit { _ = Glibc.close(rawValue) }
+}
+
+/// Number of open descriptors of this process (for leak checks in tests and logs).
+public func openDescriptorCount() -> Int {
+    guard let dir = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(dir) }
+    var count = -1  // the directory's own descriptor
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { count += 1 }
+    }
+    return count
+}

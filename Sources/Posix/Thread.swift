@@ -1,0 +1,43 @@
+import CLinux
+import Glibc
+import Synchronization
+
+/// A dedicated OS thread for a blocking C library (libgps, libudev): those own one thread each
+/// for their whole life, never a Task or a Dispatch queue.
+public final class OSThread: Sendable {
+    private let handle: Mutex<pthread_t?> = Mutex(nil)
+    public let name: String
+
+    /// Starts `body` on a new thread named `name` (at most 15 bytes are shown by the kernel).
+    public init(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) {
+        self.name = name
+        let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            clinux_set_thread_name(String(body.name.prefix(15)))
+            body.body()
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            throw Errno(rawValue: result)
+        }
+        handle.withLock { $0 = thread }
+    }
+
+    /// Waits for the thread to finish (once; later calls return at once).
+    public func join() {
+        guard let thread = handle.withLock({ h -> pthread_t? in defer { h = nil }; return h }) else { return }
+        pthread_join(thread, nil)
+    }
+}
+
+private final class ThreadBody: Sendable {
+    let name: String
+    let body: @Sendable () -> Void
+    init(name: String, body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.body = body
+    }
+}

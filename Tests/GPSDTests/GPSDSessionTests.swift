@@ -1,0 +1,296 @@
+// The receiver input side against a real gpsd: a private gpsd (started and supervised by the
+// code under test), pty receivers replaying a real capture, and the libgps session delivering
+// parsed epochs to an inbox. No hardware needed.
+import Foundation
+import GNSS
+import GPSD
+import Glibc
+import Posix
+import Synchronization
+import TestSupport
+import Testing
+
+/// A temporary runtime directory, removed at the end.
+final class RuntimeDirectory {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "tmm-bridge-gpsd-\(UUID().uuidString.prefix(8))"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Lines of the Trimble RTK capture grouped into epochs (each GGA starts one), CRLF kept.
+func trimbleEpochs() throws -> [[UInt8]] {
+    var epochs: [[UInt8]] = []
+    for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
+        if line.count > 6 && line[3...5].elementsEqual("GGA".utf8) || epochs.isEmpty { epochs.append([]) }
+        epochs[epochs.count - 1] += line + [13, 10]
+    }
+    return epochs
+}
+
+/// Collects events from the session's inbox.
+final class EventLog {
+    let inbox: Inbox<ReceiverInputEvent>
+    var events: [ReceiverInputEvent] = []
+
+    init() throws { inbox = try Inbox(capacity: 10_000) }
+
+    /// Drains for up to `milliseconds`, until `condition` holds on the events so far.
+    @discardableResult
+    func wait(milliseconds: Int, until condition: ([ReceiverInputEvent]) -> Bool) -> Bool {
+        let deadline = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
+        while monotonicNanoseconds() < deadline {
+            if condition(events) { return true }
+            events += inbox.wait(milliseconds: 20)
+        }
+        return condition(events)
+    }
+
+    func drain() { events += inbox.drain() }
+
+    var positions: [Position] {
+        events.compactMap { if case .position(let p) = $0 { p } else { nil } }
+    }
+}
+
+func count(_ events: [ReceiverInputEvent], _ match: (ReceiverInputEvent) -> Bool) -> Int {
+    events.filter(match).count
+}
+
+let gpsdInstalled = findExecutable("gpsd") != nil
+
+/// Log lines from the code under test, kept for failure messages.
+final class Messages: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// A private gpsd plus a session reading it: the input side as the bridge runs it.
+final class InputHarness {
+    let runtime = RuntimeDirectory()
+    let gpsd: PrivateGPSD
+    let session: GPSDSession
+    let log = try! EventLog()
+    let messages = Messages()
+
+    init() throws {
+        let configuration = try PrivateGPSD.Configuration.inRuntimeDirectory(runtime.path)
+        let messages = self.messages
+        gpsd = PrivateGPSD(configuration) { line in messages.append(line) }
+        try gpsd.start()
+        var sessionConfiguration = GPSDSession.Configuration(port: configuration.port)
+        sessionConfiguration.controlSocket = configuration.controlSocket
+        session = GPSDSession(sessionConfiguration, inbox: log.inbox) { line in messages.append(line) }
+        try session.start()
+    }
+
+    func shutdown() {
+        session.stop()
+        gpsd.stop()
+    }
+
+    /// Writes `epochs` to the pty at `interval`, draining events as it goes.
+    func play(_ epochs: ArraySlice<[UInt8]>, to pty: borrowing Pseudoterminal, interval: Int64 = 50_000_000) throws {
+        for epoch in epochs {
+            try pty.controller.writeAll(epoch)
+            sleep(nanoseconds: interval)
+            log.drain()
+        }
+    }
+}
+
+
+@Suite("gpsd session with a private gpsd and pty receivers", .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
+struct GPSDSessionTests {
+    @Test func plugStreamUnplugReplug() throws {
+        let epochs = try trimbleEpochs()
+        let h = try InputHarness()
+        defer { h.shutdown() }
+        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .connected(let r) = $0 { !r.isEmpty } else { false } } },
+                "connected with gpsd's release")
+
+        // Plug: announce the pty receiver to gpsd and stream.
+        do {
+            let pty = try Pseudoterminal()
+            let path = pty.devicePath
+            try h.session.addDevice(path)
+            sleep(nanoseconds: 600_000_000)  // gpsd flushes a newly opened tty for ~0.2-0.5 s
+            try h.play(epochs[0..<30], to: pty)
+            #expect(h.log.wait(milliseconds: 2000) { events in
+                events.contains { if case .device(let d) = $0 { d.path == path && d.isActive } else { false } }
+            })
+            let streamed = h.log.positions
+            #expect(streamed.count >= 25, "\(streamed.count) epochs of 30 arrived")
+            #expect(streamed.last?.quality.diffStatus == 2)
+            #expect(streamed.last?.time?.date == CalendarDate(year: 2020, month: 3, day: 18))
+        }
+
+        // Unplug: closing the pty (end of the scope above) makes gpsd close the device.
+        #expect(h.log.wait(milliseconds: 5000) { events in
+            events.contains { if case .inputLost = $0 { true } else { false } }
+        }, "input lost after unplug: \(h.log.events.suffix(3))")
+
+        // Replug: a new pty (a new name, as ttyACM0 -> ttyACM1); positions resume within
+        // 1 s plus one epoch of the first write.
+        let again = try Pseudoterminal()
+        try h.session.addDevice(again.devicePath)
+        sleep(nanoseconds: 600_000_000)
+        let before = h.log.positions.count
+        let firstWrite = monotonicNanoseconds()
+        try again.controller.writeAll(epochs[30] + epochs[31])
+        #expect(h.log.wait(milliseconds: 1100) { _ in h.log.positions.count > before }, "positions resume after replug")
+        let resumed = monotonicNanoseconds() - firstWrite
+        #expect(resumed < 1_100_000_000)
+        #expect(h.log.events.contains(.inputRestored))
+    }
+
+    @Test func gpsdKilledIsRestartedAndPositionsResume() throws {
+        let epochs = try trimbleEpochs()
+        let h = try InputHarness()
+        defer { h.shutdown() }
+        let pty = try Pseudoterminal()
+        try h.session.addDevice(pty.devicePath)
+        sleep(nanoseconds: 600_000_000)
+        try h.play(epochs[0..<10], to: pty)
+        #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 5 })
+
+        let pid = try #require(h.gpsd.pid)
+        kill(pid, SIGKILL)
+        #expect(h.log.wait(milliseconds: 3000) { events in
+            events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
+        })
+        // The supervisor restarts gpsd, the session reconnects and re-adds the receiver.
+        #expect(h.log.wait(milliseconds: 8000) { _ in h.gpsd.restarts >= 1 })
+        let before = h.log.positions.count
+        let deadline = monotonicNanoseconds() + 8_000_000_000
+        var next = 10
+        while h.log.positions.count <= before && monotonicNanoseconds() < deadline && next < epochs.count {
+            try pty.controller.writeAll(epochs[next])
+            next += 1
+            sleep(nanoseconds: 100_000_000)
+            h.log.drain()
+        }
+        #expect(h.log.positions.count > before, "positions resume after gpsd was killed: \(h.messages.all)")
+        #expect(h.log.events.contains(.inputRestored))
+    }
+
+    @Test func noDescriptorLeaksAcrossStartAndStop() throws {
+        let before = openDescriptorCount()
+        do {
+            let h = try InputHarness()
+            let pty = try Pseudoterminal()
+            try h.session.addDevice(pty.devicePath)
+            sleep(nanoseconds: 300_000_000)
+            h.shutdown()
+        }
+        #expect(openDescriptorCount() == before)
+    }
+}
+
+@Suite("gpsd control socket and bad input")
+struct GPSDBadInputTests {
+    @Test func controlSocketThatDoesNotExistGivesAClearError() {
+        let socket = GPSDControlSocket(path: "/nonexistent/gpsd.sock")
+        #expect {
+            try socket.add("/dev/ttyACM0")
+        } throws: { error in
+            guard let failure = error as? GPSDControlSocket.Failure, case .unreachable = failure else { return false }
+            return failure.description.contains("cannot reach gpsd's control socket /nonexistent/gpsd.sock")
+        }
+    }
+
+    @Test(.enabled(if: gpsdInstalled)) func gpsdRefusesADeviceItCannotOpen() throws {
+        let h = try InputHarness()
+        defer { h.shutdown() }
+        #expect {
+            try h.session.addDevice("/dev/nonexistent-receiver")
+        } throws: { error in
+            guard let failure = error as? GPSDControlSocket.Failure, case .refused = failure else { return false }
+            return failure.description.contains("gpsd answered ERROR")
+        }
+    }
+
+    @Test func controlPathWithControlCharactersIsRejectedBeforeSending() {
+        #expect(throws: GPSDControlSocket.Failure.invalidPath("/dev/tty\nx")) {
+            try GPSDControlSocket(path: "/tmp/none.sock").add("/dev/tty\nx")
+        }
+    }
+
+    @Test func unreachableGPSDIsReportedAsInputLostAndRetried() throws {
+        guard let port = freeLoopbackPort() else { return }
+        let log = try EventLog()
+        let session = GPSDSession(GPSDSession.Configuration(port: port), inbox: log.inbox) { _ in }
+        try session.start()
+        defer { session.stop() }
+        #expect(log.wait(milliseconds: 2000) { events in
+            events.contains { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } }
+        })
+        // Reported once, not once per retry.
+        sleep(nanoseconds: 1_000_000_000)
+        log.drain()
+        #expect(count(log.events) { if case .inputLost = $0 { true } else { false } } == 1)
+    }
+
+    @Test func garbageAndHugeLinesFromAFakeGPSDDoNotCrashTheSession() throws {
+        // A fake "gpsd" that greets, then sends garbage, a 100 KB line and NMEA, then hangs up.
+        let server = try FakeGPSD { client in
+            var script = Array(#"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#.utf8) + [10]
+            script += Array("\u{1}\u{2}garbage\u{7f}\n{not json\n".utf8)
+            script += [UInt8](repeating: UInt8(ascii: "A"), count: 100_000) + [10]
+            script += Array("$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n".utf8)
+            _ = script.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        let log = try EventLog()
+        let before = openDescriptorCount()
+        let session = GPSDSession(GPSDSession.Configuration(port: server.port), inbox: log.inbox) { _ in }
+        try session.start()
+        #expect(log.wait(milliseconds: 3000) { events in
+            events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
+        }, "the hang-up is reported: \(log.events)")
+        session.stop()
+        server.stop()
+        #expect(openDescriptorCount() <= before, "no descriptor leaked")
+    }
+}
+
+/// A one-shot TCP server on loopback that runs `script` for each client, then closes it.
+final class FakeGPSD: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let thread: OSThread?
+
+    init(script: @escaping @Sendable (Int32) -> Void) throws {
+        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = listener
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        listen(fd, 4)
+        port = UInt16(bigEndian: address.sin_port)
+        thread = try OSThread(name: "fake-gpsd") {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                script(client)
+                // Let the client read, then hang up.
+                usleep(200_000)
+                Glibc.close(client)
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+        thread?.join()
+    }
+}
