@@ -8,7 +8,25 @@
 struct cgps_session {
     struct gps_data_t data;  // 24 KB with API 11: heap, never on a thread stack
     char release[64];        // copied from VERSION: the union holding it is reused
+    int last_device_closed;  // the last DEVICE said "activated":0
+    char closed_path[GPS_PATH_MAX];
 };
+
+/// gpsd reports a closed device as {"class":"DEVICE","path":"...","activated":0}, which
+/// libgps 3.22 fails to unpack (it expects a time string), leaving no DEVICE_SET and a stale
+/// dev.path. Recognise it from the line itself.
+static int closed_device_line(const char *line, char *path, size_t cap) {
+    static const char prefix[] = "{\"class\":\"DEVICE\",";
+    if (strncmp(line, prefix, sizeof(prefix) - 1) != 0 || strstr(line, "\"activated\":0") == NULL) return 0;
+    const char *start = strstr(line, "\"path\":\"");
+    if (start == NULL) return 0;
+    start += 8;
+    const char *end = strchr(start, '"');
+    if (end == NULL || (size_t)(end - start) >= cap) return 0;
+    memcpy(path, start, (size_t)(end - start));
+    path[end - start] = '\0';
+    return 1;
+}
 
 static void copy_text(char *dst, size_t cap, const char *src) {
     size_t n = strnlen(src, cap - 1);
@@ -75,7 +93,8 @@ int cgps_read(cgps_session *session, char *line, int cap, int *length) {
     if (n > 0 && (line[0] == '$' || line[0] == '!')) return CGPS_LINE_NMEA;
     gps_mask_t set = session->data.set;
     int kind = 0;
-    if (set & DEVICE_SET) kind |= CGPS_LINE_DEVICE;
+    session->last_device_closed = closed_device_line(line, session->closed_path, sizeof(session->closed_path));
+    if ((set & DEVICE_SET) || session->last_device_closed) kind |= CGPS_LINE_DEVICE;
     if (set & DEVICELIST_SET) kind |= CGPS_LINE_DEVICES;
     if (set & VERSION_SET) {
         kind |= CGPS_LINE_VERSION;
@@ -89,7 +108,13 @@ int cgps_send(cgps_session *session, const char *command) {
     return gps_send(&session->data, "%s", command) == 0 ? 0 : -1;
 }
 
-void cgps_last_device(const cgps_session *session, cgps_device *out) { flatten(&session->data.dev, out); }
+void cgps_last_device(const cgps_session *session, cgps_device *out) {
+    flatten(&session->data.dev, out);
+    if (session->last_device_closed) {
+        memset(out, 0, sizeof(*out));
+        copy_text(out->path, sizeof(out->path), session->closed_path);
+    }
+}
 
 int cgps_device_count(const cgps_session *session) { return session->data.devices.ndevices; }
 

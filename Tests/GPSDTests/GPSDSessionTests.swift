@@ -113,9 +113,10 @@ struct GPSDSessionTests {
                 "connected with gpsd's release")
 
         // Plug: announce the pty receiver to gpsd and stream.
+        var path = ""
         do {
             let pty = try Pseudoterminal()
-            let path = pty.devicePath
+            path = pty.devicePath
             try h.session.addDevice(path)
             sleep(nanoseconds: 600_000_000)  // gpsd flushes a newly opened tty for ~0.2-0.5 s
             try h.play(epochs[0..<30], to: pty)
@@ -128,10 +129,14 @@ struct GPSDSessionTests {
             #expect(streamed.last?.time?.date == CalendarDate(year: 2020, month: 3, day: 18))
         }
 
-        // Unplug: closing the pty (end of the scope above) makes gpsd close the device.
-        #expect(h.log.wait(milliseconds: 5000) { events in
-            events.contains { if case .inputLost = $0 { true } else { false } }
+        // Unplug: the pty is gone (end of the scope above) and discovery's remove action tells
+        // gpsd (`-path`); gpsd closes the device and input is lost at once.
+        let unplugged = monotonicNanoseconds()
+        try h.session.removeDevice(path)
+        #expect(h.log.wait(milliseconds: 2000) { events in
+            events.contains { $0 == .inputLost(.receiverRemoved(path: path)) }
         }, "input lost after unplug: \(h.log.events.suffix(3))")
+        #expect(monotonicNanoseconds() - unplugged < 1_000_000_000)
 
         // Replug: a new pty (a new name, as ttyACM0 -> ttyACM1); positions resume within
         // 1 s plus one epoch of the first write.
@@ -175,6 +180,22 @@ struct GPSDSessionTests {
         }
         #expect(h.log.positions.count > before, "positions resume after gpsd was killed: \(h.messages.all)")
         #expect(h.log.events.contains(.inputRestored))
+    }
+
+    @Test func aReceiverThatGoesSilentIsReportedLost() throws {
+        let epochs = try trimbleEpochs()
+        let h = try InputHarness()
+        defer { h.shutdown() }
+        do {
+            let pty = try Pseudoterminal()
+            try h.session.addDevice(pty.devicePath)
+            sleep(nanoseconds: 600_000_000)
+            try h.play(epochs[0..<5], to: pty)
+        }  // pty closed without telling gpsd: gpsd keeps the device open, no data arrives
+        let timeout = Int(h.session.configuration.silenceTimeout / 1_000_000)
+        #expect(h.log.wait(milliseconds: timeout + 1500) { events in
+            events.contains { if case .inputLost(.receiverSilent) = $0 { true } else { false } }
+        })
     }
 
     @Test func noDescriptorLeaksAcrossStartAndStop() throws {
