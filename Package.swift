@@ -37,6 +37,9 @@ let package = Package(
         .executableTarget(
             name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery"],
             swiftSettings: common),
+        // Benchmarks (make bench).
+        .executableTarget(name: "tmm-latency", dependencies: ["GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
+                          swiftSettings: common),
         // Tests.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
