@@ -2,18 +2,22 @@
 enum Command: Equatable {
     case decode(path: String, format: LocationFormat)
     case demo(format: LocationFormat)
+    case bluetooth(BluetoothCommand)
     case help
     case version
 
     static let usage = """
         usage: tmm-bridge decode FILE|- [--format locationV1|locationV2]
                tmm-bridge demo [--format locationV1|locationV2]
+        \(BluetoothCommand.synopsis)
                tmm-bridge --help | --version
 
         decode   Decode a capture in gpsd's log format (NMEA 0183; lines starting with # are
                  comments) from FILE, or from standard input when FILE is -, and print one JSON
                  object per receiver epoch, one per line (LocationV2 unless --format says V1).
         demo     Decode the bundled Trimble RTK capture (gpsd regression suite) the same way.
+
+        \(BluetoothCommand.summary)
         """
 
     /// Parses the arguments after the program name.
@@ -33,6 +37,8 @@ enum Command: Equatable {
             }
             guard let path else { throw UsageError(message: "decode needs a FILE (or - for standard input)") }
             return .decode(path: path, format: format)
+        case "bluetooth":
+            return .bluetooth(try BluetoothCommand.parse(rest))
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -81,6 +87,8 @@ enum Command: Equatable {
             return DecodeCommand(path: path, format: format).run()
         case .demo(let format):
             return DecodeCommand.runDemo(format: format)
+        case .bluetooth(let command):
+            return command.run()
         }
     }
 }
