@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "NMEA0183", swiftSettings: pure),
         .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
         .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure, linkerSettings: libm),
+        .target(name: "HTTP1", swiftSettings: pure),
+        .target(name: "WebSocket", swiftSettings: pure),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
@@ -48,6 +50,8 @@ let package = Package(
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Posix", "GNSS", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
                     swiftSettings: common),
