@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "GPSD", dependencies: ["CGPS", "Posix", "NMEA0183", "GNSS"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
-        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "Posix"], swiftSettings: common),
+        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix"], swiftSettings: common),
         // Assembly tier.
         .executableTarget(
             name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery"],

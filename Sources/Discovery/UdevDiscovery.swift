@@ -119,6 +119,10 @@ public final class UdevDiscovery: Sendable {
 
     // MARK: - The udev thread
 
+    /// Receive failures in a row (with no device in between) after which the socket is deemed
+    /// broken: enough to ride out a few malformed messages, few enough not to flood the log.
+    static let maximumConsecutiveFailures = 64
+
     private static func run(inbox: Inbox<DiscoveryEvent>, options: Options, stopDescriptor: CInt) {
         defer { inbox.post(.stopped) }
         do {
@@ -146,6 +150,7 @@ public final class UdevDiscovery: Sendable {
         guard inbox.post(.monitorStarted(source)) else { return }
         try scan(context: context, inbox: inbox, options: options, reason: .startup)
 
+        var consecutiveFailures = 0
         var descriptors = [
             pollfd(fd: monitor.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0),
@@ -181,6 +186,7 @@ public final class UdevDiscovery: Sendable {
             drain: while true {
                 switch monitor.receive() {
                 case .device(let device):
+                    consecutiveFailures = 0
                     let properties = device.properties
                     if options.wants(properties), !inbox.post(.uevent(properties)) { return }
                 case .drained:
@@ -189,7 +195,14 @@ public final class UdevDiscovery: Sendable {
                     try resynchronize(context: context, inbox: inbox, options: options, error: error)
                     break drain
                 case .failed(let error):
-                    // One bad message must not end discovery: report it and keep reading.
+                    // One bad message must not end discovery: report it and keep reading. A socket
+                    // that fails every time would make this loop spin, so that ends discovery.
+                    consecutiveFailures += 1
+                    guard consecutiveFailures < Self.maximumConsecutiveFailures else {
+                        throw DiscoveryError(
+                            operation: "udev_monitor_receive_device()", errno: error,
+                            hint: "failed \(consecutiveFailures) times in a row; discovery stopped")
+                    }
                     inbox.post(.problem(DiscoveryError(
                         operation: "udev_monitor_receive_device()", errno: error, hint: "event skipped")))
                     break drain
