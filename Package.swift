@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Posix", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
                     swiftSettings: common),
     ]

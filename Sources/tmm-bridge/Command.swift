@@ -3,12 +3,14 @@ enum Command: Equatable {
     case decode(path: String, format: LocationFormat)
     case demo(format: LocationFormat)
     case bluetooth(BluetoothCommand)
+    case watch(WatchCommand)
     case help
     case version
 
     static let usage = """
         usage: tmm-bridge decode FILE|- [--format locationV1|locationV2]
                tmm-bridge demo [--format locationV1|locationV2]
+        \(WatchCommand.synopsis)
         \(BluetoothCommand.synopsis)
                tmm-bridge --help | --version
 
@@ -16,6 +18,7 @@ enum Command: Equatable {
                  comments) from FILE, or from standard input when FILE is -, and print one JSON
                  object per receiver epoch, one per line (LocationV2 unless --format says V1).
         demo     Decode the bundled Trimble RTK capture (gpsd regression suite) the same way.
+        \(WatchCommand.summary)
 
         \(BluetoothCommand.summary)
         """
@@ -39,6 +42,8 @@ enum Command: Equatable {
             return .decode(path: path, format: format)
         case "bluetooth":
             return .bluetooth(try BluetoothCommand.parse(rest))
+        case "watch":
+            return .watch(try WatchCommand.parse(rest))
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -88,6 +93,8 @@ enum Command: Equatable {
         case .demo(let format):
             return DecodeCommand.runDemo(format: format)
         case .bluetooth(let command):
+            return command.run()
+        case .watch(let command):
             return command.run()
         }
     }

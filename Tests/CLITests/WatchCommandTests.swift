@@ -1,0 +1,59 @@
+// `tmm-bridge watch` end to end: the real binary starts its private gpsd, takes a pty receiver
+// given with --device, prints one line per epoch, and shuts everything down on SIGTERM.
+import Foundation
+import Glibc
+import Posix
+import TestSupport
+import Testing
+
+@Suite("tmm-bridge watch", .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
+struct WatchCommandTests {
+    @Test func streamsAPtyReceiverThroughAPrivateGPSDAndStopsCleanly() throws {
+        let pty = try Pseudoterminal()
+        let runtime = NSTemporaryDirectory() + "tmm-watch-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let process = Process()
+        process.executableURL = try bridgeBinary()
+        process.arguments = ["watch", "--device", pty.devicePath, "--no-discovery", "--runtime-dir", runtime]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+
+        sleep(nanoseconds: 1_500_000_000)  // private gpsd start, device hand-off, tty flush
+        var epochs: [[UInt8]] = []
+        for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
+            if line[3...5].elementsEqual("GGA".utf8) { epochs.append([]) }
+            epochs[epochs.count - 1] += line + [13, 10]
+        }
+        for epoch in epochs.prefix(20) {
+            try pty.controller.writeAll(epoch)
+            sleep(nanoseconds: 100_000_000)
+        }
+        sleep(nanoseconds: 500_000_000)
+        process.terminate()  // SIGTERM
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let lines = stdout.split(separator: "\n")
+        #expect(lines.count >= 15, "epochs printed: \(lines.count)\n\(stderr)")
+        #expect(lines.first?.hasPrefix("epoch 13:28:19.600 41.5749659") == true, "\(lines.first ?? "")")
+        #expect(stderr.contains("handed \(pty.devicePath) to gpsd"))
+        #expect(stderr.contains("gpsd reads \(pty.devicePath) with driver NMEA0183"))
+        #expect(stderr.contains("signal 15: stopping"))
+        // The private gpsd it started is gone.
+        let pid = stderr.split(separator: "\n").first { $0.contains("private gpsd started: pid ") }
+            .flatMap { Int32($0.split(separator: " ")[5].dropLast()) }
+        let gpsdPID = try #require(pid, "\(stderr)")
+        #expect(kill(gpsdPID, 0) == -1, "private gpsd \(gpsdPID) still running after shutdown")
+    }
+
+    @Test(arguments: [["watch", "--gpsd", "nohost"], ["watch", "--gpsd", "h:0"], ["watch", "--device"], ["watch", "--bogus"]])
+    func usageErrors(_ arguments: [String]) throws {
+        let run = try runBridge(arguments)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("usage: tmm-bridge"))
+    }
+}
