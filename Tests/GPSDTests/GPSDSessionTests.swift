@@ -127,6 +127,8 @@ struct GPSDSessionTests {
             #expect(streamed.count >= 25, "\(streamed.count) epochs of 30 arrived")
             #expect(streamed.last?.quality.diffStatus == 2)
             #expect(streamed.last?.time?.date == CalendarDate(year: 2020, month: 3, day: 18))
+            // The receiver vanishes mid-sentence: half a GGA is the last thing written.
+            try pty.controller.writeAll(Array(epochs[30].prefix(40)))
         }
 
         // Unplug: the pty is gone (end of the scope above) and discovery's remove action tells
