@@ -40,6 +40,8 @@ let package = Package(
             name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery"],
             swiftSettings: common),
         // Benchmarks (make bench).
+        .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "CAllocationCounter"],
+                          path: "Benchmarks/tmm-bench", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
         // Tests.
