@@ -16,6 +16,7 @@
 #   BENCH_SCRATCH_PATH    SwiftPM scratch path (default: the package's .build)
 #   BENCH_CALLGRIND=0     skip the instruction count (callgrind; on by default when valgrind is
 #                         installed): instructions per sentence do not depend on machine load
+#   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
 #   TMM_FIXTURES          fixture folder (default Tests/Fixtures/nmea, else /work/shared/fixtures/nmea)
 set -euo pipefail
 
@@ -165,3 +166,20 @@ echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "revision: $(revision) (working tree state not checked)"
 echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "swift:    $(swift --version 2>&1 | head -1)"
+
+# Receiver input latency (issue 3): pty → gpsd → bridge, against a plain gpsd client in the
+# same run. Needs gpsd; BENCH_LATENCY=0 skips it.
+if [ "${BENCH_LATENCY:-1}" != 0 ]; then
+    echo
+    echo "## Receiver input latency (tmm-latency)"
+    echo
+    swift build -c release --product tmm-latency --package-path "$package" --scratch-path "$scratch" 2>&1 |
+        grep -E 'error|warning' || true
+    latency_bin=$(swift build -c release --product tmm-latency --package-path "$package" --scratch-path "$scratch" --show-bin-path)/tmm-latency
+    latency_epochs=${BENCH_LATENCY_EPOCHS:-600}
+    latency_hz=${BENCH_LATENCY_HZ:-20}
+    "$latency_bin" "$latency_epochs" "$latency_hz"
+    echo
+    echo "command:  tmm-latency $latency_epochs $latency_hz (from scripts/bench.sh)"
+    echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
