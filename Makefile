@@ -89,12 +89,17 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	fi
 	scripts/bench.sh
 
-fuzz: ## Fuzz the parsers for FUZZ_SECONDS seconds (default 60) with Fuzz/run.sh
-	@if [[ ! -x Fuzz/run.sh ]]; then \
-		echo "make fuzz: Fuzz/run.sh is missing (or not executable); the fuzzers are not wired up yet." >&2; \
-		exit 1; \
-	fi
-	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/run.sh $(FUZZ_SECONDS)
+# Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
+FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh
+
+fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket) for FUZZ_SECONDS seconds each (default 60)
+	@status=0; \
+	for fuzzer in $(FUZZERS); do \
+		if [[ ! -x $$fuzzer ]]; then echo "make fuzz: $$fuzzer is missing or not executable" >&2; status=1; continue; fi; \
+		echo "== $$fuzzer $(FUZZ_SECONDS)"; \
+		FUZZ_SECONDS=$(FUZZ_SECONDS) $$fuzzer $(FUZZ_SECONDS) || status=1; \
+	done; \
+	exit $$status
 
 clean: ## Remove build products (.build, Fuzz/build); keeps fuzz corpora
 	rm -rf .build Fuzz/build
