@@ -1,0 +1,62 @@
+import CLinux
+import Glibc
+
+/// An accepted, non-blocking stream connection (TCP or unix), owned by the io loop.
+public struct SocketConnection: ~Copyable {
+    public let descriptor: FileDescriptor
+
+    public init(descriptor: consuming FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    /// Reads into `buffer`: `.processed(0)` at end of file, `.wouldBlock` when nothing is there.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult {
+        let fd = descriptor.rawValue
+        guard let count = try nonBlocking({ Glibc.read(fd, buffer.baseAddress, buffer.count) }) else {
+            return .wouldBlock
+        }
+        return .processed(count)
+    }
+
+    /// Sends what fits of `bytes` (MSG_NOSIGNAL: a closed peer is EPIPE, never SIGPIPE).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> IOResult {
+        let fd = descriptor.rawValue
+        guard let count = try nonBlocking({ send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) }) else {
+            return .wouldBlock
+        }
+        return .processed(count)
+    }
+
+    /// Appends up to `maxCount` read bytes to `buffer` (read straight into its spare capacity).
+    public func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
+        precondition(maxCount > 0, "reading zero bytes cannot tell end of file from nothing")
+        var outcome: Result<IOResult, Errno> = .success(.wouldBlock)
+        buffer.append(addingCapacity: maxCount) { output in
+            output.withUnsafeMutableBufferPointer { spare, initialized in
+                do throws(Errno) {
+                    let result = try read(into: UnsafeMutableRawBufferPointer(spare))
+                    if case .processed(let count) = result { initialized = count }
+                    outcome = .success(result)
+                } catch {
+                    outcome = .failure(error)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Sends what fits of `bytes[offset...]`.
+    public func write(_ bytes: [UInt8], from offset: Int = 0) throws(Errno) -> IOResult {
+        let result: Result<IOResult, Errno> = bytes.withUnsafeBytes { raw in
+            Result { () throws(Errno) -> IOResult in
+                try write(UnsafeRawBufferPointer(rebasing: raw[offset...]))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Shuts down the sending side (the peer reads end of file).
+    public func shutdownWrite() {
+        _ = Glibc.shutdown(descriptor.rawValue, CInt(SHUT_WR))
+    }
+}
