@@ -1,0 +1,137 @@
+/// Access Code V1 (§4.2): `Authorization: Basic <code>` where
+/// `code = Base64(SHA-256(UTF-8(lowercase(applicationId) + ts)))` and `ts` is the UTC second as
+/// `yyyy-MM-ddTHH:mm:ssZ`.
+///
+/// Pure: the SHA-256 function is injected (OpenSSL in the platform tier, a reference
+/// implementation in tests), so this module stays stdlib-only.
+public enum AccessCodeV1 {
+    /// A SHA-256 function: the 32-byte digest of the bytes.
+    public typealias SHA256 = (Span<UInt8>) -> InlineArray<32, UInt8>
+
+    /// Length of every code (Base64 of 32 bytes, padded).
+    public static let codeLength = 44
+
+    /// How many seconds either side of `now` `verify` accepts (now-1, now, now+1).
+    public static let skewSeconds: Int64 = 1
+
+    /// Days since 1970-01-01 to a proleptic Gregorian civil date (H. Hinnant's algorithm).
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// Appends `value` in decimal, zero-padded to `width` digits (value must be non-negative).
+    static func appendDigits(_ value: Int64, width: Int, to out: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var v = value
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(v % 10))
+            v /= 10
+        } while v > 0
+        while digits.count < width { digits.append(UInt8(ascii: "0")) }
+        out.append(contentsOf: digits.reversed())
+    }
+
+    /// The timestamp bytes of `unixSeconds` (years 0...9999; others are clamped to that range).
+    static func timestampBytes(unixSeconds: Int64) -> [UInt8] {
+        // 0000-01-01T00:00:00Z ... 9999-12-31T23:59:59Z.
+        let seconds = min(max(unixSeconds, -62_167_219_200), 253_402_300_799)
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let date = civil(fromDays: days)
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        appendDigits(date.year, width: 4, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(date.month, width: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(date.day, width: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3600, width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, width: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, width: 2, to: &out)
+        out.append(UInt8(ascii: "Z"))
+        return out
+    }
+
+    /// `yyyy-MM-ddTHH:mm:ssZ` for the UTC second `unixSeconds` (e.g. `2024-02-22T18:00:00Z`).
+    public static func timestamp(unixSeconds: Int64) -> String {
+        String(decoding: timestampBytes(unixSeconds: unixSeconds), as: UTF8.self)
+    }
+
+    /// The code bytes (44 ASCII bytes) for `applicationID` (lower-cased here) at `unixSeconds`.
+    static func codeBytes(applicationID: String, unixSeconds: Int64, sha256: SHA256) -> [UInt8] {
+        var text = Array(applicationID.lowercased().utf8)
+        text.append(contentsOf: timestampBytes(unixSeconds: unixSeconds))
+        let digest = sha256(text.span)
+        var raw: [UInt8] = []
+        raw.reserveCapacity(32)
+        for i in 0..<32 { raw.append(digest[i]) }
+        return Base64.encodeBytes(raw.span)
+    }
+
+    /// The access code for `applicationID` at the UTC second `unixSeconds`.
+    public static func code(applicationID: String, unixSeconds: Int64, sha256: SHA256) -> String {
+        String(decoding: codeBytes(applicationID: applicationID, unixSeconds: unixSeconds, sha256: sha256), as: UTF8.self)
+    }
+
+    /// The code of an `Authorization` header value `Basic <code>` (scheme case-insensitive, spaces
+    /// or tabs around the code ignored); nil for any other scheme or an empty code.
+    public static func presentedCode(headerValue: some StringProtocol) -> [UInt8]? {
+        let bytes = Array(headerValue.utf8)
+        var i = 0
+        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
+        while i < bytes.count && isSpace(bytes[i]) { i += 1 }
+        let scheme: [UInt8] = Array("basic".utf8)
+        guard bytes.count - i > scheme.count else { return nil }
+        for k in 0..<scheme.count {
+            let c = bytes[i + k]
+            let lower = c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c + 32 : c
+            guard lower == scheme[k] else { return nil }
+        }
+        i += scheme.count
+        guard isSpace(bytes[i]) else { return nil }
+        while i < bytes.count && isSpace(bytes[i]) { i += 1 }
+        var end = bytes.count
+        while end > i && isSpace(bytes[end - 1]) { end -= 1 }
+        guard end > i else { return nil }
+        return Array(bytes[i..<end])
+    }
+
+    /// Compares two byte strings in time that depends only on their lengths.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in 0..<a.count { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
+    /// Checks an `Authorization` header value against every registered application ID for the
+    /// seconds `now - 1`, `now` and `now + 1`, and returns the matching ID (nil: answer 401).
+    ///
+    /// Every candidate code is computed and compared in constant time, without stopping at the first
+    /// match, so the time taken does not depend on which ID (if any) matched or where the codes differ.
+    public static func verify(headerValue: some StringProtocol, registeredIDs: some Sequence<GUID>, now: Int64,
+                              sha256: SHA256) -> GUID? {
+        guard let presented = presentedCode(headerValue: headerValue), presented.count == codeLength else { return nil }
+        var match: GUID?
+        for id in registeredIDs {
+            for offset in -skewSeconds...skewSeconds {
+                let (second, overflow) = now.addingReportingOverflow(offset)
+                if overflow { continue }
+                let expected = codeBytes(applicationID: id.canonical, unixSeconds: second, sha256: sha256)
+                if constantTimeEqual(presented, expected) && match == nil { match = id }
+            }
+        }
+        return match
+    }
+}
