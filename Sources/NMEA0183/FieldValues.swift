@@ -107,42 +107,147 @@ public struct NMEACoordinate: Sendable, Equatable, Hashable {
 
 // MARK: - Field scanners
 
-extension NMEASentence {
-    /// Field `index` as an exact decimal (`-12.5`, `+3`, `.5`); nil when empty.
-    public func decimal(_ index: Int) throws(NMEAError) -> NMEADecimal? {
-        try NMEASentence.parseDecimal(field(index), index: index)
+/// The field scanners, shared by the per-index accessors (`decimal(_:)` and friends, on the bytes
+/// of one field) and by `FieldCursor` (on the whole sentence). Each reads the field that starts
+/// at `from` and ends at the first `,` or at `limit` (`from >= limit`: an empty field), and
+/// returns its value (nil when empty) and the offset where the field ends. Anything malformed
+/// is `invalidField(index:)`.
+enum FieldScan {
+    /// Where the field starting at `from` ends: the next `,`, or `limit`.
+    @inline(__always)
+    static func end(_ b: Span<UInt8>, _ from: Int, _ limit: Int) -> Int {
+        var i = from
+        while i < limit && b[i] != ASCII.comma { i &+= 1 }
+        return i
     }
 
-    /// Field `index` as a non-negative integer (`07`, `0133`); nil when empty.
-    public func integer(_ index: Int) throws(NMEAError) -> Int? {
-        let f = field(index)
-        if f.isEmpty { return nil }
-        guard f.count <= 9 else { throw .invalidField(index: index) }
+    /// A non-negative integer of at most 9 digits (`07`, `0133`).
+    @inline(__always)
+    static func integer(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (Int?, Int) {
+        var i = from
         var value = 0
-        for i in f.indices {
-            guard ASCII.isDigit(f[i]) else { throw .invalidField(index: index) }
-            value = value * 10 + Int(f[i] &- ASCII.zero)
+        while i < limit {
+            let c = b[i]
+            let d = c &- ASCII.zero
+            if d >= 10 {
+                if c == ASCII.comma { break }
+                throw .invalidField(index: index)
+            }
+            value = value &* 10 &+ Int(d)  // wraps only past 18 digits, which are rejected below
+            i &+= 1
         }
-        return value
+        let digits = i &- from
+        if digits <= 0 { return (nil, i) }
+        guard digits <= 9 else { throw .invalidField(index: index) }
+        return (value, i)
     }
 
-    /// Field `index` as a single character (`A`, `N`); nil when empty.
-    public func character(_ index: Int) throws(NMEAError) -> UInt8? {
-        let f = field(index)
-        if f.isEmpty { return nil }
-        guard f.count == 1 else { throw .invalidField(index: index) }
-        return f[0]
+    /// A single character (`A`, `N`).
+    @inline(__always)
+    static func character(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (UInt8?, Int) {
+        guard from < limit else { return (nil, from) }
+        let c = b[from]
+        if c == ASCII.comma { return (nil, from) }
+        let next = from &+ 1
+        guard next == limit || b[next] == ASCII.comma else { throw .invalidField(index: index) }
+        return (c, next)
     }
 
-    /// Field `index` as `hhmmss[.s...]`; nil when empty.
-    public func time(_ index: Int) throws(NMEAError) -> NMEATime? {
-        let f = field(index)
-        if f.isEmpty { return nil }
-        guard f.count >= 6 else { throw .invalidField(index: index) }
+    /// Exact decimal: optional sign, digits, optional point and digits. At most 18 significant
+    /// digits (fits Int64 exactly).
+    @inline(__always)
+    static func decimal(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+        guard from < limit else { return (nil, from) }
+        let first = b[from]
+        if first == ASCII.comma { return (nil, from) }
+        let negative = first == ASCII.minus
+        var i = negative || first == ASCII.plus ? from &+ 1 : from
+        let digitsStart = i
+        var value: Int64 = 0
+        var dot = -1
+        while i < limit {
+            let c = b[i]
+            let d = c &- ASCII.zero
+            if d < 10 {
+                value = value &* 10 &+ Int64(d)  // wraps only past 18 digits, rejected below
+            } else if c == ASCII.dot && dot < 0 {
+                dot = i
+            } else if c == ASCII.comma {
+                break
+            } else {
+                throw .invalidField(index: index)
+            }
+            i &+= 1
+        }
+        let digits = i &- digitsStart &- (dot >= 0 ? 1 : 0)
+        guard digits > 0, digits <= 18 else { throw .invalidField(index: index) }
+        let scale = dot >= 0 ? UInt8(truncatingIfNeeded: i &- 1 &- dot) : 0
+        return (NMEADecimal(value: negative ? -value : value, scale: scale), i)
+    }
+
+    /// A latitude or longitude magnitude `(d)ddmm.mmmm`: a decimal that is not negative, with at
+    /// most 12 decimals, minutes below 60 and at most `maxDegrees`.
+    @inline(__always)
+    static func coordinate(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, maxDegrees: Int) throws(NMEAError)
+        -> (NMEADecimal?, Int)
+    {
+        guard from < limit else { return (nil, from) }
+        let first = b[from]
+        if first == ASCII.comma { return (nil, from) }
+        let negative = first == ASCII.minus
+        var i = negative || first == ASCII.plus ? from &+ 1 : from
+        let digitsStart = i
+        var value: Int64 = 0
+        var dot = -1
+        // Degrees and whole minutes (`dddmm`, saturated: never overflows), and whether the
+        // decimals of the minutes are all zero: the range checks need no division by 10^scale.
+        var whole = 0
+        var fraction: UInt8 = 0
+        while i < limit {
+            let c = b[i]
+            let d = c &- ASCII.zero
+            if d < 10 {
+                value = value &* 10 &+ Int64(d)
+                if dot < 0 {
+                    whole = min(whole &* 10 &+ Int(d), 1_000_000)
+                } else {
+                    fraction |= d
+                }
+            } else if c == ASCII.dot && dot < 0 {
+                dot = i
+            } else if c == ASCII.comma {
+                break
+            } else {
+                throw .invalidField(index: index)
+            }
+            i &+= 1
+        }
+        let digits = i &- digitsStart &- (dot >= 0 ? 1 : 0)
+        guard digits > 0, digits <= 18 else { throw .invalidField(index: index) }
+        let scale = dot >= 0 ? UInt8(truncatingIfNeeded: i &- 1 &- dot) : 0
+        // More than 12 minute decimals (sub-micrometre) is no real receiver. "-0" is 0.
+        guard !negative || value == 0, scale <= 12 else { throw .invalidField(index: index) }
+        let degrees = whole / 100
+        let minutes = whole % 100
+        guard minutes < 60, degrees < maxDegrees || (degrees == maxDegrees && minutes == 0 && fraction == 0) else {
+            throw .invalidField(index: index)
+        }
+        return (NMEADecimal(value: value, scale: scale), i)
+    }
+
+    /// `hhmmss[.s...]` (1 to 9 decimals of a second); second 60 only at 23:59.
+    @inline(__always)
+    static func time(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEATime?, Int) {
+        guard from < limit, b[from] != ASCII.comma else { return (nil, from) }
+        guard limit &- from >= 6 else { throw .invalidField(index: index) }
         var digits = 0
-        for i in 0..<6 {
-            guard ASCII.isDigit(f[i]) else { throw .invalidField(index: index) }
-            digits = digits * 10 + Int(f[i] &- ASCII.zero)
+        var i = from
+        let whole = from &+ 6
+        while i < whole {
+            let d = b[i] &- ASCII.zero
+            guard d < 10 else { throw .invalidField(index: index) }
+            digits = digits &* 10 &+ Int(d)
+            i &+= 1
         }
         let hours = digits / 10_000
         let minutes = digits / 100 % 100
@@ -152,93 +257,255 @@ extension NMEASentence {
             throw .invalidField(index: index)
         }
         var nanoseconds = 0
-        if f.count > 6 {
-            guard f[6] == ASCII.dot, f.count > 7, f.count <= 16 else { throw .invalidField(index: index) }
-            var place = 100_000_000
-            for i in 7..<f.count {
-                guard ASCII.isDigit(f[i]) else { throw .invalidField(index: index) }
-                nanoseconds += Int(f[i] &- ASCII.zero) * place
-                place /= 10
+        if i < limit && b[i] != ASCII.comma {
+            guard b[i] == ASCII.dot else { throw .invalidField(index: index) }
+            i &+= 1
+            let fractionStart = i
+            while i < limit {
+                let c = b[i]
+                let d = c &- ASCII.zero
+                if d >= 10 {
+                    if c == ASCII.comma { break }
+                    throw .invalidField(index: index)
+                }
+                nanoseconds = nanoseconds &* 10 &+ Int(d)
+                i &+= 1
+            }
+            var decimals = i &- fractionStart
+            guard decimals >= 1, decimals <= 9 else { throw .invalidField(index: index) }
+            while decimals < 9 {
+                nanoseconds &*= 10
+                decimals &+= 1
             }
         }
-        return NMEATime(hours: hours, minutes: minutes, seconds: seconds, nanoseconds: nanoseconds)
+        return (NMEATime(hours: hours, minutes: minutes, seconds: seconds, nanoseconds: nanoseconds), i)
     }
 
-    /// Field `index` as a six-digit date; `monthFirst` for Trimble's `mmddyy`.
-    public func date(_ index: Int, monthFirst: Bool = false) throws(NMEAError) -> NMEADate? {
-        let f = field(index)
-        if f.isEmpty { return nil }
-        guard f.count == 6 else { throw .invalidField(index: index) }
+    /// A six-digit date; `monthFirst` for Trimble's `mmddyy`.
+    @inline(__always)
+    static func date(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, monthFirst: Bool) throws(NMEAError)
+        -> (NMEADate?, Int)
+    {
+        guard from < limit, b[from] != ASCII.comma else { return (nil, from) }
+        let end = from &+ 6
+        guard end <= limit, end == limit || b[end] == ASCII.comma else { throw .invalidField(index: index) }
         var digits = 0
-        for i in 0..<6 {
-            guard ASCII.isDigit(f[i]) else { throw .invalidField(index: index) }
-            digits = digits * 10 + Int(f[i] &- ASCII.zero)
+        var i = from
+        while i < end {
+            let d = b[i] &- ASCII.zero
+            guard d < 10 else { throw .invalidField(index: index) }
+            digits = digits &* 10 &+ Int(d)
+            i &+= 1
         }
         let first = digits / 10_000
         let second = digits / 100 % 100
         let day = monthFirst ? second : first
         let month = monthFirst ? first : second
         guard (1...12).contains(month), (1...31).contains(day) else { throw .invalidField(index: index) }
-        return NMEADate(year: NMEADate.expandYear(digits % 100), month: month, day: day)
+        return (NMEADate(year: NMEADate.expandYear(digits % 100), month: month, day: day), end)
+    }
+
+    /// A speed: a decimal that is not negative.
+    @inline(__always)
+    static func speed(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+        let (speed, end) = try decimal(b, from, limit, index)
+        if let speed, speed.value < 0 { throw .invalidField(index: index) }
+        return (speed, end)
+    }
+
+    /// A course, bearing or heading: a decimal in 0...360 degrees (both inclusive, compared
+    /// exactly at the field's own scale; with more than 12 decimals only 0 is accepted).
+    @inline(__always)
+    static func course(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+        let (angle, end) = try decimal(b, from, limit, index)
+        if let angle {
+            var maximum: Int64 = 0
+            if angle.scale <= 12 {
+                maximum = 360
+                for _ in 0..<angle.scale { maximum &*= 10 }
+            }
+            guard angle.value >= 0, angle.value <= maximum else { throw .invalidField(index: index) }
+        }
+        return (angle, end)
+    }
+}
+
+extension NMEASentence {
+    /// Field `index` as an exact decimal (`-12.5`, `+3`, `.5`); nil when empty.
+    public func decimal(_ index: Int) throws(NMEAError) -> NMEADecimal? {
+        try NMEASentence.parseDecimal(field(index), index: index)
+    }
+
+    /// Field `index` as a non-negative integer (`07`, `0133`); nil when empty.
+    public func integer(_ index: Int) throws(NMEAError) -> Int? {
+        let f = field(index)
+        return try FieldScan.integer(f, 0, f.count, index).0
+    }
+
+    /// Field `index` as a single character (`A`, `N`); nil when empty.
+    public func character(_ index: Int) throws(NMEAError) -> UInt8? {
+        let f = field(index)
+        return try FieldScan.character(f, 0, f.count, index).0
+    }
+
+    /// Field `index` as `hhmmss[.s...]`; nil when empty.
+    public func time(_ index: Int) throws(NMEAError) -> NMEATime? {
+        let f = field(index)
+        return try FieldScan.time(f, 0, f.count, index).0
+    }
+
+    /// Field `index` as a six-digit date; `monthFirst` for Trimble's `mmddyy`.
+    public func date(_ index: Int, monthFirst: Bool = false) throws(NMEAError) -> NMEADate? {
+        let f = field(index)
+        return try FieldScan.date(f, 0, f.count, index, monthFirst: monthFirst).0
+    }
+
+    /// Field `index` as a speed (knots or km/h): a decimal that is not negative; nil when empty.
+    public func speed(_ index: Int) throws(NMEAError) -> NMEADecimal? {
+        let f = field(index)
+        return try FieldScan.speed(f, 0, f.count, index).0
+    }
+
+    /// Field `index` as a course, bearing or heading in degrees: a decimal in 0...360 (both
+    /// inclusive, compared exactly at the field's own scale); nil when empty.
+    public func course(_ index: Int) throws(NMEAError) -> NMEADecimal? {
+        let f = field(index)
+        return try FieldScan.course(f, 0, f.count, index).0
     }
 
     /// A latitude (`ddmm.mmmm` in field `index`, `N`/`S` in `index + 1`); nil when empty.
     public func latitude(_ index: Int) throws(NMEAError) -> NMEACoordinate? {
-        try coordinate(index, positive: UInt8(ascii: "N"), negative: UInt8(ascii: "S"), maxDegrees: 90)
+        var c = cursor(at: index)
+        return try c.coordinate(positive: UInt8(ascii: "N"), negative: UInt8(ascii: "S"), maxDegrees: 90)
     }
 
     /// A longitude (`dddmm.mmmm` in field `index`, `E`/`W` in `index + 1`); nil when empty.
     public func longitude(_ index: Int) throws(NMEAError) -> NMEACoordinate? {
-        try coordinate(index, positive: UInt8(ascii: "E"), negative: UInt8(ascii: "W"), maxDegrees: 180)
-    }
-
-    private func coordinate(_ index: Int, positive: UInt8, negative: UInt8, maxDegrees: Int64)
-        throws(NMEAError) -> NMEACoordinate?
-    {
-        guard let raw = try decimal(index) else { return nil }
-        // More than 12 minute decimals (sub-micrometre) is no real receiver, and would overflow.
-        guard raw.value >= 0, raw.scale <= 12 else { throw .invalidField(index: index) }
-        let unit = Int64(NMEADecimal.powerOf10(raw.scale))
-        let degrees = raw.value / (100 * unit)
-        let minutes = raw.value % (100 * unit)
-        guard minutes < 60 * unit, degrees * 100 * unit + minutes <= maxDegrees * 100 * unit else {
-            throw .invalidField(index: index)
-        }
-        switch try character(index + 1) {
-        case positive: return NMEACoordinate(raw: raw)
-        case negative: return NMEACoordinate(raw: NMEADecimal(value: -raw.value, scale: raw.scale))
-        default: throw .invalidField(index: index + 1)
-        }
+        var c = cursor(at: index)
+        return try c.coordinate(positive: UInt8(ascii: "E"), negative: UInt8(ascii: "W"), maxDegrees: 180)
     }
 
     /// Exact decimal scan: optional sign, digits, optional point and digits. At most 18
     /// significant digits (fits Int64 exactly); anything else is `invalidField`.
     static func parseDecimal(_ f: Span<UInt8>, index: Int) throws(NMEAError) -> NMEADecimal? {
-        if f.isEmpty { return nil }
-        var i = 0
-        var negative = false
-        if f[0] == ASCII.minus || f[0] == ASCII.plus {
-            negative = f[0] == ASCII.minus
-            i = 1
+        try FieldScan.decimal(f, 0, f.count, index).0
+    }
+}
+
+/// Reads the fields of a sentence in order, each byte once: what the typed decoders use. Every
+/// read consumes one field (a coordinate two) and reports errors with that field's index;
+/// fields past the last one read as empty, as `NMEASentence.field(_:)` does.
+struct FieldCursor: ~Escapable {
+    let bytes: Span<UInt8>
+    /// Where the last field ends (the `*`, or the end of the sentence).
+    let limit: Int
+    /// First byte of the current field (past `limit` once every field has been read).
+    var position: Int
+    /// Index of the current field.
+    var index: Int
+
+    @_lifetime(copy bytes)
+    init(bytes: Span<UInt8>, limit: Int, position: Int, index: Int) {
+        self.bytes = bytes
+        self.limit = limit
+        self.position = position
+        self.index = index
+    }
+
+    @inline(__always)
+    private mutating func advance(past end: Int) {
+        position = end &+ 1
+        index &+= 1
+    }
+
+    /// Skips the current field without looking at its contents.
+    @inline(__always)
+    mutating func skip() {
+        advance(past: FieldScan.end(bytes, position, limit))
+    }
+
+    /// Offsets of the current field's bytes in the sentence (empty past the last field).
+    @inline(__always)
+    mutating func fieldRange() -> Range<Int> {
+        let start = min(position, limit)
+        let end = FieldScan.end(bytes, start, limit)
+        advance(past: max(end, position))
+        return start..<end
+    }
+
+    @inline(__always)
+    mutating func integer() throws(NMEAError) -> Int? {
+        let (value, end) = try FieldScan.integer(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func character() throws(NMEAError) -> UInt8? {
+        let (value, end) = try FieldScan.character(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func decimal() throws(NMEAError) -> NMEADecimal? {
+        let (value, end) = try FieldScan.decimal(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func speed() throws(NMEAError) -> NMEADecimal? {
+        let (value, end) = try FieldScan.speed(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func course() throws(NMEAError) -> NMEADecimal? {
+        let (value, end) = try FieldScan.course(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func time() throws(NMEAError) -> NMEATime? {
+        let (value, end) = try FieldScan.time(bytes, position, limit, index)
+        advance(past: end)
+        return value
+    }
+
+    @inline(__always)
+    mutating func date(monthFirst: Bool = false) throws(NMEAError) -> NMEADate? {
+        let (value, end) = try FieldScan.date(bytes, position, limit, index, monthFirst: monthFirst)
+        advance(past: end)
+        return value
+    }
+
+    /// A latitude or longitude and its hemisphere (two fields). The hemisphere is not looked at
+    /// when the coordinate is empty.
+    mutating func coordinate(positive: UInt8, negative: UInt8, maxDegrees: Int) throws(NMEAError) -> NMEACoordinate? {
+        let (raw, end) = try FieldScan.coordinate(bytes, position, limit, index, maxDegrees: maxDegrees)
+        advance(past: end)
+        guard let raw else {
+            skip()
+            return nil
         }
-        var value: Int64 = 0
-        var scale: UInt8 = 0
-        var digits = 0
-        var seenDot = false
-        while i < f.count {
-            let b = f[i]
-            if b == ASCII.dot {
-                guard !seenDot else { throw .invalidField(index: index) }
-                seenDot = true
-            } else {
-                guard ASCII.isDigit(b), digits < 18 else { throw .invalidField(index: index) }
-                value = value * 10 + Int64(b &- ASCII.zero)
-                digits += 1
-                if seenDot { scale += 1 }
-            }
-            i += 1
+        let hemisphereIndex = index
+        switch try character() {
+        case positive: return NMEACoordinate(raw: raw)
+        case negative: return NMEACoordinate(raw: NMEADecimal(value: -raw.value, scale: raw.scale))
+        default: throw .invalidField(index: hemisphereIndex)
         }
-        guard digits > 0 else { throw .invalidField(index: index) }
-        return NMEADecimal(value: negative ? -value : value, scale: scale)
+    }
+
+    @inline(__always)
+    mutating func latitude() throws(NMEAError) -> NMEACoordinate? {
+        try coordinate(positive: UInt8(ascii: "N"), negative: UInt8(ascii: "S"), maxDegrees: 90)
+    }
+
+    @inline(__always)
+    mutating func longitude() throws(NMEAError) -> NMEACoordinate? {
+        try coordinate(positive: UInt8(ascii: "E"), negative: UInt8(ascii: "W"), maxDegrees: 180)
     }
 }

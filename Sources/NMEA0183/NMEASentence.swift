@@ -1,5 +1,5 @@
-/// One validated NMEA 0183 sentence: a view into the caller's bytes plus the offsets of its
-/// fields. Nothing is copied; the sentence lives no longer than the bytes it was parsed from.
+/// One validated NMEA 0183 sentence: a view into the caller's bytes plus where its fields end.
+/// Nothing is copied; the sentence lives no longer than the bytes it was parsed from.
 ///
 /// Acceptance rule (pinned by tests against gpsd 3.22 on every capture in Tests/Fixtures):
 /// - the line starts with `$`, holds only printable ASCII (0x20...0x7E) and no second `$`, and is
@@ -20,14 +20,16 @@ public struct NMEASentence: ~Escapable {
 
     /// The whole sentence from `$` to the last checksum digit (trailing spaces removed).
     public let bytes: Span<UInt8>
-    /// `ends[i]` is the offset of the `,`, `*` or end of line that closes field `i`.
-    private var ends: InlineArray<64, UInt8>
     /// Number of fields including the address (field 0).
-    public private(set) var fieldCount: Int
+    public let fieldCount: Int
     /// False for a sentence that carried no `*hh` checksum.
     public let hasChecksum: Bool
+    /// Offset of the `*`, or `bytes.count` without checksum: where the last field ends.
+    let fieldsEnd: UInt8
+    /// Offset of the `,`, `*` or end of line that closes the address (field 0).
+    let addressEnd: UInt8
 
-    /// Validates one line (without its CR/LF) and records its field boundaries.
+    /// Validates one line (without its CR/LF) and records where its fields end.
     @_lifetime(copy line)
     public init(validating line: Span<UInt8>) throws(NMEAError) {
         var end = line.count
@@ -35,28 +37,36 @@ public struct NMEASentence: ~Escapable {
         guard end > 0, line[0] == ASCII.dollar else { throw .missingStart }
         guard end <= Self.maxLength else { throw .tooLong(end) }
 
-        var ends = InlineArray<64, UInt8>(repeating: 0)
-        var fields = 0
+        var commas = 0
+        var addressEnd = -1
         var sum: UInt8 = 0
-        var i = 1
         var star = -1
-        while i < end {
-            let byte = line[i]
-            if byte == ASCII.star {
-                star = i
-                break
-            }
-            guard byte >= 0x20, byte <= 0x7E, byte != ASCII.dollar else { throw .invalidByte(offset: i) }
-            if byte == ASCII.comma {
-                guard fields < Self.maxFields - 1 else { throw .tooManyFields }
-                ends[fields] = UInt8(truncatingIfNeeded: i)
-                fields += 1
+        // Indexing a window of exactly the bytes to scan lets the compiler drop the bounds check
+        // on every byte; `j` is the offset in `line` minus 1.
+        let body = line.extracting(1..<end)
+        var j = 0
+        while j < body.count {
+            let byte = body[j]
+            // `,` `*` and `$` are all below `-`: one comparison keeps digits, letters, `.` and `-`
+            // (almost every byte) on the short path.
+            if byte &- ASCII.minus > 0x7E - ASCII.minus {
+                guard byte &- 0x20 <= 0x5E else { throw .invalidByte(offset: j &+ 1) }
+                if byte == ASCII.comma {
+                    guard commas < Self.maxFields - 1 else { throw .tooManyFields }
+                    if commas == 0 { addressEnd = j &+ 1 }
+                    commas &+= 1
+                } else if byte == ASCII.star {
+                    star = j &+ 1
+                    break
+                } else if byte == ASCII.dollar {
+                    throw .invalidByte(offset: j &+ 1)
+                }
             }
             sum ^= byte
-            i += 1
+            j &+= 1
         }
-        ends[fields] = UInt8(truncatingIfNeeded: i)
-        fields += 1
+        let i = j &+ 1  // where the scan stopped: the `*`, or `end`
+        if addressEnd < 0 { addressEnd = i }
 
         if star >= 0 {
             guard end - star == 3,
@@ -71,50 +81,140 @@ public struct NMEASentence: ~Escapable {
             let expected = high << 4 | low
             guard expected == sum else { throw .badChecksum(expected: expected, computed: sum) }
         }
+        try Self.checkAddress(line, end: addressEnd)
 
-        // Address: upper-case letters and digits, starting with a letter.
-        let addressEnd = Int(ends[0])
-        guard addressEnd > 1, ASCII.isUpper(line[1]) else { throw .invalidAddress }
-        for j in 2..<addressEnd where !(ASCII.isUpper(line[j]) || ASCII.isDigit(line[j])) {
-            throw .invalidAddress
+        self.bytes = line.extracting(0..<end)
+        self.fieldCount = commas &+ 1
+        self.hasChecksum = star >= 0
+        self.fieldsEnd = UInt8(truncatingIfNeeded: i)
+        self.addressEnd = UInt8(truncatingIfNeeded: addressEnd)
+    }
+
+    /// The rest of the validation for a line `NMEAFramer` delivers, which the framer has scanned
+    /// already: it holds only printable ASCII, no second `$`, at most `maxLength` bytes. `sum` is
+    /// the XOR of the bytes after `$` up to the first `*` (`star`, or -1) and `commas` the number
+    /// of commas before it. Accepts and rejects exactly as `init(validating:)` does on the same
+    /// line, with the same error.
+    @_lifetime(copy line)
+    init(framed line: Span<UInt8>, sum: UInt8, star: Int, commas: Int) throws(NMEAError) {
+        var end = line.count
+        while line[end &- 1] == ASCII.space { end &-= 1 }  // line[0] is `$`
+        guard commas < Self.maxFields else { throw .tooManyFields }
+        let fieldsEnd: Int
+        if star >= 0 {
+            guard end &- star == 3,
+                let high = ASCII.hexValue(line[star &+ 1]), let low = ASCII.hexValue(line[star &+ 2])
+            else { throw .malformedChecksum }
+            let expected = high << 4 | low
+            guard expected == sum else { throw .badChecksum(expected: expected, computed: sum) }
+            fieldsEnd = star
+        } else {
+            fieldsEnd = end
+        }
+        // The address is upper-case letters and digits up to the first `,` (or the end of the
+        // fields), starting with a letter: the first other byte must be that `,` or that end.
+        guard fieldsEnd > 1, ASCII.isUpper(line[1]) else { throw .invalidAddress }
+        var addressEnd = 2
+        while addressEnd < fieldsEnd {
+            let b = line[addressEnd]
+            guard ASCII.isUpper(b) || ASCII.isDigit(b) else {
+                guard b == ASCII.comma else { throw .invalidAddress }
+                break
+            }
+            addressEnd &+= 1
         }
 
         self.bytes = line.extracting(0..<end)
-        self.ends = ends
-        self.fieldCount = fields
+        self.fieldCount = commas &+ 1
         self.hasChecksum = star >= 0
+        self.fieldsEnd = UInt8(truncatingIfNeeded: fieldsEnd)
+        self.addressEnd = UInt8(truncatingIfNeeded: addressEnd)
+    }
+
+    /// Address: upper-case letters and digits, starting with a letter.
+    @inline(__always)
+    private static func checkAddress(_ line: Span<UInt8>, end: Int) throws(NMEAError) {
+        guard end > 1, ASCII.isUpper(line[1]) else { throw .invalidAddress }
+        var j = 2
+        while j < end {
+            let b = line[j]
+            guard ASCII.isUpper(b) || ASCII.isDigit(b) else { throw .invalidAddress }
+            j &+= 1
+        }
     }
 
     /// Bytes of field `index` (0 is the address, e.g. `GPGGA`); empty when absent or empty.
+    ///
+    /// Finds the field by counting commas from the start. The decoders walk the fields in order
+    /// with a `FieldCursor` instead, which reads every byte once.
     @_lifetime(copy self)
     public func field(_ index: Int) -> Span<UInt8> {
         guard index >= 0, index < fieldCount else { return bytes.extracting(0..<0) }
-        let start = index == 0 ? 1 : Int(ends[index - 1]) + 1
-        return bytes.extracting(start..<Int(ends[index]))
+        let limit = Int(fieldsEnd)
+        let start = fieldStart(index)
+        var end = start
+        while end < limit && bytes[end] != ASCII.comma { end &+= 1 }
+        return bytes.extracting(start..<end)
     }
 
     /// True when field `index` exists and is not empty.
     public func hasValue(_ index: Int) -> Bool {
         guard index > 0, index < fieldCount else { return index == 0 }
-        return Int(ends[index]) > Int(ends[index - 1]) + 1
+        return !field(index).isEmpty
+    }
+
+    /// A cursor on field 1, for decoders that read the fields in order.
+    @_lifetime(copy self)
+    func cursor() -> FieldCursor {
+        FieldCursor(bytes: bytes, limit: Int(fieldsEnd), position: Int(addressEnd) &+ 1, index: 1)
+    }
+
+    /// A cursor on field `index` (past the last field when there is no such field).
+    @_lifetime(copy self)
+    func cursor(at index: Int) -> FieldCursor {
+        let limit = Int(fieldsEnd)
+        guard index >= 0, index < fieldCount else {
+            return FieldCursor(bytes: bytes, limit: limit, position: limit &+ 1, index: index)
+        }
+        return FieldCursor(bytes: bytes, limit: limit, position: fieldStart(index), index: index)
+    }
+
+    /// Offset of the first byte of field `index` (`0 ..< fieldCount`).
+    private func fieldStart(_ index: Int) -> Int {
+        var start = 1
+        var remaining = index
+        while remaining > 0 {
+            while bytes[start] != ASCII.comma { start &+= 1 }
+            start &+= 1
+            remaining &-= 1
+        }
+        return start
+    }
+
+    /// The bytes of the last field (`fieldCount - 1`), found from the end.
+    @_lifetime(copy self)
+    func lastField() -> Span<UInt8> {
+        let end = Int(fieldsEnd)
+        var start = end
+        while start > 1 && bytes[start &- 1] != ASCII.comma { start &-= 1 }
+        return bytes.extracting(start..<end)
     }
 
     /// The talker of a standard sentence (`GP` in `GPGGA`), or `.proprietary` for `P...`.
     public var talker: Talker {
-        let address = field(0)
-        if address[0] == UInt8(ascii: "P") { return .proprietary }
-        guard address.count >= 3 else { return .other(0) }
-        return Talker(first: address[0], second: address[1])
+        if bytes[1] == UInt8(ascii: "P") { return .proprietary }
+        guard addressEnd >= 4 else { return .other(0) }
+        return Talker(first: bytes[1], second: bytes[2])
     }
 
     /// Which typed decoder handles this sentence, from the address (and for `$PTNL` the id field).
     public var kind: SentenceKind {
-        let address = field(0)
-        if address.count == 5 && address[0] != UInt8(ascii: "P") {
-            return SentenceKind(formatter: address[2], address[3], address[4])
+        let first = bytes[1]
+        if addressEnd == 6 && first != UInt8(ascii: "P") {
+            return SentenceKind(formatter: bytes[3], bytes[4], bytes[5])
         }
-        if address.count == 4, address[0] == UInt8(ascii: "P"), address[1] == UInt8(ascii: "T"),
-            address[2] == UInt8(ascii: "N"), address[3] == UInt8(ascii: "L")
+        if addressEnd == 5, first == UInt8(ascii: "P"), bytes[2] == UInt8(ascii: "T"),
+            bytes[3] == UInt8(ascii: "N"), bytes[4] == UInt8(ascii: "L")
         {
             // Trimble puts the sentence id in field 1: `$PTNL,GGK,...`.
             let id = field(1)

@@ -373,6 +373,10 @@ struct DecoderTests {
         DecodeRow("longitude hemisphere N", with(rmcBody, 6, "N"), bad(6)),
         DecodeRow("speed with a letter", with(rmcBody, 7, "0.l48"), bad(7)),
         DecodeRow("course with a letter", with(rmcBody, 8, "124.888T"), bad(8)),
+        DecodeRow("speed negative", with(rmcBody, 7, "-0.148"), bad(7)),
+        DecodeRow("course negative", with(rmcBody, 8, "-0.5"), bad(8)),
+        DecodeRow("course 360.001", with(rmcBody, 8, "360.001"), bad(8)),
+        DecodeRow("course 481", with(rmcBody, 8, "481"), bad(8)),
         DecodeRow("date month 13", with(rmcBody, 9, "181320"), bad(9)),
         DecodeRow("date day 0", with(rmcBody, 9, "000320"), bad(9)),
         DecodeRow("date day 32", with(rmcBody, 9, "320320"), bad(9)),
@@ -486,6 +490,17 @@ struct DecoderTests {
         #expect(vtg.faaMode == nil)
     }
 
+    @Test(arguments: ["0", "0.0", "359.99", "360", "360.000"])
+    func courseBoundsAreInclusive(_ course: String) throws {
+        let vtg = try #require(try Self.message(Self.with(Self.vtgBody, 1, course)).vtg)
+        #expect(vtg.courseTrue?.description == course)
+        let rmc = try #require(try Self.message(Self.with(Self.rmcBody, 8, course)).rmc)
+        #expect(rmc.courseTrue?.description == course)
+        // A speed of zero is a speed, not an error.
+        let stopped = try #require(try Self.message(Self.with(Self.vtgBody, 5, course == "0" ? "0" : "0.000")).vtg)
+        #expect(stopped.speedKnots?.value == 0)
+    }
+
     static let vtgMalformed: [DecodeRow] = [
         DecodeRow("too few fields (4)", first(vtgOldBody, 4), .tooFewFields(needed: 5, found: 4)),
         DecodeRow("course true with a letter", with(vtgBody, 1, "301.9T"), bad(1)),
@@ -497,6 +512,19 @@ struct DecoderTests {
         DecodeRow("old form course magnetic with a letter", with(vtgOldBody, 2, "M034.4"), bad(2)),
         DecodeRow("old form speed knots with a letter", with(vtgOldBody, 3, "005.5N"), bad(3)),
         DecodeRow("old form speed km/h with a letter", with(vtgOldBody, 4, "010.2K"), bad(4)),
+        // Fuzz findings: a negative speed and a course of 481 degrees used to decode. (The first
+        // reproducer's `*3A` is stale: the fuzzer recomputes checksums before decoding.)
+        DecodeRow("speed knots negative (fuzz)", sentence("GPVTG,277.72,T,,M,-0.252,N,0.467,K,A"), bad(5)),
+        DecodeRow("course true 481 (fuzz, old form)", Array("$GPVTG,481,011,1,".utf8), bad(1)),
+        DecodeRow("course true negative", with(vtgBody, 1, "-0.1"), bad(1)),
+        DecodeRow("course true 360.1", with(vtgBody, 1, "360.1"), bad(1)),
+        DecodeRow("course magnetic 361", with(vtgBody, 3, "361"), bad(3)),
+        DecodeRow("course magnetic negative", with(vtgBody, 3, "-283.6"), bad(3)),
+        DecodeRow("speed knots negative", with(vtgBody, 5, "-0.1"), bad(5)),
+        DecodeRow("speed km/h negative", with(vtgBody, 7, "-1"), bad(7)),
+        DecodeRow("old form course magnetic 360.5", with(vtgOldBody, 2, "360.5"), bad(2)),
+        DecodeRow("old form speed knots negative", with(vtgOldBody, 3, "-005.5"), bad(3)),
+        DecodeRow("old form speed km/h negative", with(vtgOldBody, 4, "-010.2"), bad(4)),
     ]
 
     @Test(arguments: vtgMalformed)

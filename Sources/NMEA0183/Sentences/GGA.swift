@@ -23,18 +23,21 @@ public struct GGA: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(1)
-        latitude = try s.latitude(2)
-        longitude = try s.longitude(4)
-        if let q = try s.integer(6) {
+        var c = s.cursor()
+        time = try c.time()  // 1
+        latitude = try c.latitude()  // 2-3
+        longitude = try c.longitude()  // 4-5
+        if let q = try c.integer() {  // 6
             guard q <= 9 else { throw .invalidField(index: 6) }
             quality = UInt8(q)
         }
-        satellitesInUse = try s.integer(7)
-        hdop = try s.decimal(8)
-        altitudeMSL = try s.decimal(9)
-        geoidSeparation = try s.decimal(11)
-        dgpsAge = try s.decimal(13)
-        dgpsStation = try s.integer(14)
+        satellitesInUse = try c.integer()  // 7
+        hdop = try c.decimal()  // 8
+        altitudeMSL = try c.decimal()  // 9
+        c.skip()  // 10: M
+        geoidSeparation = try c.decimal()  // 11
+        c.skip()  // 12: M
+        dgpsAge = try c.decimal()  // 13
+        dgpsStation = try c.integer()  // 14
     }
 }

@@ -15,11 +15,12 @@ public struct GLL: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        latitude = try s.latitude(1)
-        longitude = try s.longitude(3)
-        time = try s.time(5)
-        status = try s.character(6)
-        faaMode = try s.character(7)
+        var c = s.cursor()
+        latitude = try c.latitude()  // 1-2
+        longitude = try c.longitude()  // 3-4
+        time = try c.time()  // 5
+        status = try c.character()  // 6
+        faaMode = try c.character()  // 7
     }
 
     public var isValid: Bool { status == UInt8(ascii: "A") && faaMode != UInt8(ascii: "N") }

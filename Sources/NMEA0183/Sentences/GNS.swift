@@ -26,17 +26,18 @@ public struct GNS: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(1)
-        latitude = try s.latitude(2)
-        longitude = try s.longitude(4)
-        modes = try ModeIndicators(s.field(6), index: 6)
-        satellitesInUse = try s.integer(7)
-        hdop = try s.decimal(8)
-        altitudeMSL = try s.decimal(9)
-        geoidSeparation = try s.decimal(10)
-        dgpsAge = try s.decimal(11)
-        dgpsStation = try s.integer(12)
-        navigationalStatus = try s.character(13)
+        var c = s.cursor()
+        time = try c.time()  // 1
+        latitude = try c.latitude()  // 2-3
+        longitude = try c.longitude()  // 4-5
+        modes = try ModeIndicators(s.bytes.extracting(c.fieldRange()), index: 6)
+        satellitesInUse = try c.integer()  // 7
+        hdop = try c.decimal()  // 8
+        altitudeMSL = try c.decimal()  // 9
+        geoidSeparation = try c.decimal()  // 10
+        dgpsAge = try c.decimal()  // 11
+        dgpsStation = try c.integer()  // 12
+        navigationalStatus = try c.character()  // 13
     }
 }
 

@@ -20,19 +20,20 @@ public struct GSA: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        selectionMode = try s.character(1)
-        fixMode = try s.integer(2)
+        var c = s.cursor()
+        selectionMode = try c.character()  // 1
+        fixMode = try c.integer()  // 2
         satelliteIDs = SatelliteIDList()
         for index in 3...14 {
-            if let id = try s.integer(index) {
+            if let id = try c.integer() {
                 guard id <= 999 else { throw .invalidField(index: index) }
                 satelliteIDs.append(UInt16(id))
             }
         }
-        pdop = try s.decimal(15)
-        hdop = try s.decimal(16)
-        vdop = try s.decimal(17)
-        systemID = try s.integer(18)
+        pdop = try c.decimal()  // 15
+        hdop = try c.decimal()  // 16
+        vdop = try c.decimal()  // 17
+        systemID = try c.integer()  // 18
     }
 }
 

@@ -25,18 +25,20 @@ public struct GSV: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        guard let total = try s.integer(1), total >= 1, total <= 99 else { throw .invalidField(index: 1) }
-        guard let number = try s.integer(2), number >= 1, number <= total else { throw .invalidField(index: 2) }
+        var c = s.cursor()
+        guard let total = try c.integer(), total >= 1, total <= 99 else { throw .invalidField(index: 1) }
+        guard let number = try c.integer(), number >= 1, number <= total else { throw .invalidField(index: 2) }
         totalSentences = total
         sentenceNumber = number
-        satellitesInView = try s.integer(3)
+        satellitesInView = try c.integer()  // 3
 
         let satelliteFields = s.fieldCount - 4
         var blocks = satelliteFields / 4
         switch satelliteFields % 4 {
         case 0: break
         case 1:
-            if let signal = try s.integer(s.fieldCount - 1) {
+            let last = s.lastField()
+            if let signal = try FieldScan.integer(last, 0, last.count, s.fieldCount - 1).0 {
                 guard signal <= 15 else { throw .invalidField(index: s.fieldCount - 1) }
                 signalID = UInt8(signal)
             }
@@ -50,21 +52,26 @@ public struct GSV: Sendable, Equatable {
                 index += 4
                 blocks -= 1
             }
-            guard let id = try s.integer(index) else { continue }  // empty slot (u-blox pads)
+            guard let id = try c.integer() else {  // empty slot (u-blox pads)
+                c.skip()
+                c.skip()
+                c.skip()
+                continue
+            }
             guard id <= 999 else { throw .invalidField(index: index) }
             var entry = Entry(id: UInt16(id))
             // Elevation may be negative (below the horizon) on some receivers; whole degrees.
-            if let elevation = try s.decimal(index + 1) {
+            if let elevation = try c.decimal() {
                 guard elevation.scale == 0, elevation.value >= -90, elevation.value <= 90 else {
                     throw .invalidField(index: index + 1)
                 }
                 entry.elevation = Int16(elevation.value)
             }
-            if let azimuth = try s.integer(index + 2) {
+            if let azimuth = try c.integer() {
                 guard azimuth <= 360 else { throw .invalidField(index: index + 2) }
                 entry.azimuth = Int16(azimuth)
             }
-            if let snr = try s.integer(index + 3) {
+            if let snr = try c.integer() {
                 guard snr <= 99 else { throw .invalidField(index: index + 3) }
                 entry.snr = UInt8(snr)
             }

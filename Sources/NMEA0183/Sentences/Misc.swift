@@ -19,14 +19,15 @@ public struct GST: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(1)
-        rangeRMS = try s.decimal(2)
-        semiMajor = try s.decimal(3)
-        semiMinor = try s.decimal(4)
-        orientation = try s.decimal(5)
-        sigmaLatitude = try s.decimal(6)
-        sigmaLongitude = try s.decimal(7)
-        sigmaAltitude = try s.decimal(8)
+        var c = s.cursor()
+        time = try c.time()  // 1
+        rangeRMS = try c.decimal()  // 2
+        semiMajor = try c.decimal()  // 3
+        semiMinor = try c.decimal()  // 4
+        orientation = try c.decimal()  // 5
+        sigmaLatitude = try c.decimal()  // 6
+        sigmaLongitude = try c.decimal()  // 7
+        sigmaAltitude = try c.decimal()  // 8
     }
 }
 
@@ -44,8 +45,9 @@ public struct ZDA: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(1)
-        let day = try s.integer(2), month = try s.integer(3), year = try s.integer(4)
+        var c = s.cursor()
+        time = try c.time()  // 1
+        let day = try c.integer(), month = try c.integer(), year = try c.integer()  // 2, 3, 4
         if let day, let month, let year {
             guard (1...31).contains(day) else { throw .invalidField(index: 2) }
             guard (1...12).contains(month) else { throw .invalidField(index: 3) }
@@ -67,12 +69,8 @@ public struct HDT: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        heading = try s.decimal(1)
-        if let heading {
-            // 0 ... 360 degrees inclusive, compared exactly at the field's own scale.
-            let limit = heading.scale <= 12 ? 360 * Int64(NMEADecimal.powerOf10(heading.scale)) : 0
-            guard heading.value >= 0, heading.value <= limit else { throw .invalidField(index: 1) }
-        }
+        var c = s.cursor()
+        heading = try c.course()  // 1
     }
 }
 
@@ -98,17 +96,19 @@ public struct PTNLGGK: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(2)
-        date = try s.date(3, monthFirst: true)
-        latitude = try s.latitude(4)
-        longitude = try s.longitude(6)
-        if let q = try s.integer(8) {
+        var c = s.cursor()
+        c.skip()  // 1: GGK
+        time = try c.time()  // 2
+        date = try c.date(monthFirst: true)  // 3
+        latitude = try c.latitude()  // 4-5
+        longitude = try c.longitude()  // 6-7
+        if let q = try c.integer() {  // 8
             guard q <= 13 else { throw .invalidField(index: 8) }
             quality = UInt8(q)
         }
-        satellitesInUse = try s.integer(9)
-        dop = try s.decimal(10)
-        let height = s.field(11)
+        satellitesInUse = try c.integer()  // 9
+        dop = try c.decimal()  // 10
+        let height = s.bytes.extracting(c.fieldRange())  // 11
         if !height.isEmpty {
             // "EHT-6.777": the prefix is part of the field.
             guard height.count > 3, height[0] == UInt8(ascii: "E"), height[1] == UInt8(ascii: "H"),

@@ -10,7 +10,9 @@ public struct RMC: Sendable, Equatable {
     public var status: UInt8?
     public var latitude: NMEACoordinate?
     public var longitude: NMEACoordinate?
+    /// Speed over ground, knots (never negative).
     public var speedKnots: NMEADecimal?
+    /// Course over ground, degrees true (0...360).
     public var courseTrue: NMEADecimal?
     public var date: NMEADate?
     /// Magnetic variation, degrees, east positive.
@@ -24,23 +26,26 @@ public struct RMC: Sendable, Equatable {
         guard s.fieldCount >= Self.minimumFields else {
             throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
         }
-        time = try s.time(1)
-        status = try s.character(2)
-        latitude = try s.latitude(3)
-        longitude = try s.longitude(5)
-        speedKnots = try s.decimal(7)
-        courseTrue = try s.decimal(8)
-        date = try s.date(9)
-        if var variation = try s.decimal(10) {
-            switch try s.character(11) {
+        var c = s.cursor()
+        time = try c.time()  // 1
+        status = try c.character()  // 2
+        latitude = try c.latitude()  // 3-4
+        longitude = try c.longitude()  // 5-6
+        speedKnots = try c.speed()  // 7
+        courseTrue = try c.course()  // 8
+        date = try c.date()  // 9
+        if var variation = try c.decimal() {  // 10
+            switch try c.character() {  // 11
             case UInt8(ascii: "E"), nil: break
             case UInt8(ascii: "W"): variation.value = -variation.value
             default: throw .invalidField(index: 11)
             }
             magneticVariation = variation
+        } else {
+            c.skip()  // 11, not looked at without a variation
         }
-        faaMode = try s.character(12)
-        navigationalStatus = try s.character(13)
+        faaMode = try c.character()  // 12
+        navigationalStatus = try c.character()  // 13
     }
 
     /// True when the receiver flags the data valid (status `A`) and the mode is not `N`.
