@@ -292,11 +292,11 @@ func runParser(_ corpus: Span<UInt8>, chunk: Int) -> Counters {
     let count = corpus.count
     while offset < count {
         let end = min(offset + chunk, count)
-        framer.feed(corpus.extracting(offset..<end)) { line in
+        framer.feedSentences(corpus.extracting(offset..<end)) { _, result in
             c.delivered += 1
             // Typed do-catch: an untyped one would box each NMEAError in `any Error` (a heap allocation).
             do throws(NMEAError) {
-                let sentence = try NMEASentence(validating: line)
+                let sentence = try result.get()
                 do throws(NMEAError) {
                     let message = try NMEAMessage(sentence)
                     c.accepted += 1

@@ -30,8 +30,18 @@ public struct NMEAStreamDecoder: Sendable {
     /// Frames and decodes `chunk`, calling `emit` for each completed epoch.
     public mutating func feed(_ chunk: Span<UInt8>, now: Int64, _ emit: (Position) -> Void) {
         // The framer is moved out so its delivery closure can update the rest of `self`.
+        // One pass: the framer validates while it frames (`feedSentences`), with exactly the
+        // verdict `NMEASentence(validating:)` gives.
         var framer = self.framer
-        framer.feed(chunk) { line in self.accept(line, now: now, emit) }
+        framer.feedSentences(chunk) { _, result in
+            do throws(NMEAError) {
+                let sentence = try result.get()
+                self.decode(sentence, now: now, emit)
+            } catch {
+                self.statistics.rejected += 1
+                self.lastError = error
+            }
+        }
         self.framer = framer
     }
 
@@ -45,6 +55,10 @@ public struct NMEAStreamDecoder: Sendable {
             lastError = error
             return
         }
+        decode(sentence, now: now, emit)
+    }
+
+    private mutating func decode(_ sentence: borrowing NMEASentence, now: Int64, _ emit: (Position) -> Void) {
         if !sentence.hasChecksum { statistics.withoutChecksum += 1 }
         let message: NMEAMessage
         do {
