@@ -1,14 +1,14 @@
 import GNSS
 
-/// Encodes `LocationV2Data` messages (WebSocket V2, `/` and `/locationV2`): one JSON object per
-/// `Position`, built once per epoch into a reused buffer and queued as is to every client.
-///
-/// Field order is that of TMM-API.md §8.7, followed by the further documented fields
-/// `accuracy`, `verticalAccuracyMeters` and `sourceReferenceEpoch`. Null rule: every value that
-/// is unknown is `null`; without a fix (`Position.hasFix` false) the position, accuracy, DOP and
-/// differential fields are `null` as well, while the satellite counts stay integers.
-/// Choices are recorded in docs/protocol-choices.md.
-public struct LocationV2Encoder: Sendable {
+/// A TMM location message format: how one `Position` is written as a JSON object.
+public protocol LocationMessage {
+    /// Appends the message for `position` to `writer` as one JSON object value.
+    static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter)
+}
+
+/// Encodes one location message per `Position`, built once per epoch into a reused buffer and
+/// queued as is to every client. One wrapper for both formats, so V1 and V2 cannot drift apart.
+public struct LocationEncoder<Message: LocationMessage>: Sendable {
     private var writer: JSONWriter
 
     public init(reservingCapacity capacity: Int = 16_384) {
@@ -18,7 +18,7 @@ public struct LocationV2Encoder: Sendable {
     /// Replaces the output with the message for `position`.
     public mutating func encode(_ position: Position, identity: ReceiverIdentity) {
         writer.reset()
-        Self.write(position, identity: identity, to: &writer)
+        Message.write(position, identity: identity, to: &writer)
     }
 
     /// The last message's bytes (UTF-8 JSON, no trailing newline). See `JSONWriter.bytes` for
@@ -36,6 +36,26 @@ public struct LocationV2Encoder: Sendable {
         try writer.withBytes(body)
     }
 
+    /// Appends the message for `position` to `writer` as one JSON object value.
+    public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
+        Message.write(position, identity: identity, to: &writer)
+    }
+}
+
+/// Encodes `LocationV2Data` (WebSocket V2, `/` and `/locationV2`).
+public typealias LocationV2Encoder = LocationEncoder<LocationV2>
+/// Encodes `LocationV1Data` (WebSocket V1, 1 Hz).
+public typealias LocationV1Encoder = LocationEncoder<LocationV1>
+
+/// The `LocationV2Data` message (WebSocket V2, `/` and `/locationV2`): one JSON object per
+/// `Position`, sent for every epoch.
+///
+/// Field order is that of TMM-API.md §8.7, followed by the further documented fields
+/// `accuracy`, `verticalAccuracyMeters` and `sourceReferenceEpoch`. Null rule: every value that
+/// is unknown is `null`; without a fix (`Position.hasFix` false) the position, accuracy, DOP and
+/// differential fields are `null` as well, while the satellite counts stay integers.
+/// Choices are recorded in docs/protocol-choices.md.
+public enum LocationV2: LocationMessage {
     /// Appends the message for `position` to `writer` as one JSON object value.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
@@ -98,8 +118,8 @@ public struct LocationV2Encoder: Sendable {
     }
 }
 
-/// Encodes `LocationV1Data` messages (WebSocket V1, deprecated, root path): one JSON object per
-/// `Position`, built once per second into a reused buffer.
+/// The `LocationV1Data` message (WebSocket V1, deprecated, root path): one JSON object per
+/// `Position`, sent once per second.
 ///
 /// Field order is that of TMM-API.md §8.6 (which lists every documented V1 field). V1 documents
 /// plain numbers and old .NET clients bind them to non-nullable doubles, so an unknown number
@@ -108,34 +128,7 @@ public struct LocationV2Encoder: Sendable {
 /// `mslHeight`, `undulation`) and for unknown strings (`receiverModel`, `geoidModel`,
 /// `utcTimeStamp`, `gpsTimeStamp`).
 /// Choices are recorded in docs/protocol-choices.md.
-public struct LocationV1Encoder: Sendable {
-    private var writer: JSONWriter
-
-    public init(reservingCapacity capacity: Int = 16_384) {
-        writer = JSONWriter(reservingCapacity: capacity)
-    }
-
-    /// Replaces the output with the message for `position`.
-    public mutating func encode(_ position: Position, identity: ReceiverIdentity) {
-        writer.reset()
-        Self.write(position, identity: identity, to: &writer)
-    }
-
-    /// The last message's bytes (UTF-8 JSON, no trailing newline). See `JSONWriter.bytes` for
-    /// the copy-on-write note.
-    public var bytes: [UInt8] { writer.bytes }
-
-    /// The last message's bytes, borrowed.
-    public var span: Span<UInt8> {
-        @_lifetime(borrow self)
-        get { writer.span }
-    }
-
-    /// Calls `body` with the last message's bytes.
-    public func withBytes<R, E: Error>(_ body: (Span<UInt8>) throws(E) -> R) throws(E) -> R {
-        try writer.withBytes(body)
-    }
-
+public enum LocationV1: LocationMessage {
     /// Appends the message for `position` to `writer` as one JSON object value.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
