@@ -38,8 +38,13 @@ let package = Package(
         .target(name: "CRFCOMM"),
         .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix"], swiftSettings: common),
         // Assembly tier.
+        .target(
+            name: "Bridge",
+            dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "Discovery", "TLS"],
+            swiftSettings: common),
         .executableTarget(
-            name: "tmm-bridge", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery"],
+            name: "tmm-bridge",
+            dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "Bridge"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "CAllocationCounter"],
@@ -59,6 +64,8 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
+                    swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
                     swiftSettings: common),
     ]

@@ -58,6 +58,14 @@ public final class ChildProcess: Sendable {
         return Self.termination(status)
     }
 
+    /// Waits for the child to end and reaps it.
+    public func wait() -> Termination {
+        if let done = poll() { return done }
+        var status: CInt = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return Self.termination(status)
+    }
+
     /// Sends `signal`, then waits up to `graceMilliseconds` for the child to end, then SIGKILLs
     /// and reaps it. Never leaves a zombie.
     @discardableResult

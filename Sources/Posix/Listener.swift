@@ -90,7 +90,13 @@ public struct TCPListener: ~Copyable {
     /// Binds and listens on numeric `address` ("127.0.0.1", "::1", "0.0.0.0", "::", ...) and
     /// `port` (0: any free port). SO_REUSEADDR is set (restart while old connections linger in
     /// TIME_WAIT); IPv6 sockets are IPV6_V6ONLY so the IPv4 and IPv6 listeners are separate.
-    public static func bind(address: String, port: UInt16, backlog: CInt = 128) throws(ListenerError) -> TCPListener {
+    ///
+    /// With `listening: false` the socket is bound but does not listen: it holds the port (a
+    /// connection attempt is refused) without serving it. SO_REUSEADDR is then not set, since on
+    /// Linux two sockets that both set it may share a port as long as neither listens.
+    public static func bind(address: String, port: UInt16, backlog: CInt = 128, listening: Bool = true)
+        throws(ListenerError) -> TCPListener
+    {
         let endpoint = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
         func fail(_ operation: String, _ errno: Errno) -> ListenerError {
             ListenerError(operation: operation, endpoint: endpoint, errno: errno)
@@ -131,7 +137,7 @@ public struct TCPListener: ~Copyable {
         var on: CInt = 1
         let size = socklen_t(MemoryLayout<CInt>.size)
         do {
-            _ = try retryingInterrupts { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) }
+            if listening { _ = try retryingInterrupts { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) } }
             if family == AF_INET6 {
                 _ = try retryingInterrupts { setsockopt(fd, CInt(IPPROTO_IPV6), IPV6_V6ONLY, &on, size) }
             }
@@ -143,7 +149,9 @@ public struct TCPListener: ~Copyable {
                 }
             }
         } catch { throw fail("bind", error) }
-        do { _ = try retryingInterrupts { listen(fd, backlog) } } catch { throw fail("listen", error) }
+        if listening {
+            do { _ = try retryingInterrupts { listen(fd, backlog) } } catch { throw fail("listen", error) }
+        }
 
         var bound = sockaddr_storage()
         var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -55,6 +55,20 @@ public struct SocketConnection: ~Copyable {
         return try result.get()
     }
 
+    /// Turns off Nagle's algorithm: each frame goes out when written, not when the previous one
+    /// is acknowledged (positions are small and latency matters more than packet count).
+    public func setNoDelay() {
+        var on: CInt = 1
+        _ = setsockopt(descriptor.rawValue, CInt(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<CInt>.size))
+    }
+
+    /// Asks for a kernel send buffer of `bytes` (Linux doubles it for bookkeeping and turns off
+    /// its automatic sizing for this socket).
+    public func setSendBuffer(_ bytes: Int) {
+        var size = CInt(clamping: bytes)
+        _ = setsockopt(descriptor.rawValue, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+    }
+
     /// Shuts down the sending side (the peer reads end of file).
     public func shutdownWrite() {
         _ = Glibc.shutdown(descriptor.rawValue, CInt(SHUT_WR))

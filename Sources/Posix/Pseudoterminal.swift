@@ -33,4 +33,13 @@ public struct Pseudoterminal: ~Copyable {
         self.device = device
         self.devicePath = path
     }
+
+    /// Gives up ownership of both descriptors (the caller closes them) and returns them.
+    public consuming func release() -> (controller: CInt, device: CInt) {
+        let controllerFD = controller.rawValue
+        let deviceFD = device.rawValue
+        _ = controller.release()
+        _ = device.release()
+        return (controllerFD, deviceFD)
+    }
 }

@@ -4,15 +4,23 @@ enum Command: Equatable {
     case demo(format: LocationFormat)
     case bluetooth(BluetoothCommand)
     case watch(WatchCommand)
+    case run(RunCommand)
+    case open(OpenCommand)
     case help
     case version
 
     static let usage = """
-        usage: tmm-bridge decode FILE|- [--format locationV1|locationV2]
+        usage: tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]...
+        \(OpenCommand.synopsis)
+               tmm-bridge decode FILE|- [--format locationV1|locationV2]
                tmm-bridge demo [--format locationV1|locationV2]
         \(WatchCommand.synopsis)
         \(BluetoothCommand.synopsis)
                tmm-bridge --help | --version
+
+        \(RunCommand.summary)
+
+        \(OpenCommand.summary)
 
         decode   Decode a capture in gpsd's log format (NMEA 0183; lines starting with # are
                  comments) from FILE, or from standard input when FILE is -, and print one JSON
@@ -44,6 +52,10 @@ enum Command: Equatable {
             return .bluetooth(try BluetoothCommand.parse(rest))
         case "watch":
             return .watch(try WatchCommand.parse(rest))
+        case "run":
+            return .run(try RunCommand.parse(rest))
+        case "open":
+            return .open(try OpenCommand.parse(rest))
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -95,6 +107,10 @@ enum Command: Equatable {
         case .bluetooth(let command):
             return command.run()
         case .watch(let command):
+            return command.run()
+        case .run(let command):
+            return command.run()
+        case .open(let command):
             return command.run()
         }
     }

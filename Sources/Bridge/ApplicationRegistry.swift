@@ -1,0 +1,121 @@
+import FoundationEssentials
+import Glibc
+import Posix
+import TMMProtocol
+
+// The applications that registered (TMM-API.md §3.1: Register "adds the Application ID to TMM's
+// client-application registry. This is what makes Access Code V1 work").
+//
+// Kept in `<state-dir>/registry.json`, mode 0600, replaced atomically (AtomicFile) before the
+// registration is answered: an app that was told `OK` is on disk, whatever happens next, and a
+// kill at any moment leaves the old file or the new one. The file is JSON so an operator can
+// read it and remove an entry by hand (with the daemon stopped):
+//
+//   {"format":"tmm-bridge registry","version":1,
+//    "applications":[{"applicationId":"12345678-...","registeredAt":"2026-12-01T07:41:42Z"}]}
+
+/// Registered application IDs and their persistence.
+public struct ApplicationRegistry: Sendable {
+    /// The file's `format` member, so a wrong file is recognised as such.
+    public static let format = "tmm-bridge registry"
+    /// The schema version this build reads and writes.
+    public static let version = 1
+    /// The file name inside the state directory.
+    public static let fileName = "registry.json"
+
+    /// One registered application.
+    public struct Entry: Sendable, Equatable, Codable {
+        public var applicationId: String
+        /// When it first registered (ISO 8601 UTC).
+        public var registeredAt: String
+    }
+
+    private struct File: Codable {
+        var format: String
+        var version: Int
+        var applications: [Entry]
+    }
+
+    /// Why the registry cannot be read or written.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case io(AtomicFile.Failure)
+        case invalid(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .io(let failure): "registry: \(failure)"
+            case .invalid(let path, let reason):
+                "registry \(path) is not a valid tmm-bridge registry (\(reason)); fix it, or move it away to start with no registered applications"
+            }
+        }
+    }
+
+    /// The registry file's path.
+    public let path: String
+    /// Registered IDs in registration order.
+    public private(set) var entries: [Entry] = []
+    private var index: [GUID: Int] = [:]
+
+    /// The registry at `path` (empty when the file does not exist yet).
+    public static func load(path: String) throws(Failure) -> ApplicationRegistry {
+        var registry = ApplicationRegistry(path: path)
+        let bytes: [UInt8]?
+        do { bytes = try AtomicFile.read(path) } catch { throw .io(error) }
+        guard let bytes else { return registry }
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: Data(bytes))
+        } catch {
+            throw .invalid(path: path, reason: "not the expected JSON: \(error)")
+        }
+        guard file.format == format else { throw .invalid(path: path, reason: "format is '\(file.format)'") }
+        guard file.version == version else {
+            throw .invalid(path: path, reason: "version \(file.version); this build reads version \(version)")
+        }
+        for entry in file.applications {
+            guard let id = GUID(entry.applicationId) else {
+                throw .invalid(path: path, reason: "'\(entry.applicationId)' is not a GUID")
+            }
+            guard registry.index[id] == nil else { throw .invalid(path: path, reason: "\(id) is listed twice") }
+            registry.index[id] = registry.entries.count
+            registry.entries.append(Entry(applicationId: id.canonical, registeredAt: entry.registeredAt))
+        }
+        return registry
+    }
+
+    private init(path: String) {
+        self.path = path
+    }
+
+    /// Registered IDs.
+    public var applicationIDs: [GUID] { entries.compactMap { GUID($0.applicationId) } }
+
+    public func contains(_ id: GUID) -> Bool { index[id] != nil }
+
+    /// Registers `id` (a no-op if it already is) and writes the file before returning; on a write
+    /// failure nothing changes, in memory or on disk.
+    /// - Returns: true when `id` is new.
+    @discardableResult
+    public mutating func register(_ id: GUID, unixSeconds: Int64) throws(Failure) -> Bool {
+        guard index[id] == nil else { return false }
+        var next = self
+        next.index[id] = next.entries.count
+        next.entries.append(Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))
+        try next.save()
+        self = next
+        return true
+    }
+
+    /// Writes the file (atomically, mode 0600).
+    public func save() throws(Failure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
+        do {
+            data = try encoder.encode(File(format: Self.format, version: Self.version, applications: entries))
+        } catch {
+            preconditionFailure("registry entries always encode: \(error)")
+        }
+        do { try AtomicFile.write(Array(data) + [0x0A], to: path, mode: 0o600) } catch { throw .io(error) }
+    }
+}

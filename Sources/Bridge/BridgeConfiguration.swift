@@ -1,0 +1,459 @@
+import GPSD
+import TMMProtocol
+import WebSocket
+
+// Everything `tmm-bridge run` can be told, from the command line or a configuration file.
+//
+// One option table serves both: a file line `api-port = 9737` means exactly what `--api-port
+// 9737` means, so the documentation lists each option once (docs/configuration.md). Values from
+// the command line override the file's; for repeatable options (`listen`, `device`,
+// `allow-app-id`) the command line's list replaces the file's list.
+
+/// The daemon's configuration, with the defaults a production install wants.
+public struct BridgeConfiguration: Sendable, Equatable {
+    /// Where the listeners bind when nothing is configured: IPv4 and IPv6 loopback only.
+    public static let defaultListenAddresses = ["127.0.0.1", "::1"]
+
+    /// Addresses every server listens on; nil means `defaultListenAddresses`, where a machine
+    /// without IPv6 loopback is tolerated (logged) instead of refused.
+    public var listenAddresses: [String]?
+    /// Each server's first-choice port (TMM's 9635...9640 unless configured).
+    public var basePorts = PortAssignment.defaults
+    /// First port of the fallback scan for a server whose port is busy (TMM-API.md §2.3: 9650).
+    public var fallbackStart: UInt16 = 9650
+    /// Who may register: `allowlist` (only `allowedApplicationIDs`) or `open` (any GUID).
+    public var registration = RegistrationMode.allowlist
+    /// The allowlist (configuration `allow-app-id`, repeatable).
+    public var allowedApplicationIDs: [GUID] = []
+    /// Where the registry of applications is kept; nil: `defaultStateDirectory()`.
+    public var stateDirectory: String?
+    /// Where the control socket (and a private gpsd's files) live; nil: `defaultRuntimeDirectory()`.
+    public var runtimeDirectory: String?
+    /// Receivers given by path (ttys, ptys) in addition to those udev finds.
+    public var devices: [String] = []
+    /// The gpsd to use; nil: the system gpsd on 127.0.0.1:2947 if it answers, else a private one.
+    public var gpsd: GPSDAddress?
+    /// gpsd's control socket, for handing it devices (nil: found automatically where possible).
+    public var gpsdControlSocket: String?
+    /// Watch udev for receivers being plugged in and unplugged.
+    public var discovery = true
+    /// Play a capture into a pseudo-terminal as if it were a receiver (the demo, and tests).
+    public var replay: ReplaySource?
+    /// Time-outs, sizes and rates of the servers.
+    public var limits = ServerLimits()
+
+    public init() {}
+
+    /// The registration policy this configuration describes.
+    public var registrationPolicy: RegistrationPolicy {
+        switch registration {
+        case .allowlist: .allowlist(Set(allowedApplicationIDs))
+        case .open: .open
+        }
+    }
+}
+
+/// `registration = allowlist | open`.
+public enum RegistrationMode: String, Sendable, Equatable {
+    case allowlist, open
+}
+
+/// `gpsd = HOST:PORT`.
+public struct GPSDAddress: Sendable, Equatable {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// A capture played into a pseudo-terminal (`demo`, `replay = FILE`).
+public enum ReplaySource: Sendable, Equatable {
+    /// The Trimble RTK capture built into the binary.
+    case demo
+    /// A capture file in gpsd's log format (NMEA lines; `#` lines are comments).
+    case file(String)
+}
+
+/// Time-outs, sizes and rates. Times are nanoseconds, sizes bytes.
+public struct ServerLimits: Sendable, Equatable {
+    /// A kept-alive HTTP connection with no request in progress is closed quietly after this.
+    public var httpIdleTimeout: Int64 = 30_000_000_000
+    /// A request whose head or body is still incomplete after this gets 408 and is closed.
+    public var httpRequestTimeout: Int64 = 10_000_000_000
+    /// Open client connections (all servers together) beyond which new ones are closed at once.
+    public var maxConnections = 4096
+    /// WebSocket frame and message limits, ping interval, pong and close time-outs.
+    public var webSocket = WebSocketConnection.Configuration()
+    /// A client's unsent backlog at which queued positions are replaced by the latest one.
+    public var queueSoftLimit = 64 * 1024
+    /// Bytes a client may fall behind (queued plus dropped since its queue was last empty)
+    /// before `slowClientGrace` starts; still behind after it, the client is closed with 1008.
+    public var queueHardLimit = 256 * 1024
+    /// See `queueHardLimit`.
+    public var slowClientGrace: Int64 = 2_000_000_000
+    /// SO_SNDBUF asked for each WebSocket client: bounds how much stale data the kernel holds for
+    /// a client that reads slowly, so the backlog (and its coalescing) happens where we see it.
+    public var webSocketSendBuffer = 64 * 1024
+    /// How often LocationV1 clients get the latest position (TMM: once per second).
+    public var locationV1Interval: Int64 = 1_000_000_000
+    /// A position older than this is not resent to V1 clients (input has stalled).
+    public var locationV1MaximumAge: Int64 = 3_000_000_000
+    /// How long `PUT /api/v1/receiver {"isConnected":true}` waits for the receiver before answering.
+    public var receiverConnectTimeout: Int64 = 10_000_000_000
+    /// Period of the housekeeping timer (WebSocket pings, HTTP time-outs, slow clients, watchdog).
+    public var tickInterval: Int64 = 250_000_000
+
+    public init() {}
+}
+
+/// A configuration mistake: which option, where, and what was expected.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `file:line: ` for a file entry, empty for the command line.
+    public var location: String
+    public var message: String
+
+    public init(location: String = "", message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    public var description: String { location + message }
+}
+
+/// One option of the table.
+public struct ConfigurationOption: Sendable {
+    /// The name: `--name` on the command line, `name = ...` in a file.
+    public let name: String
+    /// What the value looks like, for usage text (nil: a flag without a value).
+    public let valueName: String?
+    /// One line of help.
+    public let help: String
+    /// May be given more than once (values accumulate).
+    public let repeatable: Bool
+    fileprivate let apply: @Sendable (inout BridgeConfiguration, String) throws(ConfigurationError) -> Void
+}
+
+extension BridgeConfiguration {
+    /// Every option, in the order the usage text lists them.
+    public static let options: [ConfigurationOption] = [
+        option("listen", "ADDRESS", "listen on this numeric address (repeatable; default 127.0.0.1 and ::1)",
+               repeatable: true) { c, v throws(ConfigurationError) in
+            guard isNumericAddress(v) else {
+                throw ConfigurationError(message: "listen: '\(v)' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)")
+            }
+            c.listenAddresses = (c.listenAddresses ?? []) + [v]
+        },
+        portOption(.location, "location-port"),
+        portOption(.locationSecure, "location-secure-port"),
+        portOption(.api, "api-port"),
+        portOption(.apiSecure, "api-secure-port"),
+        portOption(.locationV2, "location-v2-port"),
+        portOption(.locationV2Secure, "location-v2-secure-port"),
+        option("fallback-port-start", "PORT", "first port tried when a server's port is busy (default 9650)") {
+            c, v throws(ConfigurationError) in c.fallbackStart = try port(v, "fallback-port-start")
+        },
+        option("registration", "allowlist|open", "who may register: allowlisted ids (default) or any GUID") {
+            c, v throws(ConfigurationError) in
+            guard let mode = RegistrationMode(rawValue: v) else {
+                throw ConfigurationError(message: "registration must be allowlist or open, not '\(v)'")
+            }
+            c.registration = mode
+        },
+        option("allow-app-id", "GUID", "an Application ID that may register (repeatable)", repeatable: true) {
+            c, v throws(ConfigurationError) in
+            guard let id = GUID(v) else {
+                throw ConfigurationError(message: "allow-app-id: '\(v)' is not a GUID (8-4-4-4-12 hex digits)")
+            }
+            c.allowedApplicationIDs.append(id)
+        },
+        option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
+            c, v throws(ConfigurationError) in c.stateDirectory = try path(v, "state-dir")
+        },
+        option("runtime-dir", "DIR", "where the control socket lives (default /run/tmm-bridge for root)") {
+            c, v throws(ConfigurationError) in c.runtimeDirectory = try path(v, "runtime-dir")
+        },
+        option("device", "PATH", "a receiver udev does not find, e.g. /dev/ttyS0 or a pty (repeatable)",
+               repeatable: true) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
+        option("gpsd", "HOST:PORT", "the gpsd to read (default: 127.0.0.1:2947 if it answers, else a private gpsd)") {
+            c, v throws(ConfigurationError) in
+            guard let colon = v.lastIndex(of: ":"), colon > v.startIndex,
+                  let number = UInt16(v[v.index(after: colon)...]), number > 0
+            else { throw ConfigurationError(message: "gpsd must be HOST:PORT, not '\(v)'") }
+            var host = String(v[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            c.gpsd = GPSDAddress(host: host, port: number)
+        },
+        option("gpsd-control", "PATH", "gpsd's control socket, to hand it receivers") {
+            c, v throws(ConfigurationError) in c.gpsdControlSocket = try path(v, "gpsd-control")
+        },
+        option("discovery", "yes|no", "watch udev for receivers (default yes); --no-discovery turns it off") {
+            c, v throws(ConfigurationError) in c.discovery = try bool(v, "discovery")
+        },
+        option("replay", "FILE", "play a capture (gpsd log format) into a pty as the receiver, looping") {
+            c, v throws(ConfigurationError) in c.replay = .file(try path(v, "replay"))
+        },
+        option("demo", nil, "play the built-in Trimble RTK capture as the receiver, looping") {
+            c, v throws(ConfigurationError) in
+            if try bool(v, "demo") { c.replay = .demo } else if c.replay == .demo { c.replay = nil }
+        },
+        option("http-idle-timeout", "SECONDS", "close idle kept-alive HTTP connections after this (default 30)") {
+            c, v throws(ConfigurationError) in c.limits.httpIdleTimeout = try seconds(v, "http-idle-timeout")
+        },
+        option("http-request-timeout", "SECONDS", "answer 408 to a request still incomplete after this (default 10)") {
+            c, v throws(ConfigurationError) in c.limits.httpRequestTimeout = try seconds(v, "http-request-timeout")
+        },
+        option("max-connections", "N", "client connections beyond this are closed at once (default 4096)") {
+            c, v throws(ConfigurationError) in c.limits.maxConnections = try count(v, "max-connections", 1...1_000_000)
+        },
+        option("ws-ping-interval", "SECONDS", "ping a WebSocket client silent this long (default 20)") {
+            c, v throws(ConfigurationError) in c.limits.webSocket.pingInterval = try seconds(v, "ws-ping-interval")
+        },
+        option("ws-pong-timeout", "SECONDS", "drop a client that stays silent this long after a ping (default 20)") {
+            c, v throws(ConfigurationError) in c.limits.webSocket.pongTimeout = try seconds(v, "ws-pong-timeout")
+        },
+        option("ws-max-message", "BYTES", "largest WebSocket frame or message a client may send (default 64K)") {
+            c, v throws(ConfigurationError) in
+            let size = try bytes(v, "ws-max-message")
+            c.limits.webSocket.maxFrameSize = size
+            c.limits.webSocket.maxMessageSize = size
+        },
+        option("ws-queue-soft-limit", "BYTES", "backlog at which a client gets only the latest position (default 64K)") {
+            c, v throws(ConfigurationError) in c.limits.queueSoftLimit = try bytes(v, "ws-queue-soft-limit")
+        },
+        option("ws-queue-hard-limit", "BYTES", "how far behind a client may fall before it is closed (default 256K)") {
+            c, v throws(ConfigurationError) in c.limits.queueHardLimit = try bytes(v, "ws-queue-hard-limit")
+        },
+        option("ws-slow-client-grace", "SECONDS", "time past the hard limit before closing with 1008 (default 2)") {
+            c, v throws(ConfigurationError) in c.limits.slowClientGrace = try seconds(v, "ws-slow-client-grace")
+        },
+        option("ws-send-buffer", "BYTES", "kernel send buffer asked for each WebSocket client (default 64K)") {
+            c, v throws(ConfigurationError) in c.limits.webSocketSendBuffer = try bytes(v, "ws-send-buffer")
+        },
+        option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
+            c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
+        },
+    ]
+
+    /// The option called `name`, if any.
+    public static func option(named name: String) -> ConfigurationOption? {
+        options.first { $0.name == name }
+    }
+
+    /// Applies one option. `value` is nil for a flag given without one (`--demo`, `--no-discovery`
+    /// becomes `discovery = no` before it gets here).
+    public mutating func apply(_ name: String, _ value: String?) throws(ConfigurationError) {
+        guard let option = Self.option(named: name) else {
+            throw ConfigurationError(message: "unknown option '\(name)'")
+        }
+        guard let value = value ?? (option.valueName == nil ? "yes" : nil) else {
+            throw ConfigurationError(message: "\(name) needs a value (\(option.valueName ?? ""))")
+        }
+        try option.apply(&self, value)
+    }
+
+    /// Forgets the values of a repeatable option (the command line's list replaces the file's).
+    public mutating func clear(_ name: String) {
+        switch name {
+        case "listen": listenAddresses = nil
+        case "device": devices = []
+        case "allow-app-id": allowedApplicationIDs = []
+        default: break
+        }
+    }
+
+    /// Checks what single options cannot: distinct ports, a registration policy that can admit
+    /// someone, ...
+    public func validate() throws(ConfigurationError) {
+        do {
+            _ = try PortPlan(configuration: portPlanConfiguration)
+        } catch {
+            throw ConfigurationError(message: error.description)
+        }
+        if let listenAddresses {
+            var seen: Set<String> = []
+            for address in listenAddresses where !seen.insert(address).inserted {
+                throw ConfigurationError(message: "listen: \(address) is given twice")
+            }
+        }
+        if limits.queueHardLimit < limits.queueSoftLimit {
+            throw ConfigurationError(
+                message: "ws-queue-hard-limit (\(limits.queueHardLimit)) must not be below ws-queue-soft-limit (\(limits.queueSoftLimit))")
+        }
+    }
+
+    /// The port plan's configuration.
+    public var portPlanConfiguration: PortPlan.Configuration {
+        PortPlan.Configuration(basePorts: basePorts, fallbackStart: fallbackStart)
+    }
+
+    // MARK: Value parsers
+
+    private static func option(
+        _ name: String, _ valueName: String?, _ help: String, repeatable: Bool = false,
+        _ apply: @escaping @Sendable (inout BridgeConfiguration, String) throws(ConfigurationError) -> Void
+    ) -> ConfigurationOption {
+        ConfigurationOption(name: name, valueName: valueName, help: help, repeatable: repeatable, apply: apply)
+    }
+
+    private static func portOption(_ server: TMMServer, _ name: String) -> ConfigurationOption {
+        option(name, "PORT", "port of the \(server.registrationKey) server (default \(server.defaultPort))") {
+            c, v throws(ConfigurationError) in c.basePorts[server] = try port(v, name)
+        }
+    }
+
+    static func port(_ text: String, _ name: String) throws(ConfigurationError) -> UInt16 {
+        guard let value = UInt16(text), value > 0 else {
+            throw ConfigurationError(message: "\(name) must be a port number 1-65535, not '\(text)'")
+        }
+        return value
+    }
+
+    static func count(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(message: "\(name) must be a whole number \(range.lowerBound)-\(range.upperBound), not '\(text)'")
+        }
+        return value
+    }
+
+    /// Seconds with up to 9 decimals (`30`, `0.5`), > 0 and at most a day, in nanoseconds.
+    static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Int64 {
+        let failure = ConfigurationError(message: "\(name) must be a number of seconds above 0 (e.g. 30 or 0.5), not '\(text)'")
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty || parts.count == 2, whole.allSatisfy(\.isASCIIDigit),
+              whole.count <= 5
+        else { throw failure }
+        var nanoseconds = (Int64(whole) ?? 0) * 1_000_000_000
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy(\.isASCIIDigit) else { throw failure }
+            var scaled = Int64(fraction) ?? 0
+            for _ in fraction.count..<9 { scaled *= 10 }
+            nanoseconds += scaled
+        }
+        guard nanoseconds > 0, nanoseconds <= 86_400_000_000_000 else { throw failure }
+        return nanoseconds
+    }
+
+    /// A size: digits with an optional `K` or `M` (binary: 64K = 65 536), from 1 byte to 1 GiB.
+    static func bytes(_ text: String, _ name: String) throws(ConfigurationError) -> Int {
+        var digits = Substring(text)
+        var multiplier = 1
+        switch digits.last {
+        case "k", "K": multiplier = 1024
+        case "m", "M": multiplier = 1024 * 1024
+        default: break
+        }
+        if multiplier > 1 { digits = digits.dropLast() }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), digits.count <= 10, let value = Int(digits),
+              value > 0, value * multiplier <= 1 << 30
+        else {
+            throw ConfigurationError(message: "\(name) must be a size from 1 to 1G bytes (e.g. 65536 or 64K), not '\(text)'")
+        }
+        return value * multiplier
+    }
+
+    static func bool(_ text: String, _ name: String) throws(ConfigurationError) -> Bool {
+        switch text {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw ConfigurationError(message: "\(name) must be yes or no, not '\(text)'")
+        }
+    }
+
+    static func path(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+        guard !text.isEmpty, !text.utf8.contains(0) else {
+            throw ConfigurationError(message: "\(name) needs a path")
+        }
+        return text
+    }
+
+    /// A numeric IPv4 (dotted quad) or IPv6 address, checked by shape here; the listener's
+    /// inet_pton gives the final word.
+    static func isNumericAddress(_ text: String) -> Bool {
+        if text.contains(":") {
+            return text.utf8.count <= 45 && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { $0.count >= 1 && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// A configuration file: `name = value` lines. `#` starts a comment (at the start of a line or
+/// after white space), blank lines are ignored, values may be double-quoted to keep spaces or `#`.
+public enum ConfigurationFile {
+    /// One `name = value` line.
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public var line: Int
+    }
+
+    /// Parses the text of a file (named `path` in errors).
+    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> [Entry] {
+        var entries: [Entry] = []
+        var number = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let location = "\(path):\(number): "
+            var line = Substring(raw)
+            if line.last == "\r" { line = line.dropLast() }
+            let trimmed = trimSpaces(line)
+            if trimmed.isEmpty || trimmed.first == "#" { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw ConfigurationError(location: location, message: "expected 'name = value', got '\(trimmed)'")
+            }
+            let name = String(trimSpaces(trimmed[..<equals]))
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                throw ConfigurationError(location: location, message: "'\(name)' is not an option name")
+            }
+            var value = trimSpaces(trimmed[trimmed.index(after: equals)...])
+            if value.first == "\"" {
+                guard value.count >= 2, value.last == "\"" else {
+                    throw ConfigurationError(location: location, message: "unterminated quoted value")
+                }
+                value = value.dropFirst().dropLast()
+            } else if let hash = commentStart(value) {
+                value = trimSpaces(value[..<hash])
+            }
+            entries.append(Entry(name: name, value: String(value), line: number))
+        }
+        return entries
+    }
+
+    /// Applies `entries` to `configuration` in order, with file locations on errors.
+    public static func apply(_ entries: [Entry], path: String, to configuration: inout BridgeConfiguration)
+        throws(ConfigurationError)
+    {
+        for entry in entries {
+            do {
+                try configuration.apply(entry.name, entry.value)
+            } catch {
+                throw ConfigurationError(location: "\(path):\(entry.line): ", message: error.message)
+            }
+        }
+    }
+
+    private static func trimSpaces(_ text: Substring) -> Substring {
+        var text = text
+        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
+        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
+        return text
+    }
+
+    /// A `#` preceded by white space starts a comment (`a#b` stays a value).
+    private static func commentStart(_ value: Substring) -> Substring.Index? {
+        var previous: Character = " "
+        for index in value.indices {
+            if value[index] == "#" && (previous == " " || previous == "\t") { return index }
+            previous = value[index]
+        }
+        return nil
+    }
+}

@@ -1,0 +1,315 @@
+import HTTP1
+import Posix
+import TLS
+import TMMProtocol
+import WebSocket
+
+// HTTP on every port: REST on `apiPort`, the WebSocket opening handshake on the location ports.
+//
+// Requests are answered in the order they arrived (pipelining, RFC 9112 §9.3.2). A request that
+// must wait (`PUT /receiver {"isConnected":true}` until the receiver is there) holds the ones
+// behind it, and reading stops meanwhile, so a client cannot pile up input.
+
+extension BridgeServer {
+    /// Bytes read per call; a request head or body larger than the limits fails in the parser.
+    static let httpReadSize = 16 * 1024
+
+    func readHTTP(_ connection: Connection) {
+        guard connection.deferred == nil else { return }
+        let result: IOResult
+        do {
+            result = try connection.socket.read(appendingTo: &connection.input, maxCount: Self.httpReadSize)
+        } catch {
+            close(connection)
+            return
+        }
+        switch result {
+        case .wouldBlock:
+            return
+        case .processed(0):
+            // End of file: a client closing between requests, or giving up mid-request.
+            close(connection)
+            return
+        case .processed:
+            connection.lastActivity = monotonicNanoseconds()
+        }
+        processRequests(connection)
+    }
+
+    /// Answers every complete request in the buffer, in order.
+    func processRequests(_ connection: Connection) {
+        guard !connection.closeAfterFlush, connection.deferred == nil, connection.webSocket == nil else { return }
+        let batch = connection.reader.readAll(in: connection.input.span, from: connection.inputStart)
+        connection.pendingRequests = batch.requests
+        connection.pendingBatchEnd = batch.end
+        connection.pendingBatchError = batch.error
+        connection.pendingBatchEndsConnection = batch.endsConnection
+        if batch.sendContinue && batch.error == nil {
+            var writer = HTTPResponseWriter(capacity: 32)
+            writer.writeContinue()
+            send(writer.bytes, to: connection)
+        }
+        continueBatch(connection)
+    }
+
+    /// Works through `pendingRequests` until one is deferred or all are answered, then deals
+    /// with the end of the batch.
+    func continueBatch(_ connection: Connection) {
+        while !connection.pendingRequests.isEmpty {
+            let request = connection.pendingRequests.removeFirst()
+            statistics.requests += 1
+            let upgraded = answer(request, on: connection)
+            guard connections[connection.fd] === connection else { return }
+            if upgraded { return }
+            if connection.deferred != nil { return }
+        }
+        if let error = connection.pendingBatchError {
+            var writer = HTTPResponseWriter(capacity: 256)
+            writer.writeError(error, date: httpDate(), cors: .allowAnyOrigin)
+            send(writer.bytes, to: connection)
+            closeAfterFlush(connection)
+            return
+        }
+        if connection.pendingBatchEndsConnection {
+            closeAfterFlush(connection)
+            return
+        }
+        // Drop what was answered; keep the start of the next request.
+        let end = connection.pendingBatchEnd
+        if end > 0 {
+            connection.input.removeSubrange(0..<end)
+            connection.inputStart = 0
+            connection.pendingBatchEnd = 0
+        }
+        let now = monotonicNanoseconds()
+        if connection.reader.isBetweenRequests && connection.input.isEmpty {
+            connection.requestStartedAt = nil
+        } else if connection.requestStartedAt == nil {
+            connection.requestStartedAt = now
+        }
+    }
+
+    /// Answers one request. Returns true when the connection became a WebSocket.
+    private func answer(_ request: HTTPRequest, on connection: Connection) -> Bool {
+        connection.requestStartedAt = nil
+        switch connection.server {
+        case .location, .locationV2:
+            return upgrade(request, on: connection)
+        case .api:
+            answerREST(request, on: connection)
+            return false
+        case .locationSecure, .apiSecure, .locationV2Secure:
+            preconditionFailure("secure ports do not listen yet")
+        }
+    }
+
+    // MARK: - REST
+
+    private func answerREST(_ request: HTTPRequest, on connection: Connection) {
+        let head = request.head
+        let keepAlive = head.keepAlive
+        let routing = RESTRouter.route(request, in: connection.input.span)
+        switch routing {
+        case .error(let status, let message, let allow):
+            respondError(connection, status, message: message, keepAlive: keepAlive, version: head.version,
+                         isHead: head.method == .head, allow: allow)
+        case .call(let call, let isHead):
+            if call.needsAuthentication {
+                let header = head.string(of: "Authorization", in: connection.input.span)
+                guard authenticate(header) else {
+                    respondError(connection, .unauthorized, message: unauthorizedMessage(header), keepAlive: keepAlive,
+                                 version: head.version, isHead: isHead,
+                                 extra: [("WWW-Authenticate", "AccessCode realm=\"tmm-bridge\"")])
+                    return
+                }
+            }
+            perform(call, on: connection, keepAlive: keepAlive, version: head.version, isHead: isHead)
+        }
+    }
+
+    /// Access Code V1 against every registered application allowed by the policy, for now±1 s.
+    private func authenticate(_ header: String?) -> Bool {
+        guard let header else { return false }
+        let allowed = registry.applicationIDs.filter { policy.evaluate($0) == .ok }
+        guard !allowed.isEmpty else { return false }
+        let now = wallClockMilliseconds() / 1000
+        guard let id = AccessCodeV1.verify(headerValue: header, registeredIDs: allowed, now: now, sha256: Digest.sha256)
+        else { return false }
+        unlockLocationV2(because: "authenticated REST call by \(id)")
+        return true
+    }
+
+    private func unauthorizedMessage(_ header: String?) -> String {
+        guard let header else {
+            return "missing Authorization header: send 'Authorization: Basic <Access Code V1>' after registering the application"
+        }
+        if header.utf8.count > 12, RESTRouter.asciiLowercased(String(header.prefix(12))) == "accesscodev2" {
+            return "Access Code V2 is not supported by this bridge yet: use Access Code V1 ('Authorization: Basic <code>')"
+        }
+        if registry.entries.isEmpty { return "no application is registered: register it first (tmmregister)" }
+        return "the access code matches no registered application for the current time (check the application is registered and the clock)"
+    }
+
+    private func perform(_ call: RESTCall, on connection: Connection, keepAlive: Bool, version: HTTPVersion,
+                         isHead: Bool) {
+        var body = JSONWriter(reservingCapacity: 512)
+        switch call {
+        case .preflight(let allow):
+            var writer = HTTPResponseWriter(capacity: 512)
+            writer.writeResponse(.noContent, date: httpDate(), body: [UInt8]().span, keepAlive: keepAlive,
+                                 requestVersion: version, cors: .preflight(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge),
+                                 extraHeaders: [("Allow", allow)])
+            send(writer.bytes, to: connection)
+            return
+        case .getReceiver:
+            RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
+        case .putReceiver(let isConnected):
+            do {
+                if isConnected {
+                    try input.connect()
+                    if !input.receiverInfo.isConnected {
+                        connection.deferred = Connection.DeferredReply(
+                            deadline: monotonicNanoseconds() + configuration.limits.receiverConnectTimeout,
+                            keepAlive: keepAlive, version: version)
+                        return
+                    }
+                } else {
+                    try input.disconnect()
+                }
+            } catch {
+                let status: HTTPStatus = if case .gpsdFailed = error { .serviceUnavailable } else { .conflict }
+                respondError(connection, status, message: error.description, keepAlive: keepAlive, version: version)
+                return
+            }
+            RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
+        case .positionStream(let format):
+            RESTBodies.writePositionStream(port: format.port(in: ports), to: &body)
+        case .tmmInfo:
+            RESTBodies.writeTMMInfo(version: environment.version, ports: ports, receiver: input.receiverInfo, to: &body)
+        case .ping:
+            RESTBodies.writePong(to: &body)
+        }
+        respond(connection, .ok, json: body.bytes, keepAlive: keepAlive, version: version, isHead: isHead)
+    }
+
+    /// Answers a deferred `PUT /receiver` with the receiver as it is now, then carries on with
+    /// the requests behind it.
+    func answerDeferred(_ connection: Connection) {
+        guard let deferred = connection.deferred else { return }
+        connection.deferred = nil
+        var body = JSONWriter(reservingCapacity: 512)
+        RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
+        respond(connection, .ok, json: body.bytes, keepAlive: deferred.keepAlive, version: deferred.version)
+        continueBatch(connection)
+        if connections[connection.fd] === connection && !connection.closeAfterFlush { processRequests(connection) }
+    }
+
+    func respond(_ connection: Connection, _ status: HTTPStatus, json: [UInt8], keepAlive: Bool, version: HTTPVersion,
+                 isHead: Bool = false) {
+        var writer = HTTPResponseWriter(capacity: json.count + 256)
+        writer.writeResponse(status, date: httpDate(), contentType: "application/json", body: json.span,
+                             keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead, cors: .allowAnyOrigin,
+                             extraHeaders: [("Cache-Control", "no-store")])
+        send(writer.bytes, to: connection)
+        if !keepAlive { closeAfterFlush(connection) }
+    }
+
+    func respondError(_ connection: Connection, _ status: HTTPStatus, message: String, keepAlive: Bool,
+                      version: HTTPVersion, isHead: Bool = false, allow: String? = nil,
+                      extra: [(name: String, value: String)] = []) {
+        var writer = HTTPResponseWriter(capacity: 512)
+        var headers = extra
+        if let allow { headers.append(("Allow", allow)) }
+        headers.append(("Cache-Control", "no-store"))
+        writer.writeError(status, message: message, date: httpDate(), keepAlive: keepAlive, requestVersion: version,
+                          isHeadRequest: isHead, cors: .allowAnyOrigin, extraHeaders: headers)
+        send(writer.bytes, to: connection)
+        if !keepAlive { closeAfterFlush(connection) }
+    }
+
+    // MARK: - WebSocket upgrade
+
+    /// What the handshake needs from a request head, read while its bytes are at hand.
+    private struct UpgradeAsk {
+        var channel: Channel?
+        var path: String
+        var request: WebSocketUpgradeRequest
+    }
+
+    private static func upgradeAsk(_ head: HTTPRequestHead, in input: [UInt8], server: TMMServer) -> UpgradeAsk {
+        let span = input.span
+        let channel: Channel?
+        if server == .location {
+            channel = head.pathMatches(rootPath, in: span) ? .locationV1 : nil
+        } else if head.pathMatches(rootPath, in: span) || head.pathMatches(locationV2Path, in: span) {
+            channel = .locationV2
+        } else {
+            channel = head.pathMatches(eventsPath, in: span) ? .events : nil
+        }
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(head.fieldCount)
+        for index in 0..<head.fieldCount {
+            headers.append((String(decoding: head.name(at: index, in: span).bytes, as: UTF8.self),
+                            String(decoding: head.value(at: index, in: span).bytes, as: UTF8.self)))
+        }
+        let request = WebSocketUpgradeRequest(
+            method: String(decoding: head.method(in: span).bytes, as: UTF8.self), versionMajor: 1,
+            versionMinor: head.version == .http1_0 ? 0 : 1, headers: headers)
+        return UpgradeAsk(channel: channel, path: head.normalizedPath(in: span), request: request)
+    }
+
+    /// The opening handshake on a location port: path, then the V2 lock, then RFC 6455's rules.
+    private func upgrade(_ request: HTTPRequest, on connection: Connection) -> Bool {
+        let head = request.head
+        let ask = Self.upgradeAsk(head, in: connection.input, server: connection.server)
+        guard let channel = ask.channel else {
+            let paths = connection.server == .location ? "/" : "/, /locationV2 and /events"
+            respondError(connection, .notFound, message: "no WebSocket at \(ask.path): this port serves \(paths)",
+                         keepAlive: false, version: head.version)
+            return false
+        }
+        if channel != .locationV1 && !isLocationV2Unlocked {
+            respondError(connection, .unauthorized,
+                         message: "the LocationV2 stream is locked: register the application (tmmregister) or make an authenticated REST call first",
+                         keepAlive: false, version: head.version)
+            return false
+        }
+        let upgradeRequest = ask.request
+        let response: [UInt8]
+        do {
+            response = try WebSocketHandshake.response(to: upgradeRequest, sha1: Digest.sha1)
+        } catch {
+            send(error.responseBytes, to: connection)
+            closeAfterFlush(connection)
+            return false
+        }
+        statistics.upgrades += 1
+        // The bytes after the handshake (a client may send its first frame right behind it).
+        let leftover = Array(connection.input[request.range.upperBound...])
+        connection.input = []
+        connection.pendingRequests = []
+        connection.webSocket = WebSocketConnection(configuration: configuration.limits.webSocket)
+        connection.channel = channel
+        connection.socket.setSendBuffer(configuration.limits.webSocketSendBuffer)
+        send(response, to: connection)
+        guard connections[connection.fd] === connection else { return true }
+        joinHub(connection)
+        if channel == .events { sendStatusEvent(to: connection) }
+        if !leftover.isEmpty { receiveWebSocket(leftover.span, on: connection) }
+        return true
+    }
+
+    static let rootPath = HTTPPath("/")
+    static let locationV2Path = HTTPPath("/locationV2")
+    static let eventsPath = HTTPPath("/events")
+}
+
+extension Span where Element == UInt8 {
+    /// A copy of the bytes (for the few places that need a String).
+    var bytes: [UInt8] {
+        var copy: [UInt8] = []
+        copy.reserveCapacity(count)
+        for index in indices { copy.append(self[index]) }
+        return copy
+    }
+}

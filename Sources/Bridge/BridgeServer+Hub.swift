@@ -1,0 +1,253 @@
+import GNSS
+import GPSD
+import Posix
+import TMMProtocol
+import WebSocket
+
+// Positions and events out to the WebSocket clients.
+//
+// Each epoch is encoded once (LocationV2 JSON, then one text frame) and the same frame bytes are
+// queued to every V2 client; V1 clients get the latest position once per second, encoded once per
+// second. Events are encoded once each. Queues, coalescing and the slow-client rule are in
+// OutboundQueue; here they are applied.
+
+/// The subscribed clients, one list per channel (swap-removal: order does not matter).
+struct Hub {
+    var locationV1: [Connection] = []
+    var locationV2: [Connection] = []
+    var events: [Connection] = []
+    var v1Encoder = LocationV1Encoder()
+    var v2Encoder = LocationV2Encoder()
+    var latest: Position?
+    var latestAt: Int64 = 0
+
+    var clientCount: Int { locationV1.count + locationV2.count + events.count }
+
+    subscript(channel: Channel) -> [Connection] {
+        get {
+            switch channel {
+            case .locationV1: locationV1
+            case .locationV2: locationV2
+            case .events: events
+            }
+        }
+        set {
+            switch channel {
+            case .locationV1: locationV1 = newValue
+            case .locationV2: locationV2 = newValue
+            case .events: events = newValue
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "the hub belongs to the io thread")
+extension Hub: Sendable {}
+
+extension BridgeServer {
+    /// Number of WebSocket clients per channel (V1, V2, events).
+    public var clientCounts: (locationV1: Int, locationV2: Int, events: Int) {
+        (hub.locationV1.count, hub.locationV2.count, hub.events.count)
+    }
+
+    func joinHub(_ connection: Connection) {
+        guard let channel = connection.channel, connection.hubSlot < 0 else { return }
+        connection.hubSlot = hub[channel].count
+        hub[channel].append(connection)
+    }
+
+    func leaveHub(_ connection: Connection) {
+        guard let channel = connection.channel, connection.hubSlot >= 0 else { return }
+        let slot = connection.hubSlot
+        var list = hub[channel]
+        hub[channel] = []  // keep `list` uniquely referenced while it changes
+        let last = list.removeLast()
+        if slot < list.count {
+            list[slot] = last
+            last.hubSlot = slot
+        }
+        hub[channel] = list
+        connection.hubSlot = -1
+    }
+
+    // MARK: - Input
+
+    /// Drains the input side and publishes what changed.
+    func handleInput() {
+        for change in input.drain() {
+            switch change {
+            case .position(let position):
+                publish(position)
+            case .receiverConnected(let path):
+                refreshIdentity()
+                publish(.receiverConnected(device: path, receiver: input.receiverInfo))
+                answerDeferredWhenConnected()
+            case .receiverDisconnected(let path):
+                refreshIdentity()
+                publish(.receiverDisconnected(device: path, receiver: input.receiverInfo))
+            case .inputLost(let reason):
+                publish(.inputLost(reason: Self.reasonCode(reason), message: reason.description))
+            case .inputRestored:
+                publish(.inputRestored)
+            }
+        }
+    }
+
+    static func reasonCode(_ reason: InputLossReason) -> String {
+        switch reason {
+        case .gpsdUnreachable: "gpsdUnreachable"
+        case .gpsdConnectionLost: "gpsdConnectionLost"
+        case .receiverRemoved: "receiverRemoved"
+        case .receiverSilent: "receiverSilent"
+        }
+    }
+
+    /// The receiver's model and serial number, as the location messages carry them.
+    private func refreshIdentity() {
+        let info = input.receiverInfo
+        identity.receiverModel = info.receiverModel
+        identity.receiverSerialNumber = info.receiverSerialNumber
+    }
+
+    private func answerDeferredWhenConnected() {
+        guard input.receiverInfo.isConnected else { return }
+        for connection in Array(connections.values) where connection.deferred != nil {
+            answerDeferred(connection)
+        }
+    }
+
+    /// One epoch to every V2 client: encoded once, the same frame bytes for all.
+    func publish(_ position: Position) {
+        let now = monotonicNanoseconds()
+        statistics.positions += 1
+        hub.latest = position
+        hub.latestAt = now
+        if position.quality != lastQuality {
+            let previous = lastQuality
+            lastQuality = position.quality
+            publish(.fixQualityChanged(previous: previous, current: position.quality))
+        }
+        guard !hub.locationV2.isEmpty else { return }
+        hub.v2Encoder.encode(position, identity: identity)
+        let frame = WebSocketFrame.text(hub.v2Encoder.span)
+        let clients = hub.locationV2
+        for connection in clients { deliver(position: frame, to: connection, now: now) }
+    }
+
+    /// The V1 timer: the latest position, while it is fresh, to every V1 client.
+    func sendLocationV1() {
+        let now = monotonicNanoseconds()
+        guard !hub.locationV1.isEmpty, let position = hub.latest,
+              now - hub.latestAt <= configuration.limits.locationV1MaximumAge
+        else { return }
+        hub.v1Encoder.encode(position, identity: identity)
+        let frame = WebSocketFrame.text(hub.v1Encoder.span)
+        let clients = hub.locationV1
+        for connection in clients { deliver(position: frame, to: connection, now: now) }
+    }
+
+    /// One event to every `/events` client.
+    func publish(_ event: BridgeEvent) {
+        guard !hub.events.isEmpty else { return }
+        let frame = WebSocketFrame.text(BridgeEventEncoder.bytes(event, unixMilliseconds: wallClockMilliseconds()).span)
+        let now = monotonicNanoseconds()
+        let clients = hub.events
+        for connection in clients where connection.canReceiveFrames {
+            connection.output.append(frame)
+            flush(connection)
+            if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
+        }
+    }
+
+    /// The first message on a new `/events` connection.
+    func sendStatusEvent(to connection: Connection) {
+        let status = BridgeStatus(input: input.state, receiver: input.receiverInfo, quality: lastQuality)
+        let bytes = BridgeEventEncoder.bytes(.status(status), unixMilliseconds: wallClockMilliseconds())
+        send(WebSocketFrame.text(bytes.span), to: connection)
+    }
+
+    private func deliver(position frame: [UInt8], to connection: Connection, now: Int64) {
+        guard connection.canReceiveFrames else { return }
+        let dropped = connection.output.appendPosition(frame, softLimit: configuration.limits.queueSoftLimit)
+        statistics.positionsDropped += dropped
+        flush(connection)
+        if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
+    }
+
+    /// The slow-client rule: behind by more than the hard limit for longer than the grace period
+    /// closes the client with 1008; catching up resets it.
+    func checkBacklog(_ connection: Connection, now: Int64) {
+        let limits = configuration.limits
+        guard connection.output.behind >= limits.queueHardLimit else {
+            connection.overHardLimitSince = nil
+            return
+        }
+        guard let since = connection.overHardLimitSince else {
+            connection.overHardLimitSince = now
+            return
+        }
+        guard now - since >= limits.slowClientGrace, !connection.closeAfterFlush else { return }
+        statistics.slowClientsClosed += 1
+        log("closing a slow WebSocket client (1008): \(connection.output.behind) bytes behind for \((now - since) / 1_000_000) ms, \(connection.output.droppedPositions) positions dropped")
+        // What it has not started to receive is of no use to it any more.
+        connection.output.discardUnstarted()
+        if let action = connection.webSocket?.fail(code: .policyViolation, reason: "client too slow") {
+            perform(action, on: connection)
+        }
+    }
+
+    // MARK: - WebSocket input
+
+    func readWebSocket(_ connection: Connection) {
+        let result: Result<IOResult, Errno> = readScratch.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try connection.socket.read(into: raw) }
+        }
+        switch result {
+        case .success(.processed(let count)) where count > 0:
+            let bytes = readScratch
+            receiveWebSocket(bytes.span.extracting(0..<count), on: connection)
+        case .success(.wouldBlock):
+            return
+        default:
+            close(connection)
+        }
+    }
+
+    func receiveWebSocket(_ bytes: Span<UInt8>, on connection: Connection) {
+        var offset = 0
+        while offset < bytes.count, connection.webSocket != nil, connections[connection.fd] === connection {
+            guard let step = connection.webSocket?.receive(bytes.extracting(offset..<bytes.count)) else { return }
+            offset += step.consumed
+            if let action = step.action { perform(action, on: connection) }
+            if step.consumed == 0 { return }
+        }
+    }
+
+    /// Carries out what the WebSocket state machine asked for.
+    func perform(_ action: WebSocketAction, on connection: Connection) {
+        switch action {
+        case .deliver:
+            // TMM clients send nothing but control frames; a data message is ignored (and counted).
+            statistics.unexpectedMessages += 1
+        case .write(let bytes):
+            send(bytes, to: connection)
+        case .writeAndClose(let bytes):
+            send(bytes, to: connection)
+            if connections[connection.fd] === connection { closeAfterFlush(connection) }
+        case .close:
+            if connection.output.isEmpty {
+                close(connection)
+            } else {
+                closeAfterFlush(connection)
+            }
+        }
+    }
+
+    // MARK: - The V2 lock
+
+    func unlockLocationV2(because reason: String) {
+        guard !isLocationV2Unlocked else { return }
+        isLocationV2Unlocked = true
+        log("LocationV2 unlocked: \(reason)")
+    }
+}

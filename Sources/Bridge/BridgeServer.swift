@@ -1,0 +1,533 @@
+import CLinux
+import GNSS
+import GPSD
+import Glibc
+import HTTP1
+import Posix
+import Synchronization
+import TMMProtocol
+import WebSocket
+
+// The io loop: one thread, one epoll selector, every socket, timer and piece of connection state.
+//
+//   listeners ──accept──► Connection (HTTP) ──upgrade──► Connection (WebSocket, in the hub)
+//   control socket ──► registration requests          input inboxes ──► positions and events
+//   tick timer (250 ms) ──► time-outs, pings, slow clients, watchdog
+//   V1 timer (1 s) ──► the latest position to LocationV1 clients
+//
+// Nothing here blocks: sockets are non-blocking, writes that do not fit wait in the connection's
+// queue until the selector says the socket is writable, and the C-library threads (gpsd, udev,
+// replay) hand their values over through inboxes. A slow client therefore only ever costs its
+// own queue (see OutboundQueue for the policy).
+//
+// The file is split by concern: this file owns the loop, sockets and lifecycle;
+// BridgeServer+HTTP.swift the requests (REST and upgrades), BridgeServer+Hub.swift positions and
+// events, BridgeServer+Control.swift the control socket.
+
+/// The daemon's servers, running on the calling thread until stopped.
+public final class BridgeServer {
+    /// Everything the server needs that is not in the configuration.
+    public struct Environment {
+        /// The state directory (registry) and runtime directory (control socket), resolved.
+        public var stateDirectory: String
+        public var runtimeDirectory: String
+        /// Reported as `appVersion` and in tmmInfo.
+        public var version: String
+        /// Listen for SIGINT and SIGTERM (the daemon); tests stop the server with `stopHandle`.
+        public var handleSignals: Bool
+        /// Send sd_notify READY/WATCHDOG/STOPPING (only does anything under systemd).
+        public var notifySystemd: Bool
+
+        public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
+                    notifySystemd: Bool = true) {
+            self.stateDirectory = stateDirectory
+            self.runtimeDirectory = runtimeDirectory
+            self.version = version
+            self.handleSignals = handleSignals
+            self.notifySystemd = notifySystemd
+        }
+    }
+
+    /// Why the server could not start, with the exit status it should cause.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        /// True for configuration or state problems (exit 78); false for everything else (exit 1).
+        public var isConfigurationProblem: Bool
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Stops a running server from any thread.
+    public final class StopHandle: Sendable {
+        let descriptor: CInt
+        init() throws(Errno) {
+            let fd = eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK))
+            guard fd >= 0 else { throw Errno.current }
+            descriptor = fd
+        }
+        deinit { Glibc.close(descriptor) }
+
+        /// Makes `run()` return (after closing its clients).
+        public func stop() {
+            var one: UInt64 = 1
+            _ = Glibc.write(descriptor, &one, 8)
+        }
+    }
+
+    /// What a registered descriptor is.
+    private enum Handler {
+        case listener(TMMServer)
+        case connection
+        case controlListener
+        case controlClient
+        case inputEvents
+        case tick
+        case locationV1
+        case signals
+        case stop
+    }
+
+    let configuration: BridgeConfiguration
+    let environment: Environment
+    let log: @Sendable (String) -> Void
+    let selector: Selector
+    public let ports: PortAssignment
+    public let stopHandle: StopHandle
+    let input: ReceiverInput
+    var registry: ApplicationRegistry
+    let policy: RegistrationPolicy
+    /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
+    public internal(set) var isLocationV2Unlocked = false
+
+    private var listeners: [CInt: BoundSocket] = [:]
+    /// The secure ports: bound, not listening, until TLS comes (see PortBinder).
+    private var reservations: [BoundSocket] = []
+    private var handlers: [CInt: Handler] = [:]
+    var connections: [CInt: Connection] = [:]
+    let controlListener: UnixListener
+    var controlClients: [CInt: ControlClient] = [:]
+    private let tickTimer: MonotonicTimer
+    private let locationV1Timer: MonotonicTimer
+    private var signals: SignalDescriptor?
+    /// A spare descriptor, given up to accept (and close) a connection when the process runs out
+    /// of descriptors, so a full table cannot make a listener spin.
+    private var spareDescriptor: CInt = -1
+    private var watchdogInterval: Int64?
+    private var lastWatchdog: Int64 = 0
+
+    var hub = Hub()
+    var identity: ReceiverIdentity
+    var lastQuality = FixQuality.noFix
+    var dateCache: (second: Int64, text: String) = (-1, "")
+    /// Shared by every WebSocket read (each message is copied out by the state machine).
+    var readScratch = [UInt8](repeating: 0, count: 65_536)
+    public internal(set) var statistics = Statistics()
+
+    /// Counters for logs and tests.
+    public struct Statistics: Sendable, Equatable {
+        public var accepted = 0
+        public var refusedOverLimit = 0
+        public var requests = 0
+        public var upgrades = 0
+        public var positions = 0
+        public var positionsDropped = 0
+        public var slowClientsClosed = 0
+        public var unexpectedMessages = 0
+    }
+
+    /// Binds every listener (fallback ports included), loads the registry and opens the control
+    /// socket; nothing is served until `run()`.
+    public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
+                log: @escaping @Sendable (String) -> Void) throws(StartError) {
+        self.configuration = configuration
+        self.environment = environment
+        self.log = log
+        self.input = input
+        policy = configuration.registrationPolicy
+        identity = ReceiverIdentity(appVersion: environment.version)
+        func failure(_ message: String, configuration: Bool = false) -> StartError {
+            StartError(isConfigurationProblem: configuration, message: message)
+        }
+        do {
+            selector = try Selector()
+            tickTimer = try MonotonicTimer()
+            locationV1Timer = try MonotonicTimer()
+            stopHandle = try StopHandle()
+        } catch {
+            throw failure("cannot create the event loop: \(error)")
+        }
+
+        do {
+            try makeDirectories(environment.stateDirectory, mode: 0o700)
+            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
+        } catch let error as ApplicationRegistry.Failure {
+            throw failure("\(error)", configuration: true)
+        } catch {
+            throw failure("state directory \(environment.stateDirectory): \(error)", configuration: true)
+        }
+
+        let bound: PortBinder.Result
+        do {
+            bound = try PortBinder.bind(configuration: configuration, log: log)
+        } catch {
+            throw failure(error.message, configuration: error.isConfigurationProblem)
+        }
+        ports = bound.ports
+        reservations = bound.reservations
+        for socket in bound.listeners {
+            listeners[socket.descriptor] = socket
+        }
+
+        let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
+        do {
+            try makeDirectories(environment.runtimeDirectory, mode: 0o755)
+            controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
+        } catch let error as ListenerError where error.isAddressInUse {
+            throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
+        } catch {
+            throw failure("cannot open the control socket \(controlSocketPath): \(error)")
+        }
+    }
+
+    /// `<runtime-dir>/control.sock`.
+    public var controlSocketPath: String { Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory) }
+
+    /// The control socket's path for a runtime directory (also what `tmm-bridge open` connects to).
+    public static func controlSocketPath(runtimeDirectory: String) -> String { runtimeDirectory + "/control.sock" }
+
+    /// Serves until SIGINT/SIGTERM or `stopHandle.stop()`, then closes every client.
+    public func run() throws(StartError) {
+        do {
+            try registerEverything()
+        } catch {
+            throw StartError(isConfigurationProblem: false, message: "cannot start the event loop: \(error)")
+        }
+        spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if spareDescriptor >= 0 { Glibc.close(spareDescriptor) } }
+        watchdogInterval = environment.notifySystemd ? Self.watchdogInterval() : nil
+
+        let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
+        log("ports: \(described)")
+        log("registration: \(configuration.registration.rawValue)"
+            + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
+            + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
+        if environment.notifySystemd { _ = try? SDNotify.notify("READY=1\nSTATUS=serving on " + described) }
+        log("ready")
+
+        var events: [SelectorEvent] = []
+        events.reserveCapacity(256)
+        var running = true
+        while running {
+            do {
+                try selector.wait(timeoutMilliseconds: -1, into: &events)
+            } catch {
+                throw StartError(isConfigurationProblem: false, message: "epoll_wait failed: \(error)")
+            }
+            for event in events where selector.isCurrent(event) {
+                guard let handler = handlers[event.descriptor] else { continue }
+                switch handler {
+                case .listener(let server): acceptAll(on: event.descriptor, server: server)
+                case .connection: connectionEvent(event)
+                case .controlListener: acceptControlClients()
+                case .controlClient: controlClientEvent(event)
+                case .inputEvents: handleInput()
+                case .tick:
+                    _ = try? tickTimer.readExpirations()
+                    tick()
+                case .locationV1:
+                    _ = try? locationV1Timer.readExpirations()
+                    sendLocationV1()
+                case .signals:
+                    while let signal = try? signals?.read() {
+                        log("signal \(signal): stopping")
+                        running = false
+                    }
+                case .stop:
+                    var counter: UInt64 = 0
+                    _ = Glibc.read(stopHandle.descriptor, &counter, 8)
+                    log("stop requested")
+                    running = false
+                }
+            }
+        }
+        shutDown()
+    }
+
+    private func registerEverything() throws(Errno) {
+        for (fd, entry) in listeners {
+            try selector.register(fd, interest: .readable)
+            handlers[fd] = .listener(entry.server)
+        }
+        try selector.register(controlListener.descriptor.rawValue, interest: .readable)
+        handlers[controlListener.descriptor.rawValue] = .controlListener
+        for fd in input.descriptors {
+            try selector.register(fd, interest: .readable)
+            handlers[fd] = .inputEvents
+        }
+        try selector.register(tickTimer.descriptor.rawValue, interest: .readable)
+        handlers[tickTimer.descriptor.rawValue] = .tick
+        try tickTimer.arm(afterNanoseconds: configuration.limits.tickInterval,
+                          periodNanoseconds: configuration.limits.tickInterval)
+        try selector.register(locationV1Timer.descriptor.rawValue, interest: .readable)
+        handlers[locationV1Timer.descriptor.rawValue] = .locationV1
+        try locationV1Timer.arm(afterNanoseconds: configuration.limits.locationV1Interval,
+                                periodNanoseconds: configuration.limits.locationV1Interval)
+        try selector.register(stopHandle.descriptor, interest: .readable)
+        handlers[stopHandle.descriptor] = .stop
+        if environment.handleSignals {
+            signals = try SignalDescriptor(signals: [SIGINT, SIGTERM])
+            guard let fd = signals?.descriptor.rawValue else { return }
+            try selector.register(fd, interest: .readable)
+            handlers[fd] = .signals
+        }
+    }
+
+    /// Says goodbye to WebSocket clients (1001), closes everything and stops the input side.
+    private func shutDown() {
+        if environment.notifySystemd { _ = try? SDNotify.notify("STOPPING=1") }
+        for connection in Array(connections.values) {
+            if connection.webSocket != nil, let action = connection.webSocket?.close(code: .goingAway, reason: "server stopping") {
+                if case .write(let bytes) = action {
+                    connection.output.discardUnstarted()
+                    connection.output.append(bytes)
+                    flush(connection)
+                }
+            }
+            close(connection)
+        }
+        for fd in Array(controlClients.keys) { closeControlClient(fd) }
+        input.stop()
+        log("stopped: \(statistics.accepted) connections, \(statistics.requests) requests, \(statistics.positions) positions")
+    }
+
+    // MARK: - Accepting
+
+    private func acceptAll(on fd: CInt, server: TMMServer) {
+        guard let socket = listeners[fd] else { return }
+        // A bounded batch per wake-up keeps one busy listener from starving the others.
+        for _ in 0..<64 {
+            let result: AcceptResult
+            do {
+                result = try socket.listener.accept()
+            } catch {
+                handleAcceptFailure(error, fd: fd)
+                return
+            }
+            switch consume result {
+            case .wouldBlock:
+                return
+            case .accepted(let socket):
+                statistics.accepted += 1
+                guard connections.count < configuration.limits.maxConnections else {
+                    statistics.refusedOverLimit += 1
+                    if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
+                        log("connection limit (\(configuration.limits.maxConnections)) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
+                    }
+                    continue  // `socket` closes here
+                }
+                adopt(socket, server: server)
+            }
+        }
+    }
+
+    private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
+        socket.setNoDelay()
+        let connection = Connection(socket: socket, server: server, now: monotonicNanoseconds())
+        let fd = connection.fd
+        do {
+            try selector.register(fd, interest: .readable)
+        } catch {
+            log("cannot watch a new connection: \(error)")
+            return
+        }
+        handlers[fd] = .connection
+        connections[fd] = connection
+    }
+
+    private func handleAcceptFailure(_ error: Errno, fd: CInt) {
+        guard error.rawValue == EMFILE || error.rawValue == ENFILE, spareDescriptor >= 0 else {
+            log("accept failed: \(error)")
+            return
+        }
+        // Out of descriptors: give up the spare one to take the pending connection off the queue
+        // and close it, so the listener does not report readable forever.
+        log("out of file descriptors (\(error)): refusing a connection")
+        Glibc.close(spareDescriptor)
+        let accepted = clinux_accept4(fd, nil, nil, CInt(SOCK_CLOEXEC.rawValue))
+        if accepted >= 0 { Glibc.close(accepted) }
+        spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    // MARK: - Connection I/O
+
+    private func connectionEvent(_ event: SelectorEvent) {
+        guard let connection = connections[event.descriptor] else { return }
+        if event.isWritable {
+            flush(connection)
+            guard connections[event.descriptor] === connection else { return }
+        }
+        if event.isReadable || event.isHangUp || event.isError {
+            readable(connection)
+        }
+    }
+
+    private func readable(_ connection: Connection) {
+        if connection.drainDeadline != nil {
+            discardInput(connection)
+        } else if connection.webSocket != nil {
+            readWebSocket(connection)
+        } else {
+            readHTTP(connection)
+        }
+    }
+
+    /// After our side is shut down: read and drop until the client closes.
+    private func discardInput(_ connection: Connection) {
+        let result: Result<IOResult, Errno> = readScratch.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try connection.socket.read(into: raw) }
+        }
+        switch result {
+        case .success(.processed(let count)) where count > 0: return
+        case .success(.wouldBlock): return
+        default: close(connection)
+        }
+    }
+
+    /// Queues bytes that must all be delivered and tries to send them now.
+    func send(_ bytes: [UInt8], to connection: Connection) {
+        connection.output.append(bytes)
+        flush(connection)
+    }
+
+    /// Writes as much of the queue as the socket takes; waits for writability for the rest.
+    /// Closes the connection on a write error, and after the queue drains when it is ending.
+    func flush(_ connection: Connection) {
+        while let (bytes, offset) = connection.output.nextChunk {
+            let result: IOResult
+            do {
+                result = try connection.socket.write(bytes, from: offset)
+            } catch {
+                // EPIPE, ECONNRESET: the client is gone.
+                close(connection)
+                return
+            }
+            switch result {
+            case .processed(let count):
+                connection.output.consumed(count)
+                if count < bytes.count - offset {
+                    watchWritable(connection, true)
+                    return
+                }
+            case .wouldBlock:
+                watchWritable(connection, true)
+                return
+            }
+        }
+        watchWritable(connection, false)
+        if connection.closeAfterFlush && connection.drainDeadline == nil { finishClosing(connection) }
+    }
+
+    private func watchWritable(_ connection: Connection, _ on: Bool) {
+        guard connection.wantsWritable != on else { return }
+        connection.wantsWritable = on
+        do {
+            try selector.modify(connection.fd, interest: on ? [.readable, .writable] : .readable)
+        } catch {
+            close(connection)
+        }
+    }
+
+    /// Ends a connection once what is queued has been written: shut down the write side, then read
+    /// and drop input until the client closes (so a response is not lost to a reset caused by
+    /// unread input), bounded by `closeDeadline`.
+    func closeAfterFlush(_ connection: Connection, now: Int64 = monotonicNanoseconds()) {
+        guard !connection.closeAfterFlush else { return }
+        connection.closeAfterFlush = true
+        connection.closeDeadline = now + 2_000_000_000
+        leaveHub(connection)
+        if connection.output.isEmpty { finishClosing(connection) }
+    }
+
+    private func finishClosing(_ connection: Connection) {
+        connection.socket.shutdownWrite()
+        connection.drainDeadline = monotonicNanoseconds() + 2_000_000_000
+    }
+
+    /// Closes the socket now and forgets the connection.
+    func close(_ connection: Connection) {
+        let fd = connection.fd
+        guard connections[fd] === connection else { return }
+        leaveHub(connection)
+        connection.webSocket?.transportClosed()
+        try? selector.deregister(fd)
+        handlers[fd] = nil
+        connections[fd] = nil  // the last reference: the socket closes with the object
+    }
+
+    func registerControlClient(_ fd: CInt, _ client: ControlClient) {
+        handlers[fd] = .controlClient
+        controlClients[fd] = client
+    }
+
+    func unregisterControlClient(_ fd: CInt) {
+        handlers[fd] = nil
+        controlClients[fd] = nil
+    }
+
+    // MARK: - Timers
+
+    /// Every `tickInterval`: HTTP time-outs, WebSocket keepalive, slow clients, deferred replies,
+    /// the watchdog.
+    private func tick() {
+        let now = monotonicNanoseconds()
+        let limits = configuration.limits
+        for connection in Array(connections.values) {
+            if let deadline = connection.drainDeadline ?? connection.closeDeadline, now >= deadline {
+                close(connection)
+                continue
+            }
+            if connection.closeAfterFlush { continue }
+            if connection.webSocket != nil {
+                if let action = connection.webSocket?.idle(now: now) { perform(action, on: connection) }
+                if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
+                continue
+            }
+            if let deferred = connection.deferred, now >= deferred.deadline {
+                answerDeferred(connection)
+                continue
+            }
+            if let started = connection.requestStartedAt {
+                if now - started >= limits.httpRequestTimeout && connection.deferred == nil {
+                    respondError(connection, .requestTimeout, message: "the request did not arrive in time",
+                                 keepAlive: false, version: .http1_1)
+                    closeAfterFlush(connection, now: now)
+                }
+            } else if connection.output.isEmpty && now - connection.lastActivity >= limits.httpIdleTimeout {
+                close(connection)
+            }
+        }
+        for (fd, client) in controlClients where now - client.openedAt > 10_000_000_000 {
+            closeControlClient(fd)
+        }
+        if let interval = watchdogInterval, now - lastWatchdog >= interval / 2 {
+            lastWatchdog = now
+            _ = try? SDNotify.notify("WATCHDOG=1")
+        }
+    }
+
+    /// `WATCHDOG_USEC` for this process, in nanoseconds, if systemd asked for a watchdog.
+    private static func watchdogInterval() -> Int64? {
+        guard let raw = getenv("WATCHDOG_USEC"), let usec = Int64(String(cString: raw)), usec > 0 else { return nil }
+        if let pid = getenv("WATCHDOG_PID"), let number = Int32(String(cString: pid)), number != getpid() { return nil }
+        return usec * 1000
+    }
+
+    /// The `Date` header value, formatted once per second.
+    func httpDate() -> String {
+        let second = wallClockMilliseconds() / 1000
+        if second != dateCache.second { dateCache = (second, HTTPDate.imfFixdate(unixSeconds: second)) }
+        return dateCache.text
+    }
+}
+
+@available(*, unavailable, message: "the server belongs to the io thread")
+extension BridgeServer: Sendable {}

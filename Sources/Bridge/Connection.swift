@@ -1,0 +1,84 @@
+import HTTP1
+import Posix
+import TMMProtocol
+import WebSocket
+
+/// What a WebSocket client subscribed to.
+enum Channel: Equatable {
+    /// LocationV1 once per second (`locationPort`, `/`).
+    case locationV1
+    /// LocationV2 at the receiver's rate (`locationV2Port`, `/` and `/locationV2`).
+    case locationV2
+    /// `/events` on `locationV2Port`.
+    case events
+}
+
+/// One accepted client socket and everything the loop knows about it. Loop-confined: created,
+/// used and dropped on the io thread; the socket closes when the object goes away.
+final class Connection {
+    /// A request answered later: `PUT /api/v1/receiver {"isConnected":true}` waits for the
+    /// receiver to connect, bounded by `deadline`.
+    struct DeferredReply {
+        var deadline: Int64
+        var keepAlive: Bool
+        var version: HTTPVersion
+    }
+
+    let socket: SocketConnection
+    let server: TMMServer
+    /// Reads HTTP requests; every connection starts with HTTP, WebSocket ports too.
+    var reader = HTTPRequestReader()
+    /// The WebSocket state machine once the connection is upgraded (then HTTP is over). Kept in
+    /// its own stored property so it is mutated in place, never copied.
+    var webSocket: WebSocketConnection?
+    /// What the WebSocket client receives.
+    var channel: Channel?
+
+    /// HTTP input not yet consumed; requests start at `inputStart`.
+    var input: [UInt8] = []
+    var inputStart = 0
+    /// Complete requests read but not answered yet (only while a reply is deferred).
+    var pendingRequests: [HTTPRequest] = []
+    /// The rest of the batch the pending requests came from.
+    var pendingBatchEnd = 0
+    var pendingBatchError: HTTPRequestError?
+    var pendingBatchEndsConnection = false
+    var deferred: DeferredReply?
+
+    var output = OutboundQueue()
+    /// The selector currently also waits for writability.
+    var wantsWritable = false
+    /// Set once the connection is to end: after the queue drains the write side is shut down.
+    var closeAfterFlush = false
+    /// Set after the write side is shut down: input is read and dropped until end of file or this.
+    var drainDeadline: Int64?
+    /// A connection being closed that does not drain its queue is closed anyway at this time.
+    var closeDeadline: Int64?
+
+    /// Last time bytes arrived (HTTP idle timeout).
+    var lastActivity: Int64
+    /// When the request now in progress began (HTTP request timeout); nil between requests.
+    var requestStartedAt: Int64?
+
+    /// Index in the hub's list for its channel, while subscribed.
+    var hubSlot = -1
+    /// Since when the client has been behind by more than the hard limit.
+    var overHardLimitSince: Int64?
+
+    init(socket: consuming SocketConnection, server: TMMServer, now: Int64) {
+        self.socket = socket
+        self.server = server
+        lastActivity = now
+    }
+
+    var fd: CInt { socket.descriptor.rawValue }
+
+    /// True while a WebSocket client may be sent data frames.
+    var canReceiveFrames: Bool {
+        if closeAfterFlush || drainDeadline != nil { return false }
+        return webSocket?.canSend ?? false
+    }
+}
+
+@available(*, unavailable, message: "a connection belongs to the io thread")
+extension Connection: Sendable {}

@@ -1,0 +1,121 @@
+// What a client connection still has to send, and the slow-client policy that bounds it.
+//
+// Frames are shared: the hub encodes a position once and appends the same `[UInt8]` to every
+// client's queue (an array is a reference-counted buffer, so this is a retain, not a copy). The
+// kernel takes what fits; the rest waits here until the socket is writable again.
+//
+// The policy (docs/server.md, "Slow clients"):
+// - past the soft limit, appending a position first drops every queued position the client has
+//   not started to receive, so a client that cannot keep up gets the latest position, not a
+//   growing backlog of stale ones;
+// - `behind` counts the bytes a client has fallen behind since its queue was last empty (queued
+//   plus dropped); past the hard limit for longer than the grace period the owner closes the
+//   client with 1008. A client that catches up even once (queue empty) starts from zero.
+
+/// The unsent output of one connection (loop-confined; pure bookkeeping, no I/O).
+struct OutboundQueue {
+    /// Positions may be coalesced; everything else (HTTP responses, events, control frames) is
+    /// always delivered in order.
+    enum Kind {
+        case position
+        case other
+    }
+
+    private struct Entry {
+        var bytes: [UInt8]
+        var kind: Kind
+    }
+
+    private var entries: [Entry] = []
+    /// Index of the first entry not yet completely sent.
+    private var head = 0
+    /// Bytes of `entries[head]` already sent.
+    private var sentInHead = 0
+    /// Unsent bytes in the queue.
+    private(set) var byteCount = 0
+    /// Bytes fallen behind since the queue was last empty: queued plus dropped.
+    private(set) var behind = 0
+    /// Positions dropped by coalescing over the connection's life.
+    private(set) var droppedPositions = 0
+
+    var isEmpty: Bool { head == entries.count }
+
+    /// Appends bytes that must all be delivered.
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        entries.append(Entry(bytes: bytes, kind: .other))
+        byteCount += bytes.count
+        behind += bytes.count
+    }
+
+    /// Appends a position frame; at or past `softLimit` queued bytes, the queued positions the
+    /// client has not begun to receive are dropped first. Returns how many were dropped.
+    @discardableResult
+    mutating func appendPosition(_ frame: [UInt8], softLimit: Int) -> Int {
+        var dropped = 0
+        if byteCount >= softLimit {
+            // The head entry may be partly on the wire: it stays, or the stream would be corrupt.
+            let firstDroppable = sentInHead > 0 ? head + 1 : head
+            var kept: [Entry] = []
+            if firstDroppable < entries.count {
+                kept.reserveCapacity(entries.count - firstDroppable)
+                for index in firstDroppable..<entries.count {
+                    if entries[index].kind == .position {
+                        dropped += 1
+                        byteCount -= entries[index].bytes.count
+                    } else {
+                        kept.append(entries[index])
+                    }
+                }
+                entries.removeSubrange(firstDroppable...)
+                entries.append(contentsOf: kept)
+            }
+            droppedPositions += dropped
+        }
+        entries.append(Entry(bytes: frame, kind: .position))
+        byteCount += frame.count
+        behind += frame.count
+        return dropped
+    }
+
+    /// The entry being sent and how much of it is already out; nil when empty.
+    var nextChunk: (bytes: [UInt8], offset: Int)? {
+        guard head < entries.count else { return nil }
+        return (entries[head].bytes, sentInHead)
+    }
+
+    /// Records that `count` bytes of the next chunk were sent.
+    mutating func consumed(_ count: Int) {
+        precondition(head < entries.count && count <= entries[head].bytes.count - sentInHead, "consumed more than queued")
+        sentInHead += count
+        byteCount -= count
+        if sentInHead == entries[head].bytes.count {
+            head += 1
+            sentInHead = 0
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+                behind = 0
+            } else if head >= 64 && head * 2 >= entries.count {
+                entries.removeSubrange(0..<head)
+                head = 0
+            }
+        }
+    }
+
+    /// Drops everything not yet started (a client being failed need not get its backlog); keeps a
+    /// partly sent entry so the byte stream stays well-framed.
+    mutating func discardUnstarted() {
+        let keep = sentInHead > 0 ? head + 1 : head
+        for index in keep..<entries.count { byteCount -= entries[index].bytes.count }
+        entries.removeSubrange(keep...)
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+            behind = 0
+        }
+    }
+}
+
+@available(*, unavailable, message: "an outbound queue belongs to the io thread")
+extension OutboundQueue: Sendable {}

@@ -1,0 +1,109 @@
+import Glibc
+import Posix
+import TMMProtocol
+
+// Binds the six TMM servers on every listen address, following the port plan (TMM-API.md §2.3):
+// each server tries its port; if any address has it taken, the server moves to the next free
+// port from 9650 up, so one port serves a server on every address and the plan stays the same
+// for the life of the process.
+//
+// The three secure servers (wss, https) get their ports now but do not listen until TLS comes:
+// each is bound without listen(2), which holds the port (nobody else can take it, so the ports
+// reported in registration replies and tmmInfo stay true) and refuses connections at once,
+// so a client probing https://…:9638 first (the modern flow, §1) fails fast and falls back to
+// registration instead of waiting out its time-out or talking TLS to a plain server.
+
+/// One bound socket of a server (a class, so arrays can hold the non-copyable listener).
+final class BoundSocket {
+    let server: TMMServer
+    let address: String
+    let listener: TCPListener
+
+    init(server: TMMServer, address: String, listener: consuming TCPListener) {
+        self.server = server
+        self.address = address
+        self.listener = listener
+    }
+
+    var descriptor: CInt { listener.descriptor.rawValue }
+}
+
+@available(*, unavailable, message: "listeners belong to the io thread")
+extension BoundSocket: Sendable {}
+
+enum PortBinder {
+    struct Result {
+        var ports: PortAssignment
+        /// Listening sockets of the plain servers.
+        var listeners: [BoundSocket]
+        /// Bound, not listening: the secure servers' ports.
+        var reservations: [BoundSocket]
+    }
+
+    struct Failure: Error {
+        var isConfigurationProblem: Bool
+        var message: String
+    }
+
+    /// True for the servers that will speak TLS (not served yet: reserved only).
+    static func isSecure(_ server: TMMServer) -> Bool {
+        server == .locationSecure || server == .apiSecure || server == .locationV2Secure
+    }
+
+    static func bind(configuration: BridgeConfiguration, log: (String) -> Void) throws(Failure) -> Result {
+        var plan: PortPlan
+        do {
+            plan = try PortPlan(configuration: configuration.portPlanConfiguration)
+        } catch {
+            throw Failure(isConfigurationProblem: true, message: error.description)
+        }
+        let configured = configuration.listenAddresses != nil
+        var addresses = configuration.listenAddresses ?? BridgeConfiguration.defaultListenAddresses
+        var listeners: [BoundSocket] = []
+        var reservations: [BoundSocket] = []
+
+        for server in TMMServer.allCases {
+            bindServer: while true {
+                guard let port = plan.candidate(for: server) else {
+                    throw Failure(
+                        isConfigurationProblem: false,
+                        message: "no free port for \(server.registrationKey): \(server.defaultPort) and every port from \(configuration.fallbackStart) up are taken")
+                }
+                var bound: [BoundSocket] = []
+                for address in addresses {
+                    do {
+                        let listener = try TCPListener.bind(address: address, port: port, listening: !isSecure(server))
+                        bound.append(BoundSocket(server: server, address: address, listener: listener))
+                    } catch {
+                        if error.isAddressInUse {
+                            let next = plan.failed(server)
+                            log("\(server.registrationKey): port \(port) is busy on \(address); "
+                                + (next.map { "trying \($0)" } ?? "no port left"))
+                            continue bindServer  // `bound` closes its sockets
+                        }
+                        let unavailable = error.errno.rawValue == EADDRNOTAVAIL || error.errno.rawValue == EAFNOSUPPORT
+                        if unavailable && !configured && addresses.count > 1 {
+                            log("\(address) is not available on this machine (\(error.errno)); listening without it")
+                            addresses.removeAll { $0 == address }
+                            continue bindServer
+                        }
+                        throw Failure(isConfigurationProblem: unavailable, message: "cannot listen: \(error)")
+                    }
+                }
+                plan.bound(server)
+                if isSecure(server) {
+                    reservations += bound
+                } else {
+                    listeners += bound
+                }
+                break
+            }
+        }
+        guard let ports = plan.assignment else {
+            preconditionFailure("every server was bound, so the plan is complete")
+        }
+        log("listening on " + addresses.joined(separator: " and ")
+            + "; secure ports reserved until TLS is configured (connections refused)")
+        return Result(ports: ports, listeners: listeners, reservations: reservations)
+    }
+}

@@ -1,0 +1,165 @@
+import FoundationEssentials
+import HTTP1
+import TMMProtocol
+
+// Which REST call a request is (TMM-API.md §4.3), decided from the request alone: path, method,
+// query and body. Authentication, state and the response body are the server's business; this
+// is a pure function so every route, method and malformed body has a table row in the tests.
+//
+// Paths match with or without one trailing slash and case-insensitively (HTTPPath); a path that
+// exists with the wrong method is 405 with `Allow`; an unknown path is 404; OPTIONS on a known
+// path is the CORS preflight (never authenticated: browsers send no Authorization on it).
+
+/// A recognised REST call.
+enum RESTCall: Equatable {
+    /// `OPTIONS` on a known path.
+    case preflight(allow: String)
+    case getReceiver
+    case putReceiver(isConnected: Bool)
+    case positionStream(RESTBodies.StreamFormat)
+    case tmmInfo
+    case ping
+
+    /// Every call but the preflight needs an access code (§4.2 "Which endpoints need auth").
+    var needsAuthentication: Bool {
+        if case .preflight = self { return false }
+        return true
+    }
+}
+
+/// The router's answer: a call, or the error response to send.
+enum RESTRouting: Equatable {
+    case call(RESTCall, isHead: Bool)
+    case error(HTTPStatus, message: String, allow: String?)
+}
+
+enum RESTRouter {
+    private struct Route {
+        let path: HTTPPath
+        let methods: [HTTPMethod]
+        var allow: String {
+            var names = methods.map(\.name)
+            if methods.contains(.get) { names.insert("HEAD", at: names.firstIndex(of: "GET")! + 1) }
+            return (names + ["OPTIONS"]).joined(separator: ", ")
+        }
+    }
+
+    private static let receiver = HTTPPath("/api/v1/receiver")
+    private static let positionStream = HTTPPath("/api/v1/positionStream")
+    private static let tmmInfo = HTTPPath("/api/v1/tmmInfo")
+    private static let ping = HTTPPath("/api/v1/test/ping")
+    private static let routes = [
+        Route(path: receiver, methods: [.get, .put]),
+        Route(path: positionStream, methods: [.get]),
+        Route(path: tmmInfo, methods: [.get]),
+        Route(path: ping, methods: [.get]),
+    ]
+
+    /// Routes `request` (whose bytes are `bytes`).
+    static func route(_ request: HTTPRequest, in bytes: Span<UInt8>) -> RESTRouting {
+        let head = request.head
+        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }) else {
+            return .error(.notFound, message: "no such endpoint: \(head.normalizedPath(in: bytes))", allow: nil)
+        }
+        let method = head.method
+        if method == .options { return .call(.preflight(allow: route.allow), isHead: false) }
+        let effective = method == .head ? HTTPMethod.get : method
+        guard route.methods.contains(effective) else {
+            if method == .other {
+                return .error(.notImplemented, message: "method not implemented", allow: route.allow)
+            }
+            return .error(.methodNotAllowed, message: "\(method.name) is not allowed here; use \(route.allow)",
+                          allow: route.allow)
+        }
+        let isHead = method == .head
+        switch (route.path, effective) {
+        case (receiver, .put):
+            switch parseReceiverBody(request.bodyBytes(in: bytes)) {
+            case .success(let isConnected): return .call(.putReceiver(isConnected: isConnected), isHead: false)
+            case .failure(let failure): return .error(.badRequest, message: failure.message, allow: nil)
+            }
+        case (receiver, _):
+            return .call(.getReceiver, isHead: isHead)
+        case (positionStream, _):
+            guard let value = head.queryValue("format", in: bytes) else {
+                return .error(.badRequest, message: "positionStream needs ?format=locationV1 or ?format=locationV2",
+                              allow: nil)
+            }
+            guard let format = RESTBodies.StreamFormat(queryValue: value) else {
+                return .error(.badRequest, message: "format must be locationV1 or locationV2, not '\(value)'",
+                              allow: nil)
+            }
+            return .call(.positionStream(format), isHead: isHead)
+        case (tmmInfo, _):
+            return .call(.tmmInfo, isHead: isHead)
+        default:
+            return .call(.ping, isHead: isHead)
+        }
+    }
+
+    struct BodyFailure: Error, Equatable {
+        var message: String
+    }
+
+    /// `{"isConnected": true|false}`: keys compared case-insensitively (old clients sent
+    /// PascalCase, §4.1), other members ignored.
+    static func parseReceiverBody(_ body: [UInt8]) -> Result<Bool, BodyFailure> {
+        let expected = "expected a JSON object {\"isConnected\": true or false}"
+        guard !body.isEmpty else { return .failure(BodyFailure(message: "empty body: \(expected)")) }
+        let members: [String: JSONMember]
+        do {
+            members = try JSONDecoder().decode([String: JSONMember].self, from: Data(body))
+        } catch {
+            return .failure(BodyFailure(message: "the body is not JSON: \(expected)"))
+        }
+        var found: Bool?
+        for (key, value) in members where asciiLowercased(key) == "isconnected" {
+            guard case .bool(let flag) = value else {
+                return .failure(BodyFailure(message: "isConnected must be true or false"))
+            }
+            if let found, found != flag {
+                return .failure(BodyFailure(message: "isConnected is given twice with different values"))
+            }
+            found = flag
+        }
+        guard let found else { return .failure(BodyFailure(message: "no isConnected member: \(expected)")) }
+        return .success(found)
+    }
+
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}
+
+/// A JSON value, known only well enough to tell a boolean from the rest.
+enum JSONMember: Decodable, Equatable {
+    case bool(Bool)
+    case other
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else {
+            self = .other
+        }
+    }
+}
+
+extension HTTPMethod {
+    /// The method's name as sent.
+    var name: String {
+        switch self {
+        case .get: "GET"
+        case .head: "HEAD"
+        case .post: "POST"
+        case .put: "PUT"
+        case .delete: "DELETE"
+        case .options: "OPTIONS"
+        case .patch: "PATCH"
+        case .trace: "TRACE"
+        case .connect: "CONNECT"
+        case .other: "this method"
+        }
+    }
+}

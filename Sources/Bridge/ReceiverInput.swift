@@ -1,0 +1,390 @@
+import Discovery
+import GNSS
+import GPSD
+import Glibc
+import Posix
+import TMMProtocol
+
+// The receiver side, wired together: which gpsd to read (the configured one, the system's, or a
+// private one we start), the gpsd session thread, udev discovery, the receiver inventory that
+// hands receivers to gpsd, and a replayed capture when asked. Both `tmm-bridge watch` and the
+// daemon's io loop drive it: they wait on `descriptors` and call `drain()` when one is readable.
+//
+// Everything here runs on the caller's thread except the gpsd, udev and replay threads, which
+// talk to it only through the two inboxes.
+
+/// What happened on the input side since the last `drain()`, in order.
+public enum InputChange: Sendable, Equatable {
+    /// One receiver epoch.
+    case position(Position)
+    /// gpsd opened a receiver (or reported it open when the session started).
+    case receiverConnected(path: String)
+    /// gpsd closed a receiver, or the connection to gpsd was lost while it had one.
+    case receiverDisconnected(path: String)
+    /// Positions stopped flowing.
+    case inputLost(InputLossReason)
+    /// Positions flow again.
+    case inputRestored
+}
+
+/// `live` while positions flow, `lost` after a loss, `waiting` before any data.
+public typealias InputState = BridgeStatus.Input
+
+/// Why `PUT /api/v1/receiver` cannot do what it was asked.
+public enum ReceiverControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No receiver has been found or configured.
+    case noReceiver
+    /// The bridge cannot hand devices to gpsd (a system gpsd whose control socket it may not use).
+    case notManaged
+    /// gpsd refused or could not be reached.
+    case gpsdFailed(String)
+
+    public var description: String {
+        switch self {
+        case .noReceiver: "no receiver is configured: plug one in or start tmm-bridge with --device PATH"
+        case .notManaged:
+            "this bridge cannot connect or disconnect receivers: gpsd's control socket is not available to it (configure gpsd-control)"
+        case .gpsdFailed(let reason): "gpsd did not accept the change: \(reason)"
+        }
+    }
+}
+
+/// The input side of the bridge (loop-confined: one thread calls everything here).
+public final class ReceiverInput {
+    /// How to find receivers and gpsd.
+    public struct Options: Sendable {
+        public var devices: [String] = []
+        public var gpsd: GPSDAddress?
+        public var gpsdControlSocket: String?
+        public var discovery = true
+        public var replay: ReplaySource?
+        /// Where a private gpsd keeps its socket and log.
+        public var runtimeDirectory: String
+        /// The built-in capture for `ReplaySource.demo`.
+        public var demoCapture: String = ""
+
+        public init(runtimeDirectory: String) {
+            self.runtimeDirectory = runtimeDirectory
+        }
+    }
+
+    /// Why the input side could not start.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// gpsd's events (positions included); readable descriptor in `descriptors`.
+    public let events: Inbox<ReceiverInputEvent>
+    private let found: Inbox<DiscoveryEvent>
+    private let options: Options
+    private let log: @Sendable (String) -> Void
+    private var session: GPSDSession?
+    private var privateGPSD: PrivateGPSD?
+    private var udev: UdevDiscovery?
+    private var replayer: CaptureReplayer?
+    private var controlSocket: String?
+
+    public private(set) var inventory = ReceiverInventory()
+    /// Devices gpsd has open, by path.
+    public private(set) var activeDevices: [String: GPSDDevice] = [:]
+    public private(set) var state = InputState.waiting
+    /// Set by `PUT isConnected:false`: receivers are kept away from gpsd until `connect()`.
+    public private(set) var userDisconnected = false
+    /// The gpsd release once connected (e.g. "3.22").
+    public private(set) var gpsdRelease: String?
+    /// The replayed capture's pty, when replaying.
+    public var replayDevicePath: String? { replayer?.devicePath }
+
+    /// The real input side (started by `start()`).
+    public init(options: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {
+        self.options = options
+        self.log = log
+        events = try Inbox(capacity: 4096)
+        found = try Inbox(capacity: 4096)
+    }
+
+    /// An input side fed by hand: nothing is started, and whatever is posted to `events` is
+    /// processed as if gpsd had sent it (tests; the loop cannot tell the difference).
+    public static func injected(log: @escaping @Sendable (String) -> Void) throws(Errno) -> ReceiverInput {
+        var options = Options(runtimeDirectory: "/nonexistent")
+        options.discovery = false
+        return try ReceiverInput(injectedOptions: options, log: log)
+    }
+
+    private var isInjected = false
+
+    private convenience init(injectedOptions: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {
+        try self.init(options: injectedOptions, log: log)
+        isInjected = true
+    }
+
+    /// The descriptors to wait on (readable: call `drain()`).
+    public var descriptors: [CInt] { [events.eventDescriptor, found.eventDescriptor] }
+
+    /// Whether the bridge may hand devices to gpsd.
+    public var managesDevices: Bool { controlSocket != nil }
+
+    /// Starts the replay (if any), picks or starts gpsd, and starts the session and discovery.
+    public func start() throws(StartError) {
+        guard !isInjected else { return }
+        var devices = options.devices.map(canonicalDevicePath)
+        if let replay = options.replay {
+            let capture: ReplayCapture
+            do {
+                switch replay {
+                case .demo: capture = try ReplayCapture(text: options.demoCapture, name: "the built-in capture")
+                case .file(let path):
+                    guard let bytes = try? AtomicFile.read(path), let text = String(validating: bytes, as: UTF8.self)
+                    else { throw StartError(message: "replay: cannot read \(path) as text") }
+                    capture = try ReplayCapture(text: text, name: path)
+                }
+            } catch let error as StartError {
+                throw error
+            } catch {
+                throw StartError(message: "replay: \(error)")
+            }
+            do {
+                let replayer = try CaptureReplayer(capture: capture)
+                try replayer.start()
+                self.replayer = replayer
+                devices.append(replayer.devicePath)
+                log("replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms into \(replayer.devicePath)")
+            } catch {
+                throw StartError(message: "replay: cannot open a pseudo-terminal: \(error)")
+            }
+        }
+
+        var configuration: GPSDSession.Configuration
+        if let gpsd = options.gpsd {
+            configuration = GPSDSession.Configuration(host: gpsd.host, port: gpsd.port)
+            configuration.controlSocket = options.gpsdControlSocket
+        } else if loopbackPortAnswers(2947) {
+            configuration = GPSDSession.Configuration()
+            configuration.controlSocket = options.gpsdControlSocket
+                ?? (access("/run/gpsd.sock", W_OK) == 0 ? "/run/gpsd.sock" : nil)
+            log("using the system gpsd at 127.0.0.1:2947")
+        } else {
+            do {
+                try makeDirectories(options.runtimeDirectory, mode: 0o755)
+                let gpsd = PrivateGPSD(try .inRuntimeDirectory(options.runtimeDirectory)) { [log] in log($0) }
+                try gpsd.start()
+                privateGPSD = gpsd
+                configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
+                configuration.controlSocket = gpsd.configuration.controlSocket
+            } catch {
+                throw StartError(message: "no gpsd answers at 127.0.0.1:2947 and a private one could not start: \(error)")
+            }
+        }
+        controlSocket = configuration.controlSocket
+        if controlSocket == nil && (options.discovery || !devices.isEmpty) {
+            log("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
+        }
+        let session = GPSDSession(configuration, inbox: events) { [log] in log($0) }
+        do { try session.start() } catch { throw StartError(message: "cannot start the gpsd thread: \(error)") }
+        self.session = session
+
+        if options.discovery {
+            let monitor = UdevDiscovery(inbox: found)
+            do {
+                try monitor.start()
+                udev = monitor
+            } catch {
+                log("udev discovery unavailable (\(error)); only configured devices are used")
+            }
+        }
+        for path in devices {
+            perform(inventory.addExplicitDevice(path: path))
+        }
+    }
+
+    /// Stops everything `start()` started, in reverse order.
+    public func stop() {
+        udev?.stop()
+        session?.stop()
+        privateGPSD?.stop()
+        replayer?.stop()
+        events.close()
+        found.close()
+    }
+
+    /// Takes what the threads posted and returns what changed.
+    public func drain() -> [InputChange] {
+        for event in found.drain() {
+            if case .problem(let problem) = event { log("discovery: \(problem)") }
+            perform(inventory.apply(event))
+        }
+        var changes: [InputChange] = []
+        for event in events.drain() {
+            switch event {
+            case .position(let position):
+                if state != .live {
+                    if state == .lost { changes.append(.inputRestored) }
+                    state = .live
+                }
+                changes.append(.position(position))
+            case .connected(let release):
+                gpsdRelease = release
+                log("connected to gpsd \(release)")
+            case .devices(let list):
+                log("gpsd has \(list.isEmpty ? "no devices" : list.map(\.path).joined(separator: ", "))")
+                let active = Dictionary(list.filter(\.isActive).map { ($0.path, $0) }, uniquingKeysWith: { $1 })
+                for path in activeDevices.keys.sorted() where active[path] == nil {
+                    changes.append(.receiverDisconnected(path: path))
+                }
+                for path in active.keys.sorted() where activeDevices[path] == nil {
+                    changes.append(.receiverConnected(path: path))
+                }
+                activeDevices = active
+                for device in active.values {
+                    inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
+                }
+                perform(inventory.gpsdSessionStarted(devices: list.map(\.path)))
+            case .device(let device):
+                if device.isActive {
+                    inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
+                    if activeDevices[device.path] == nil {
+                        changes.append(.receiverConnected(path: device.path))
+                        if !device.driver.isEmpty { log("gpsd reads \(device.path) with driver \(device.driver)") }
+                    }
+                    activeDevices[device.path] = device
+                } else {
+                    inventory.gpsdRemoved(path: device.path)
+                    if activeDevices.removeValue(forKey: device.path) != nil {
+                        changes.append(.receiverDisconnected(path: device.path))
+                    }
+                    log("gpsd closed \(device.path)")
+                }
+            case .inputLost(let reason):
+                log("input lost: \(reason)")
+                switch reason {
+                case .gpsdUnreachable, .gpsdConnectionLost:
+                    for path in activeDevices.keys.sorted() { changes.append(.receiverDisconnected(path: path)) }
+                    activeDevices = [:]
+                case .receiverRemoved, .receiverSilent:
+                    break
+                }
+                if state != .lost {
+                    state = .lost
+                    changes.append(.inputLost(reason))
+                }
+            case .inputRestored:
+                log("input restored")
+                if state == .lost {
+                    state = .live
+                    changes.append(.inputRestored)
+                }
+            }
+        }
+        return changes
+    }
+
+    /// What REST's `/api/v1/receiver` says now.
+    public var receiverInfo: ReceiverInfo {
+        let snapshot = primarySnapshot
+        let device = snapshot.flatMap { activeDevices[$0.devicePath] } ?? activeDevices.values.sorted { $0.path < $1.path }.first
+        let subtype = device.map(\.subtype).flatMap { $0.isEmpty ? nil : $0 }
+        return ReceiverInfo(
+            isReceiverConfigured: snapshot != nil || !activeDevices.isEmpty,
+            isConnected: !activeDevices.isEmpty && !userDisconnected,
+            bluetoothName: snapshot?.bluetoothName,
+            bluetoothAddress: snapshot?.bluetoothAddress,
+            receiverBrand: snapshot?.brand,
+            receiverModel: snapshot?.model ?? subtype,
+            receiverSerialNumber: snapshot?.serialNumber)
+    }
+
+    /// The inventory's receiver that gpsd has open, else its primary one.
+    private var primarySnapshot: ReceiverSnapshot? {
+        let snapshots = inventory.snapshots
+        return snapshots.last { $0.isConnected && activeDevices[$0.devicePath] != nil } ?? inventory.primary
+    }
+
+    /// `PUT {"isConnected":false}`: takes every receiver away from gpsd until `connect()`.
+    public func disconnect() throws(ReceiverControlError) {
+        guard let session, managesDevices else { throw .notManaged }
+        guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
+        userDisconnected = true
+        let paths = Set(activeDevices.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
+        for path in paths.sorted() {
+            do {
+                try session.removeDevice(path)
+                log("disconnected \(path) (REST request)")
+            } catch {
+                throw .gpsdFailed("\(error)")
+            }
+        }
+    }
+
+    /// `PUT {"isConnected":true}`: hands every present receiver to gpsd again.
+    public func connect() throws(ReceiverControlError) {
+        guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
+        let wasDisconnected = userDisconnected
+        userDisconnected = false
+        guard wasDisconnected || activeDevices.isEmpty else { return }
+        guard let session, managesDevices else { throw .notManaged }
+        for snapshot in inventory.snapshots where snapshot.isConnected && activeDevices[snapshot.devicePath] == nil {
+            do {
+                try session.addDevice(snapshot.devicePath)
+                log("connected \(snapshot.devicePath) (REST request)")
+            } catch {
+                throw .gpsdFailed("\(error)")
+            }
+        }
+    }
+
+    /// Carries out inventory actions against gpsd and logs them.
+    private func perform(_ actions: [InventoryAction]) {
+        for action in actions {
+            switch action {
+            case .addToGPSD(let path):
+                guard !userDisconnected else {
+                    log("receiver \(path) found; not handed to gpsd while disconnected by request")
+                    continue
+                }
+                guard let session else { continue }
+                do {
+                    try session.addDevice(path)
+                    if managesDevices { log("handed \(path) to gpsd") }
+                } catch {
+                    log("cannot hand \(path) to gpsd: \(error)")
+                }
+            case .removeFromGPSD(let path):
+                do { try session?.removeDevice(path) } catch { log("cannot remove \(path) from gpsd: \(error)") }
+            case .connected(let id):
+                let receiver = inventory.receiver(id: id)
+                let details = [receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" }]
+                log("receiver connected: \(id) " + details.compactMap { $0 }.joined(separator: " "))
+            case .disconnected(let id):
+                log("receiver disconnected: \(id)")
+            case .ignored:
+                break  // every tty on the machine that is not a receiver: not worth a line
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "the input side belongs to the thread that drains it")
+extension ReceiverInput: Sendable {}
+
+/// `$RUNTIME_DIRECTORY` (systemd), else `$XDG_RUNTIME_DIR/tmm-bridge`, else `/run/tmm-bridge`
+/// for root, else `/tmp/tmm-bridge-UID`.
+public func defaultRuntimeDirectory() -> String {
+    if let systemd = getenv("RUNTIME_DIRECTORY"), systemd.pointee != 0 {
+        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
+    }
+    if let xdg = getenv("XDG_RUNTIME_DIR"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
+    return getuid() == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(getuid())"
+}
+
+/// `$STATE_DIRECTORY` (systemd), else `/var/lib/tmm-bridge` for root, else
+/// `$XDG_STATE_HOME/tmm-bridge`, else `~/.local/state/tmm-bridge`.
+public func defaultStateDirectory() -> String {
+    if let systemd = getenv("STATE_DIRECTORY"), systemd.pointee != 0 {
+        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
+    }
+    if getuid() == 0 { return "/var/lib/tmm-bridge" }
+    if let xdg = getenv("XDG_STATE_HOME"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
+    if let home = getenv("HOME"), home.pointee != 0 { return String(cString: home) + "/.local/state/tmm-bridge" }
+    return "/tmp/tmm-bridge-state-\(getuid())"
+}

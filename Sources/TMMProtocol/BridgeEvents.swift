@@ -1,0 +1,119 @@
+import GNSS
+
+// The messages of the V2 `/events` channel. TMM's own schema is not published (TMM-API.md §6.7,
+// §10 item 3), so this is ours, documented in docs/events.md: one JSON object per text frame,
+// always with `event` (the kind) and `time` (when the bridge saw it happen, ISO 8601 UTC), plus
+// the members of that kind. Names are camelCase like the rest of TMM's JSON; values that are
+// unknown are `null`, never left out, as in LocationV2.
+
+/// One `/events` message.
+public enum BridgeEvent: Sendable, Equatable {
+    /// The first message on every `/events` connection: the state at the moment it connected.
+    case status(BridgeStatus)
+    /// A receiver started delivering data (gpsd opened it). `device` is its path, if known.
+    case receiverConnected(device: String?, receiver: ReceiverInfo)
+    /// A receiver went away (unplugged, or removed from gpsd).
+    case receiverDisconnected(device: String?, receiver: ReceiverInfo)
+    /// The solution type changed between two epochs (including to and from no fix).
+    case fixQualityChanged(previous: FixQuality, current: FixQuality)
+    /// Positions stopped flowing. `reason` is one of `BridgeEvent.inputLossReasons`.
+    case inputLost(reason: String, message: String)
+    /// Positions flow again after `inputLost`.
+    case inputRestored
+    /// A registration request was answered (`applicationId` as registered, lower-case).
+    case registration(applicationID: String, result: RegistrationResult)
+
+    /// The `reason` codes of `inputLost`, as documented.
+    public static let inputLossReasons = ["gpsdUnreachable", "gpsdConnectionLost", "receiverRemoved", "receiverSilent"]
+
+    /// The `event` member's value.
+    public var name: String {
+        switch self {
+        case .status: "status"
+        case .receiverConnected: "receiverConnected"
+        case .receiverDisconnected: "receiverDisconnected"
+        case .fixQualityChanged: "fixQualityChanged"
+        case .inputLost: "inputLost"
+        case .inputRestored: "inputRestored"
+        case .registration: "registration"
+        }
+    }
+}
+
+/// What `status` reports.
+public struct BridgeStatus: Sendable, Equatable {
+    /// `live` while positions flow, `lost` after an input loss, `waiting` before the first data.
+    public enum Input: String, Sendable, Equatable {
+        case waiting, live, lost
+    }
+
+    public var input: Input
+    public var receiver: ReceiverInfo
+    /// The solution type of the latest epoch (`.noFix` before any).
+    public var quality: FixQuality
+
+    public init(input: Input, receiver: ReceiverInfo, quality: FixQuality) {
+        self.input = input
+        self.receiver = receiver
+        self.quality = quality
+    }
+}
+
+/// Writes `/events` messages.
+public enum BridgeEventEncoder {
+    /// Appends `event` as one JSON object, stamped with the wall-clock time `unixMilliseconds`.
+    public static func write(_ event: BridgeEvent, unixMilliseconds: Int64, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("event", string: event.name)
+        writer.key("time")
+        writer.isoTimestampValue(wallClock(unixMilliseconds))
+        switch event {
+        case .status(let status):
+            writer.field("input", string: status.input.rawValue)
+            writeQuality(status.quality, prefix: nil, to: &writer)
+            writer.key("receiver")
+            RESTBodies.writeReceiverInfo(status.receiver, to: &writer)
+        case .receiverConnected(let device, let receiver), .receiverDisconnected(let device, let receiver):
+            writer.field("device", string: device)
+            writer.key("receiver")
+            RESTBodies.writeReceiverInfo(receiver, to: &writer)
+        case .fixQualityChanged(let previous, let current):
+            writeQuality(current, prefix: nil, to: &writer)
+            writeQuality(previous, prefix: "previous", to: &writer)
+        case .inputLost(let reason, let message):
+            writer.field("reason", string: reason)
+            writer.field("message", string: message)
+        case .inputRestored:
+            break
+        case .registration(let applicationID, let result):
+            writer.field("applicationId", string: applicationID)
+            writer.field("registrationResult", string: result.rawValue)
+        }
+        writer.endObject()
+    }
+
+    /// The message as bytes.
+    public static func bytes(_ event: BridgeEvent, unixMilliseconds: Int64) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 512)
+        write(event, unixMilliseconds: unixMilliseconds, to: &writer)
+        return writer.bytes
+    }
+
+    /// `diffStatus` and `solutionType` with LocationV2's meaning (`null` without a fix).
+    private static func writeQuality(_ quality: FixQuality, prefix: String?, to writer: inout JSONWriter) {
+        writer.field(prefix.map { $0 + "DiffStatus" } ?? "diffStatus", integer: quality.diffStatus)
+        writer.field(prefix.map { $0 + "SolutionType" } ?? "solutionType", string: quality.solutionType)
+    }
+
+    /// The UTC calendar instant of a Unix time in milliseconds (floor division for times before 1970).
+    static func wallClock(_ unixMilliseconds: Int64) -> UTCTimestamp {
+        let millisecondsPerDay: Int64 = 86_400_000
+        var days = unixMilliseconds / millisecondsPerDay
+        var rest = unixMilliseconds % millisecondsPerDay
+        if rest < 0 {
+            days -= 1
+            rest += millisecondsPerDay
+        }
+        return UTCTimestamp(date: CalendarDate(daysSinceEpoch: Int(days)), nanosecondsOfDay: rest * 1_000_000)
+    }
+}

@@ -1,0 +1,94 @@
+// `tmm-bridge open URL`: the Linux side of TMM's registration hand-off. A client app "opens" a
+// `tmmregister://?…` or `trimblemobilemanager://request/tmmRegister?…` URL (xdg-open, through the
+// desktop file that registers us for those schemes); this command hands it to the running
+// daemon over its control socket and opens the reply URL the daemon built, which carries the
+// registration result and the ports back to the app.
+import Bridge
+import Glibc
+import Posix
+
+struct OpenCommand: Equatable {
+    var url: String
+    var printOnly = false
+    var runtimeDirectory: String?
+    var controlSocket: String?
+
+    static let synopsis = "       tmm-bridge open URL [--print] [--runtime-dir DIR | --control PATH]"
+    static let summary = """
+        open     Hand a registration URL (tmmregister://?<base64 JSON>, tmmsocketserverport://?…, or
+                 trimblemobilemanager://request/tmmRegister?applicationId=…&callback=…) to the running
+                 daemon and open the reply URL with xdg-open (--print: print it instead). The daemon
+                 is found at DIR/control.sock (default: the runtime directory run uses).
+        """
+
+    static func parse(_ arguments: ArraySlice<String>) throws(UsageError) -> OpenCommand {
+        var url: String?
+        var command = OpenCommand(url: "")
+        var rest = arguments
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--print": command.printOnly = true
+            case "--runtime-dir":
+                guard let value = rest.popFirst() else { throw UsageError(message: "--runtime-dir needs a DIR") }
+                command.runtimeDirectory = value
+            case "--control":
+                guard let value = rest.popFirst() else { throw UsageError(message: "--control needs a PATH") }
+                command.controlSocket = value
+            default:
+                guard !argument.hasPrefix("--") else { throw UsageError(message: "open: unknown option '\(argument)'") }
+                guard url == nil else { throw UsageError(message: "open takes one URL, got '\(argument)' too") }
+                url = argument
+            }
+        }
+        guard let url else { throw UsageError(message: "open needs a URL") }
+        command.url = url
+        return command
+    }
+
+    func run() -> Int32 {
+        let socket = controlSocket
+            ?? BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory ?? defaultRuntimeDirectory())
+        let reply: ControlProtocol.Reply
+        do {
+            reply = try ControlProtocol.open(url, socketPath: socket)
+        } catch {
+            log(error.message)
+            return ExitCode.failure
+        }
+        switch reply {
+        case .error(let message):
+            log(message)
+            return ExitCode.failure
+        case .ok(let result, let replyURL):
+            if result != "OK" && result != "-" {
+                log("registration refused: \(result) (the reply tells the application so)")
+            }
+            if printOnly {
+                Output.standard(replyURL + "\n")
+                return ExitCode.ok
+            }
+            return openWithXDG(replyURL)
+        }
+    }
+
+    /// Runs `xdg-open URL` and waits for it.
+    private func openWithXDG(_ url: String) -> Int32 {
+        guard let xdgOpen = findExecutable("xdg-open") else {
+            log("xdg-open is not installed (apt-get install xdg-utils), so the reply cannot be opened; it is:")
+            Output.standard(url + "\n")
+            return ExitCode.failure
+        }
+        do {
+            let child = try ChildProcess(executable: xdgOpen, arguments: [url], logDescriptor: nil)
+            let ended = child.wait()
+            guard case .exited(0) = ended else {
+                log("xdg-open \(ended) while opening the reply URL: \(url)")
+                return ExitCode.failure
+            }
+            return ExitCode.ok
+        } catch {
+            log("cannot run xdg-open: \(error)")
+            return ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,161 @@
+// `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
+// six TMM servers, starts the receiver side and serves until SIGINT or SIGTERM.
+import Bridge
+import Glibc
+import Posix
+
+struct RunCommand: Equatable {
+    /// The configuration file given with --config (nil: the default path, if it exists).
+    var configFile: String?
+    /// Options from the command line, in order (names without `--`; nil value for a flag).
+    var settings: [Setting] = []
+
+    struct Setting: Equatable {
+        var name: String
+        var value: String?
+    }
+
+    /// Read when no --config is given and the file exists.
+    static let defaultConfigFile = "/etc/tmm-bridge/tmm-bridge.conf"
+
+    static var summary: String {
+        var text = """
+            run      Serve TMM clients: WebSocket V1 and V2, the REST API and registration, from the
+                     receivers udev finds (or --device PATH) read through gpsd. Options (each also
+                     works as 'name = value' in the --config file, default \(defaultConfigFile)):
+            """
+        for option in BridgeConfiguration.options {
+            let flag = "--\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
+            let padded = flag.count < 34 ? flag + String(repeating: " ", count: 34 - flag.count) : flag + "  "
+            text += "\n           \(padded)\(option.help)"
+        }
+        text += "\n           --no-discovery                    same as --discovery no"
+        return text
+    }
+
+    static func parse(_ arguments: ArraySlice<String>) throws(UsageError) -> RunCommand {
+        var command = RunCommand()
+        var rest = arguments
+        var scratch = BridgeConfiguration()
+        while let argument = rest.popFirst() {
+            guard argument.hasPrefix("--") else { throw UsageError(message: "run: unexpected argument '\(argument)'") }
+            var name = String(argument.dropFirst(2))
+            var value: String?
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "config" {
+                guard let path = value ?? rest.popFirst() else { throw UsageError(message: "--config needs a FILE") }
+                command.configFile = path
+                continue
+            }
+            if name == "no-discovery" {
+                guard value == nil else { throw UsageError(message: "--no-discovery takes no value") }
+                name = "discovery"
+                value = "no"
+            }
+            guard let option = BridgeConfiguration.option(named: name) else {
+                throw UsageError(message: "run: unknown option '--\(name)'")
+            }
+            if value == nil && option.valueName != nil {
+                guard let next = rest.popFirst(), !next.hasPrefix("--") else {
+                    throw UsageError(message: "--\(name) needs a value (\(option.valueName ?? ""))")
+                }
+                value = next
+            }
+            // Checked now, so a bad value is a usage error (64) before anything starts.
+            do { try scratch.apply(name, value) } catch { throw UsageError(message: "--\(error.message)") }
+            command.settings.append(Setting(name: name, value: value))
+        }
+        return command
+    }
+
+    /// The configuration: defaults, then the file, then the command line (a repeatable option on
+    /// the command line replaces the file's values).
+    func configuration() throws(ConfigurationError) -> BridgeConfiguration {
+        var configuration = BridgeConfiguration()
+        let path = configFile ?? (access(Self.defaultConfigFile, F_OK) == 0 ? Self.defaultConfigFile : nil)
+        if let path {
+            let bytes: [UInt8]?
+            do { bytes = try AtomicFile.read(path, limit: 1 << 20) } catch {
+                throw ConfigurationError(message: "cannot read the configuration file: \(error)")
+            }
+            guard let bytes else { throw ConfigurationError(message: "configuration file \(path) does not exist") }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError(message: "configuration file \(path) is not UTF-8 text")
+            }
+            try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: path), path: path, to: &configuration)
+        }
+        var replaced: Set<String> = []
+        for setting in settings {
+            if BridgeConfiguration.option(named: setting.name)?.repeatable == true, replaced.insert(setting.name).inserted {
+                configuration.clear(setting.name)
+            }
+            try configuration.apply(setting.name, setting.value)
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    func run() -> Int32 {
+        let configuration: BridgeConfiguration
+        do {
+            configuration = try self.configuration()
+        } catch {
+            log("configuration: \(error)")
+            return ExitCode.config
+        }
+        // Signals are read from a signalfd in the loop: block them before any thread starts.
+        do { try SignalDescriptor.block([SIGINT, SIGTERM]) } catch {
+            log("cannot block signals: \(error)")
+            return ExitCode.failure
+        }
+        signal(SIGPIPE, SIG_IGN)
+        let descriptors = raiseOpenFileLimit()
+        if descriptors < 2 * configuration.limits.maxConnections {
+            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)")
+        }
+
+        let runtime = configuration.runtimeDirectory ?? defaultRuntimeDirectory()
+        let environment = BridgeServer.Environment(
+            stateDirectory: configuration.stateDirectory ?? defaultStateDirectory(), runtimeDirectory: runtime,
+            version: BridgeVersion.current)
+        var options = ReceiverInput.Options(runtimeDirectory: runtime)
+        options.devices = configuration.devices
+        options.gpsd = configuration.gpsd
+        options.gpsdControlSocket = configuration.gpsdControlSocket
+        options.discovery = configuration.discovery
+        options.replay = configuration.replay
+        options.demoCapture = DemoCapture.text.description
+
+        let input: ReceiverInput
+        do {
+            input = try ReceiverInput(options: options) { log($0) }
+        } catch {
+            log("cannot set up the receiver input: \(error)")
+            return ExitCode.failure
+        }
+        let server: BridgeServer
+        do {
+            server = try BridgeServer(configuration: configuration, environment: environment, input: input) { log($0) }
+        } catch {
+            log(error.message)
+            return error.isConfigurationProblem ? ExitCode.config : ExitCode.failure
+        }
+        do {
+            try input.start()
+        } catch {
+            log(error.message)
+            return ExitCode.failure
+        }
+        do {
+            try server.run()
+        } catch {
+            log(error.message)
+            input.stop()
+            return ExitCode.failure
+        }
+        return ExitCode.ok
+    }
+}
