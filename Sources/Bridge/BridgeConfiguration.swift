@@ -399,11 +399,10 @@ public enum ConfigurationFile {
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> [Entry] {
         var entries: [Entry] = []
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift, so both line ends are named.
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             number += 1
             let location = "\(path):\(number): "
-            var line = Substring(raw)
-            if line.last == "\r" { line = line.dropLast() }
             let trimmed = trimSpaces(line)
             if trimmed.isEmpty || trimmed.first == "#" { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {
