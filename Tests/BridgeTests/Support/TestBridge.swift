@@ -252,7 +252,7 @@ final class RawClient {
 }
 
 /// One request on a new connection.
-func request(_ port: UInt16, _ method: String = "GET", _ target: String, headers: [String] = [], body: String = "",
+func request(_ port: UInt16, _ target: String, method: String = "GET", headers: [String] = [], body: String = "",
              authorized: Bool = true) throws -> HTTPResponse {
     let client = try RawClient(port: port)
     var text = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
