@@ -1,6 +1,3 @@
-import Glibc
-import Posix
-
 // The control socket's protocol: one request line, one reply line, then the daemon closes.
 // Lines are UTF-8 text ending in LF, at most `maximumLineLength` bytes.
 //
@@ -8,8 +5,9 @@ import Posix
 //                       Unauthorized or NoNetwork for a registration, "-" for a port request)
 //                     → ERROR <message>                          (nothing was registered)
 //
-// `tmm-bridge open URL` is the client; the socket lives at `<runtime-dir>/control.sock`, mode
-// 0660, so root and the daemon's group may use it.
+// `tmm-bridge open URL` is the client (ControlProtocol+Client.swift); the socket lives at
+// `<runtime-dir>/control.sock`, mode 0660, so root and the daemon's group may use it. This file is
+// pure (standard library only), so Fuzz/run-bridge.sh can build it alone.
 
 public enum ControlProtocol {
     /// Longest request or reply line (a registration URL with a long return URL fits easily).
@@ -53,41 +51,6 @@ public enum ControlProtocol {
         }
         if line.hasPrefix("ERROR ") { return .error(String(line.dropFirst(6))) }
         return nil
-    }
-
-    /// Sends `OPEN url` to the daemon at `socketPath` and returns its reply.
-    public static func open(_ url: String, socketPath: String, timeoutMilliseconds: Int32 = 10_000)
-        throws(ControlFailure) -> Reply
-    {
-        guard !url.contains("\n"), !url.contains("\r") else {
-            throw ControlFailure(message: "the URL contains a line break")
-        }
-        let socket: StreamSocket
-        do {
-            socket = try StreamSocket.connect(unixPath: socketPath)
-        } catch {
-            let hint = error == .noSuchFileOrDirectory || error == .connectionRefused
-                ? "no tmm-bridge daemon is running there (start it: tmm-bridge run, or systemctl start tmm-bridge)"
-                : error.rawValue == EACCES ? "permission denied (run as root or as a member of the daemon's group)" : "\(error)"
-            throw ControlFailure(message: "cannot reach the daemon at \(socketPath): \(hint)")
-        }
-        do {
-            try socket.descriptor.writeAll("OPEN \(url)\n")
-        } catch {
-            throw ControlFailure(message: "cannot send to the daemon at \(socketPath): \(error)")
-        }
-        let line: [UInt8]
-        do {
-            line = try socket.readUntil(UInt8(ascii: "\n"), limit: maximumLineLength, milliseconds: timeoutMilliseconds)
-        } catch {
-            throw ControlFailure(message: "no answer from the daemon at \(socketPath): \(error)")
-        }
-        var text = String(decoding: line, as: UTF8.self)
-        if text.hasSuffix("\n") { text.removeLast() }
-        guard let reply = parseReply(text) else {
-            throw ControlFailure(message: "the daemon at \(socketPath) answered something unexpected: '\(text.prefix(80))'")
-        }
-        return reply
     }
 }
 
