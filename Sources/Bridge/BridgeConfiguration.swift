@@ -94,9 +94,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var queueHardLimit = 256 * 1024
     /// See `queueHardLimit`.
     public var slowClientGrace: Int64 = 2_000_000_000
-    /// SO_SNDBUF asked for each WebSocket client: bounds how much stale data the kernel holds for
-    /// a client that reads slowly, so the backlog (and its coalescing) happens where we see it.
-    public var webSocketSendBuffer = 64 * 1024
+    /// SO_SNDBUF asked for each client connection. Bounds the kernel memory a client that reads
+    /// slowly can pin (Linux otherwise grows a buffer to 4 MiB), and keeps a WebSocket backlog in
+    /// our queue, where it is coalesced and measured, instead of ageing in the kernel.
+    public var sendBuffer = 64 * 1024
     /// How often LocationV1 clients get the latest position (TMM: once per second).
     public var locationV1Interval: Int64 = 1_000_000_000
     /// A position older than this is not resent to V1 clients (input has stalled).
@@ -215,8 +216,8 @@ extension BridgeConfiguration {
         option("ws-slow-client-grace", "SECONDS", "time past the hard limit before closing with 1008 (default 2)") {
             c, v throws(ConfigurationError) in c.limits.slowClientGrace = try seconds(v, "ws-slow-client-grace")
         },
-        option("ws-send-buffer", "BYTES", "kernel send buffer asked for each WebSocket client (default 64K)") {
-            c, v throws(ConfigurationError) in c.limits.webSocketSendBuffer = try bytes(v, "ws-send-buffer")
+        option("send-buffer", "BYTES", "kernel send buffer asked for each client connection (default 64K)") {
+            c, v throws(ConfigurationError) in c.limits.sendBuffer = try bytes(v, "send-buffer")
         },
         option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
             c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")

@@ -48,6 +48,8 @@ final class Connection {
     var output = OutboundQueue()
     /// The selector currently also waits for writability.
     var wantsWritable = false
+    /// What the selector waits for now (kept to skip redundant epoll_ctl calls).
+    var interest: SelectorInterest = .readable
     /// Set once the connection is to end: after the queue drains the write side is shut down.
     var closeAfterFlush = false
     /// Set after the write side is shut down: input is read and dropped until end of file or this.

@@ -5,6 +5,11 @@ import Glibc
 public struct StreamSocket: ~Copyable {
     public let descriptor: FileDescriptor
 
+    /// Adopts a connected socket.
+    public init(descriptor: consuming FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
     /// Connects to the unix socket at `path`.
     public static func connect(unixPath path: String) throws(Errno) -> StreamSocket {
         let fd = try retryingInterrupts { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }

@@ -29,7 +29,7 @@ struct ConfigurationTests {
         ("demo", "yes"), ("http-idle-timeout", "0.5"), ("http-request-timeout", "10"), ("max-connections", "1"),
         ("ws-ping-interval", "20"), ("ws-pong-timeout", "0.000000001"), ("ws-max-message", "64K"),
         ("ws-queue-soft-limit", "1"), ("ws-queue-hard-limit", "1M"), ("ws-slow-client-grace", "86400"),
-        ("ws-send-buffer", "4096"), ("receiver-connect-timeout", "3"),
+        ("send-buffer", "4096"), ("receiver-connect-timeout", "3"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()

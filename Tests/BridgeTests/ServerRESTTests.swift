@@ -4,6 +4,7 @@ import Foundation
 import GPSD
 import Glibc
 import Posix
+import Synchronization
 import TMMProtocol
 import Testing
 
@@ -223,5 +224,76 @@ struct ServerRESTTests {
                 _ = try TCPListener.bind(address: "127.0.0.1", port: port)
             }
         }
+    }
+}
+
+@Suite("Backpressure", .serialized)
+struct ServerBackpressureTests {
+    @Test func aClientThatPipelinesWithoutReadingIsPausedAndLosesNothing() throws {
+        let bridge = try TestBridge.start()
+        try bridge.register(testAppID)
+        let greedy = try RawClient(port: bridge.ports.api, receiveBuffer: 4096)
+        // 404s: answered with keep-alive and without an access code (which would expire meanwhile).
+        let ping = "GET /nothing/here HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "p", count: 1900))\r\n\r\n"
+        // 16 MB of requests (more than the kernel buffers on both sides hold) and 2.5 MB of answers
+        // (more than the server queues for one client).
+        let count = 8000
+        let bytes = Array(String(repeating: ping, count: count).utf8)
+        let fd = greedy.socket.descriptor.rawValue
+        let done = LogLines()
+        // Written from another thread: once the server's queue for this client is full it stops
+        // reading it, so this write blocks until the answers below are read.
+        let writer = try OSThread(name: "greedy") {
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { break }
+                offset += n
+            }
+            done.lines.withLock { $0.append("sent \(offset)") }
+        }
+        // Without the pause the server reads all 16 MB within about a second; with it the writer is
+        // still blocked after three.
+        sleep(nanoseconds: 3_000_000_000)
+        #expect(done.lines.withLock { $0.isEmpty }, "the server kept reading a client that does not read its answers")
+        // Meanwhile the server answers others at once.
+        let started = monotonicNanoseconds()
+        #expect(try request(bridge.ports.api, "/api/v1/test/ping").status == 200)
+        #expect(monotonicNanoseconds() - started < 1_000_000_000)
+        var answered = 0
+        while answered < count {
+            let response = try greedy.response(milliseconds: 5000)
+            guard response.status == 404 else {
+                Issue.record("answer \(answered): \(response)")
+                break
+            }
+            answered += 1
+        }
+        writer.join()
+        #expect(answered == count, "every pipelined request is answered, in order")
+        #expect(done.lines.withLock { $0 } == ["sent \(bytes.count)"])
+    }
+
+    @Test func aPingFloodWithoutReadingEndsIn1008() throws {
+        let bridge = try TestBridge.start {
+            $0.limits.queueHardLimit = 64 * 1024
+            $0.limits.slowClientGrace = 100_000_000
+        }
+        let flooder = try WebSocketTestClient(port: bridge.ports.location)
+        let ping = WebSocketTestClient.frame(opcode: 0x9, [UInt8](repeating: 0x55, count: 125))
+        var flood: [UInt8] = []
+        for _ in 0..<64 { flood += ping }
+        let fd = flooder.raw.socket.descriptor.rawValue
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while monotonicNanoseconds() < deadline && !bridge.logs.contains(where: { $0.contains("closing a slow WebSocket client") }) {
+            _ = flood.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            sleep(nanoseconds: 1_000_000)
+        }
+        #expect(bridge.logs.contains { $0.contains("closing a slow WebSocket client (1008)") }, "\(bridge.logs)")
+        // The server stayed responsive throughout.
+        let other = try WebSocketTestClient(port: bridge.ports.location)
+        try other.send(opcode: 0x9, [1])
+        #expect(try other.frame()?.opcode == 0xA)
     }
 }

@@ -308,7 +308,7 @@ struct ServerWebSocketTests {
             $0.limits.queueSoftLimit = 8 * 1024
             $0.limits.queueHardLimit = 32 * 1024
             $0.limits.slowClientGrace = 100_000_000
-            $0.limits.webSocketSendBuffer = 4096
+            $0.limits.sendBuffer = 4096
         }
         try bridge.register(testAppID)
         let slow = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")

@@ -182,6 +182,26 @@ final class RawClient {
         socket = try StreamSocket.connect(loopbackPort: port)
     }
 
+    /// A client whose kernel receive buffer is `receiveBuffer` bytes from the start (set before
+    /// connecting, so the window it advertises stays small): a client that reads slowly.
+    init(port: UInt16, receiveBuffer: Int) throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var size = CInt(receiveBuffer)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            Glibc.close(fd)
+            throw Errno.current
+        }
+        socket = StreamSocket(descriptor: FileDescriptor(adopting: fd))
+    }
+
     func send(_ text: String) throws { try socket.descriptor.writeAll(text) }
     func send(_ bytes: [UInt8]) throws { try socket.descriptor.writeAll(bytes) }
 
