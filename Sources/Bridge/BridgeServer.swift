@@ -458,6 +458,7 @@ public final class BridgeServer {
             switch result {
             case .processed(let count):
                 connection.output.consumed(count)
+                if count > 0 && connection.webSocket == nil { connection.lastActivity = monotonicNanoseconds() }
                 if count < bytes.count - offset {
                     watchWritable(connection, true)
                     return
@@ -543,7 +544,8 @@ public final class BridgeServer {
                                  keepAlive: false, version: .http1_1)
                     closeAfterFlush(connection, now: now)
                 }
-            } else if connection.output.isEmpty && now - connection.lastActivity >= limits.httpIdleTimeout {
+            } else if now - connection.lastActivity >= limits.httpIdleTimeout {
+                // Idle between requests, or not taking its answers (a full queue, no progress).
                 close(connection)
             }
         }

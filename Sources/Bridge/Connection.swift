@@ -57,7 +57,7 @@ final class Connection {
     /// A connection being closed that does not drain its queue is closed anyway at this time.
     var closeDeadline: Int64?
 
-    /// Last time bytes arrived (HTTP idle timeout).
+    /// Last time bytes arrived or the client took some of our output (HTTP idle timeout).
     var lastActivity: Int64
     /// When the request now in progress began (HTTP request timeout); nil between requests.
     var requestStartedAt: Int64?

@@ -297,3 +297,27 @@ struct ServerBackpressureTests {
         #expect(try other.frame()?.opcode == 0xA)
     }
 }
+
+extension ServerBackpressureTests {
+    @Test func aClientThatNeverTakesItsAnswersIsDroppedAfterTheIdleTime() throws {
+        let bridge = try TestBridge.start { $0.limits.httpIdleTimeout = 500_000_000 }
+        let stuck = try RawClient(port: bridge.ports.api, receiveBuffer: 4096)
+        // 300 KB of answers queued (more than the kernel buffers hold), none read.
+        try stuck.send(String(repeating: "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n", count: 1500))
+        sleep(nanoseconds: 1_500_000_000)
+        // Dropped: reading now finds the end of the stream after what the kernel had buffered.
+        var ended = false
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while monotonicNanoseconds() < deadline {
+            do {
+                if try !stuck.fill(milliseconds: 1000) { ended = true; break }
+            } catch {
+                ended = true  // reset
+                break
+            }
+        }
+        #expect(ended, "the connection was not closed")
+        let answers = String(decoding: stuck.buffer, as: UTF8.self).components(separatedBy: "HTTP/1.1 404").count - 1
+        #expect(answers < 1500, "it got \(answers) answers: the queue was never full")
+    }
+}
