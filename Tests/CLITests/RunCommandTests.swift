@@ -61,7 +61,7 @@ struct RunCommandTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var ports: [UInt16] = []
         while ports.count < 7 {
-            if let port = freeLoopbackPortForTest(), !ports.contains(port) { ports.append(port) }
+            if let port = freeLoopbackPort(), !ports.contains(port) { ports.append(port) }
         }
         let config = """
             # written by the test
@@ -132,21 +132,4 @@ struct RunCommandTests {
             #expect(process.terminationStatus == 0, "\(output)")
         }
     }
-}
-
-/// A free loopback port (the kernel's choice for port 0).
-func freeLoopbackPortForTest() -> UInt16? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-        }
-    }
-    return bound ? UInt16(bigEndian: address.sin_port) : nil
 }
