@@ -169,8 +169,11 @@ func fuzzConfiguration(_ input: String) {
             }
         }
         check("config-line-local", alone == entries, "lines parsed one by one differ from the file")
-        // Written back with quoted values, the entries parse to themselves.
-        let written = entries.map { "\($0.name) = \"\($0.value)\"" }.joined(separator: "\n")
+        // Written back with quoted values, the entries parse to themselves. A value holding `"`
+        // cannot be quoted (a quoted value ends at the next quote); it came from an unquoted
+        // value, trimmed and free of comments, so it is written back as it was.
+        let quote = { (value: String) in value.utf8.contains(UInt8(ascii: "\"")) ? value : "\"\(value)\"" }
+        let written = entries.map { "\($0.name) = \(quote($0.value))" }.joined(separator: "\n")
         let again = parseConfiguration(written, path: path)
         let expected = entries.map { [$0.name, $0.value] }
         let joins = entries.contains { joinsPrevious($0.value) || joinsNext($0.value) }
@@ -188,7 +191,7 @@ func fuzzConfiguration(_ input: String) {
         // docs/configuration.md's other forms: a quoted value followed by a comment, and a plain
         // value where nothing needs quoting (no `"` first, no white space at either end, no `#`
         // first or after white space; no CR, which would join a following LF, see config-value-cr).
-        let commented = entries.map { "\($0.name) = \"\($0.value)\"   # note" }.joined(separator: "\n")
+        let commented = entries.map { "\($0.name) = \(quote($0.value))   # note" }.joined(separator: "\n")
         let withComments = parseConfiguration(commented, path: path).map { $0.map { [$0.name, $0.value] } }
         check(joins ? "config-grapheme" : "config-quoted-comment", withComments == .success(expected),
               "written as \(show(commented)): \(withComments)")
@@ -248,6 +251,8 @@ func fuzzControl(_ line: String) {
     let result = space.map { text(bytes[..<$0]) } ?? "-"
     let url = space.map { text(bytes[($0 + 1)...]) } ?? line
     let hasBreak = { (s: String) in s.utf8.contains(lf) || s.utf8.contains(cr) }
+    // formatReply turns every control character into a space (line breaks included).
+    let hasControl = { (s: String) in s.utf8.contains { $0 < 0x20 || $0 == 0x7F } }
     let replies: [ControlProtocol.Reply] = [.error(line), .ok(result: result, url: url)]
     for reply in replies {
         let formatted = ControlProtocol.formatReply(reply)
@@ -261,15 +266,15 @@ func fuzzControl(_ line: String) {
             check(hasBreak(result) || hasBreak(url) ? "reply-ok-line-break" : "reply-line", oneLine,
                   "formatReply(.ok(\(show(result)), \(show(url)))) = \(show(formatted))")
         }
-        // Round trip for replies without line breaks (a result is one word).
+        // Round trip for replies without control characters (a result is one word).
         let plain: Bool
         let joins: Bool
         switch reply {
         case .error(let message):
-            plain = !hasBreak(message)
+            plain = !hasControl(message)
             joins = joinsPrevious(message)
         case .ok(let result, let url):
-            plain = !hasBreak(result) && !hasBreak(url) && !result.utf8.contains(0x20)
+            plain = !hasControl(result) && !hasControl(url) && !result.utf8.contains(0x20)
             joins = joinsPrevious(result) || joinsNext(result) || joinsPrevious(url)
         }
         if plain {
@@ -283,7 +288,7 @@ func fuzzControl(_ line: String) {
     if let reply = ControlProtocol.parseReply(line) {
         check("reply-parse", bytes.starts(with: Array("OK ".utf8)) || bytes.starts(with: Array("ERROR ".utf8)),
               "\(show(line)) accepted as \(reply)")
-        if !hasBreak(line) {
+        if !hasControl(line) {
             check("reply-parse", ControlProtocol.formatReply(reply) == line + "\n",
                   "\(show(line)) re-formatted as \(show(ControlProtocol.formatReply(reply)))")
         }

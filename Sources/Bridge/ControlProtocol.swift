@@ -26,31 +26,61 @@ public enum ControlProtocol {
         case error(String)
     }
 
+    // The parsers and the formatter work on Unicode scalars, not Characters: "\r\n" is one
+    // Character in Swift, and a combining mark after a space would hide the space from a
+    // Character comparison.
+
     public static func parseRequest(_ line: String) -> Result<Request, ControlFailure> {
-        if line.hasPrefix("OPEN ") {
-            let url = String(line.dropFirst(5))
+        let scalars = Substring(line).unicodeScalars
+        if let url = after(prefix: "OPEN ", in: scalars) {
             guard !url.isEmpty else { return .failure(ControlFailure(message: "OPEN needs a URL")) }
-            return .success(.open(url: url))
+            return .success(.open(url: String(Substring(url))))
         }
-        let verb = line.prefix { $0 != " " }
-        return .failure(ControlFailure(message: "unknown request '\(verb.prefix(32))': expected OPEN <url>"))
+        let verb = scalars.prefix { $0 != " " }.prefix(32)
+        return .failure(ControlFailure(message: "unknown request '\(String(Substring(verb)))': expected OPEN <url>"))
     }
 
+    /// One line ending in LF: line breaks and other control characters inside become spaces, and
+    /// the result word cannot contain a space (it would end the word).
     public static func formatReply(_ reply: Reply) -> String {
         switch reply {
-        case .ok(let result, let url): "OK \(result) \(url)\n"
-        case .error(let message): "ERROR \(message.replacingNewlines)\n"
+        case .ok(let result, let url): "OK \(oneLine(result, space: "_")) \(oneLine(url))\n"
+        case .error(let message): "ERROR \(oneLine(message))\n"
         }
     }
 
     public static func parseReply(_ line: String) -> Reply? {
-        if line.hasPrefix("OK ") {
-            let rest = line.dropFirst(3)
+        let scalars = Substring(line).unicodeScalars
+        if let rest = after(prefix: "OK ", in: scalars) {
             guard let space = rest.firstIndex(of: " ") else { return nil }
-            return .ok(result: String(rest[..<space]), url: String(rest[rest.index(after: space)...]))
+            return .ok(result: String(Substring(rest[..<space])), url: String(Substring(rest[rest.index(after: space)...])))
         }
-        if line.hasPrefix("ERROR ") { return .error(String(line.dropFirst(6))) }
+        if let message = after(prefix: "ERROR ", in: scalars) { return .error(String(Substring(message))) }
         return nil
+    }
+
+    /// What follows `prefix` in `scalars`, or nil when `scalars` does not start with it.
+    private static func after(prefix: String, in scalars: Substring.UnicodeScalarView) -> Substring.UnicodeScalarView? {
+        var index = scalars.startIndex
+        for expected in prefix.unicodeScalars {
+            guard index < scalars.endIndex, scalars[index] == expected else { return nil }
+            index = scalars.index(after: index)
+        }
+        return scalars[index...]
+    }
+
+    private static func oneLine(_ text: String, space: Unicode.Scalar? = nil) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out.append(space ?? " ")
+            } else if scalar == " ", let space {
+                out.append(space)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
     }
 }
 
@@ -59,10 +89,4 @@ public struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     public init(message: String) { self.message = message }
     public var description: String { message }
-}
-
-extension String {
-    fileprivate var replacingNewlines: String {
-        String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-    }
 }

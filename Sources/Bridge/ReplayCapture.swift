@@ -18,12 +18,26 @@ public struct ReplayCapture: Sendable, Equatable {
     }
 
     /// Parses a capture in gpsd's log format.
+    ///
+    /// Works on UTF-8 bytes (the syntax is ASCII): lines end at LF, trailing CR and spaces are
+    /// dropped, sentences start with `$` or `!`.
     public init(text: String, name: String) throws(Failure) {
+        let substring = Substring(text)
         var sentences: [Substring] = []
-        for raw in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            var line = raw
-            while let last = line.last, last == "\r" || last == " " { line = line.dropLast() }
-            if line.first == "$" || line.first == "!" { sentences.append(line) }
+        var lineStart = substring.utf8.startIndex
+        let end = substring.utf8.endIndex
+        while lineStart < end {
+            let lineEnd = substring.utf8[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? end
+            var last = lineEnd
+            while last > lineStart {
+                let before = substring.utf8.index(before: last)
+                guard substring.utf8[before] == UInt8(ascii: "\r") || substring.utf8[before] == UInt8(ascii: " ") else { break }
+                last = before
+            }
+            if last > lineStart, substring.utf8[lineStart] == UInt8(ascii: "$") || substring.utf8[lineStart] == UInt8(ascii: "!") {
+                sentences.append(substring[lineStart..<last])
+            }
+            lineStart = lineEnd == end ? end : substring.utf8.index(after: lineEnd)
         }
         guard let first = sentences.first else {
             throw Failure(message: "\(name): no NMEA sentences (lines starting with $) to replay")
@@ -32,7 +46,7 @@ public struct ReplayCapture: Sendable, Equatable {
         var epochs: [[UInt8]] = []
         var starterTimes: [Int64] = []
         for sentence in sentences {
-            if Self.sentenceType(sentence) == starter || epochs.isEmpty {
+            if Self.sentenceType(sentence).utf8.elementsEqual(starter.utf8) || epochs.isEmpty {
                 epochs.append([])
                 if let time = Self.timeOfDay(sentence) { starterTimes.append(time) }
             }
@@ -48,27 +62,49 @@ public struct ReplayCapture: Sendable, Equatable {
         period = Self.periodRange.contains(median) ? median : 1_000_000_000
     }
 
-    /// `GGA` of `$GNGGA,...` (the sentence type without the talker).
+    /// `GGA` of `$GNGGA,...` (the sentence type without the two-letter talker); `PTNL` and other
+    /// proprietary (`P…`) addresses whole.
     static func sentenceType(_ sentence: Substring) -> Substring {
-        let address = sentence.dropFirst().prefix { $0 != "," && $0 != "*" }
-        return address.hasPrefix("P") ? address : address.dropFirst(2)
+        let bytes = sentence.utf8
+        guard let first = bytes.indices.first else { return sentence }
+        let start = bytes.index(after: first)
+        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "*") } ?? bytes.endIndex
+        let address = sentence[start..<end]
+        if address.utf8.first == UInt8(ascii: "P") { return address }
+        let afterTalker = address.utf8.index(address.utf8.startIndex, offsetBy: 2, limitedBy: address.utf8.endIndex) ?? address.utf8.endIndex
+        return address[afterTalker...]
     }
 
-    /// Nanoseconds of the day from field 1 (`hhmmss.ss`) of sentences that carry it there.
+    /// Nanoseconds of the day from the time field (`hhmmss[.s…]`, field 1; `$PTNL,GGK`: field 2)
+    /// of the sentence types that carry one; nil for others and for anything not a valid time.
     static func timeOfDay(_ sentence: Substring) -> Int64? {
-        let fields = sentence.split(separator: ",", omittingEmptySubsequences: false)
-        guard fields.count > 1 else { return nil }
-        let type = sentenceType(sentence)
-        guard ["GGA", "RMC", "GNS", "GST", "ZDA"].contains(type) || type.hasPrefix("PTNL") else { return nil }
-        let field = type.hasPrefix("PTNL") ? (fields.count > 2 ? fields[2] : "") : fields[1]
-        let digits = field.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = digits.first, whole.count == 6, let hhmmss = Int64(whole) else { return nil }
-        var nanoseconds = (hhmmss / 10000 * 3600 + hhmmss / 100 % 100 * 60 + hhmmss % 100) * 1_000_000_000
-        if digits.count == 2, !digits[1].isEmpty, digits[1].count <= 9, let fraction = Int64(digits[1]) {
-            var scaled = fraction
-            for _ in digits[1].count..<9 { scaled *= 10 }
+        // Compared by bytes: String equality is Unicode-canonical, the NMEA address is ASCII.
+        let type = sentenceType(sentence).utf8
+        let isTrimble = type.elementsEqual("PTNL".utf8)
+        guard isTrimble || ["GGA", "RMC", "GNS", "GST", "ZDA"].contains(where: { type.elementsEqual($0.utf8) }) else {
+            return nil
+        }
+        let fields = sentence.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+        let wanted = isTrimble ? 2 : 1
+        guard fields.count > wanted else { return nil }
+        let field = Array(fields[wanted])
+        guard field.count >= 6, field.prefix(6).allSatisfy(isDigit) else { return nil }
+        func number(_ range: Range<Int>) -> Int64 { range.reduce(0) { $0 * 10 + Int64(field[$1] - UInt8(ascii: "0")) } }
+        let hours = number(0..<2), minutes = number(2..<4), seconds = number(4..<6)
+        // 60 is a leap second.
+        guard hours < 24, minutes < 60, seconds <= 60 else { return nil }
+        var nanoseconds = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000_000
+        if field.count > 6 {
+            let fraction = field[7...]
+            guard field[6] == UInt8(ascii: "."), !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy(isDigit) else {
+                return nil
+            }
+            var scaled = number(7..<field.count)
+            for _ in fraction.count..<9 { scaled *= 10 }
             nanoseconds += scaled
         }
         return nanoseconds
     }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }

@@ -144,7 +144,7 @@ struct ConfigurationFileTests {
             registration = open
 
               api-port=9737   # the REST port
-            device = "/dev/serial/by-id/usb-Trimble #1"
+            device = "/dev/serial/by-id/usb-Trimble #1"   # quotes keep spaces and '#'
             allow-app-id = 12345678-1234-1234-1234-123456789abc\r
             state-dir = /var/lib/a#b
             """
@@ -158,6 +158,25 @@ struct ConfigurationFileTests {
         #expect(c.registration == .open && c.basePorts.api == 9737)
     }
 
+    @Test func theDocumentedExampleLoads() throws {
+        // docs/configuration.md, "The file".
+        let text = """
+            # /etc/tmm-bridge/tmm-bridge.conf
+            registration = allowlist
+            allow-app-id = 12345678-1234-1234-1234-123456789abc
+            allow-app-id = 87654321-4321-4321-4321-cba987654321
+            device = "/dev/serial/by-id/usb-Trimble_R12i #2"   # quotes keep spaces and '#'
+            api-port = 9637
+            """
+        var c = BridgeConfiguration()
+        try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "example"), path: "example", to: &c)
+        #expect(c.devices == ["/dev/serial/by-id/usb-Trimble_R12i #2"])
+        #expect(c.allowedApplicationIDs.count == 2)
+        // A quoted value may hold what a combining mark would glue to a quote as a Character.
+        let entries = try ConfigurationFile.parse("device = \"x\u{301}\"", path: "t")
+        #expect(entries.map(\.value) == ["x\u{301}"])
+    }
+
     @Test(arguments: [
         ("api-port 9737", "t.conf:1: expected 'name = value', got 'api-port 9737'"),
         ("= 9737", "t.conf:1: '' is not an option name"),
@@ -165,6 +184,11 @@ struct ConfigurationFileTests {
         ("device = \"/dev/x", "t.conf:1: unterminated quoted value"),
         ("\n\napi-port = zero", "t.conf:3: api-port must be a port number 1-65535, not 'zero'"),
         ("bogus = 1", "t.conf:1: unknown option 'bogus'"),
+        ("device = \"/dev/x\" y", "t.conf:1: unexpected 'y' after the closing quote (a comment starts with #)"),
+        ("device = /dev/x\ry = z", "t.conf:1: control character U+000D in the line"),
+        ("device = /dev/\u{0}x", "t.conf:1: control character U+0000 in the line"),
+        ("a\u{301} = 1", "t.conf:1: 'a\u{301}' is not an option name"),
+        ("d\u{E9}vice = 1", "t.conf:1: 'd\u{E9}vice' is not an option name"),
     ])
     func malformedLinesNameTheFileAndLine(_ text: String, _ message: String) {
         do {

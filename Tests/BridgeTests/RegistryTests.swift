@@ -104,6 +104,12 @@ struct ControlProtocolTests {
         #expect(ControlProtocol.parseReply("ERROR it broke") == .error("it broke"))
         #expect(ControlProtocol.parseReply("HELLO") == nil)
         #expect(ControlProtocol.parseReply("OK x") == nil)
+        // Line breaks never split a reply, whatever the text; "\r\n" is one Character in Swift.
+        #expect(ControlProtocol.formatReply(.error("a\r\nb\rc")) == "ERROR a  b c\n")
+        #expect(ControlProtocol.formatReply(.ok(result: "Un authorized\n", url: "a://b\r\nOK")) == "OK Un_authorized_ a://b  OK\n")
+        // A combining mark after the space does not hide it.
+        #expect(ControlProtocol.parseReply("OK OK \u{301}x") == .ok(result: "OK", url: "\u{301}x"))
+        #expect(ControlProtocol.parseRequest("OPEN \u{301}x") == .success(.open(url: "\u{301}x")))
     }
 
     @Test func noDaemonIsAClearError() {

@@ -42,6 +42,12 @@ struct ReplayCaptureTests {
         #expect(ReplayCapture.timeOfDay("$GNGGA,132819.60,4134") == gga)
         #expect(ReplayCapture.timeOfDay("$PTNL,GGK,102939.00,051910") == ggk)
         #expect(ReplayCapture.timeOfDay("$GPGSV,3,1,12") == nil)
+        let leap: Int64 = (23 * 3600 + 59 * 60 + 60) * 1_000_000_000
+        #expect(ReplayCapture.timeOfDay("$GPGGA,235960,1") == leap, "a leap second")
+        for bad in ["$GPGGA,250000,1", "$GPGGA,006000,1", "$GPGGA,000061,1", "$GPGGA,+35959,1", "$GPGGA,-00001,1",
+                    "$GPGGA,120000.-5,1", "$GPGGA,120000.,1", "$GPGGA,120000.1234567890,1", "$GPGGA,12:00:00,1"] {
+            #expect(ReplayCapture.timeOfDay(Substring(bad)) == nil, "\(bad)")
+        }
         #expect(ReplayCapture.timeOfDay("$GPGGA,12,x") == nil)
         #expect(ReplayCapture.sentenceType("$PTNL,GGK,1") == "PTNL")
         #expect(ReplayCapture.sentenceType("$GNRMC,1") == "RMC")
