@@ -65,6 +65,9 @@ final class EpochWriter: Sendable {
 
     private let state: Mutex<State>
     private let pty: CInt
+    /// A pipe told each epoch's time of day (ms, 8 bytes) right after its last sentence was
+    /// written (the floor server's trigger); -1: none.
+    private let observer = Mutex<CInt>(-1)
 
     /// Writes into the pty controller `pty` (made non-blocking here), starting at `rate` Hz.
     init(pty: CInt, rate: Int) {
@@ -92,6 +95,10 @@ final class EpochWriter: Sendable {
 
     func stop() { state.withLock { $0.stopping = true } }
 
+    /// Starts (or, with nil, stops) telling the pipe `descriptor` about every epoch written.
+    /// Once this returns with nil, the writer no longer touches the old descriptor.
+    func setObserver(_ descriptor: CInt?) { observer.withLock { $0 = descriptor ?? -1 } }
+
     /// The writer thread's body: returns after `stop()`.
     func run() {
         var sentences = EpochSentences()
@@ -113,6 +120,11 @@ final class EpochWriter: Sendable {
             var complete = write(sentences.gga) && write(sentences.gst)
             let writeTime = monotonicNanoseconds()
             complete = write(sentences.rmc) && complete
+            observer.withLock { fd in
+                guard fd >= 0 else { return }
+                var value = Int64(milliseconds)
+                _ = Glibc.write(fd, &value, 8)
+            }
             if let schedule, let k = schedule.epoch(atMilliseconds: milliseconds) {
                 schedule.writeTimes.withLock { $0[k] = writeTime }
                 if !complete { schedule.overruns.add(1, ordering: .relaxed) }

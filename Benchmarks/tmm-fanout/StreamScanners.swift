@@ -9,14 +9,21 @@ import Glibc
 
 /// A fixed byte string searched for one byte at a time (Knuth-Morris-Pratt, so a partial match
 /// that fails is never rescanned); the only per-stream state is how many bytes are matched.
+///
+/// `search` is the fast path for a whole chunk: memchr for an `anchor` byte that is rare in the
+/// stream, memcmp at each hit, and the byte-wise matcher only for a match cut by the chunk's end.
 struct Needle: Sendable {
     let bytes: [UInt8]
     /// `fallback[i]`: the longest proper border of `bytes[0..<i]`.
     private let fallback: [Int]
+    private let anchor: Int
 
-    init(_ text: String) {
+    /// `anchor`: the index of the needle's byte that is rarest in the stream searched.
+    init(_ text: String, anchor: Int = 0) {
         bytes = Array(text.utf8)
         precondition(!bytes.isEmpty, "an empty needle matches everywhere")
+        precondition(bytes.indices.contains(anchor), "the anchor must be one of the needle's bytes")
+        self.anchor = anchor
         var table = [Int](repeating: 0, count: bytes.count + 1)
         var border = 0
         for i in 1..<bytes.count {
@@ -35,6 +42,39 @@ struct Needle: Sendable {
         var state = matched == bytes.count ? fallback[matched] : matched
         while state > 0 && bytes[state] != byte { state = fallback[state] }
         return bytes[state] == byte ? state + 1 : 0
+    }
+
+    /// Searches `base[start..<end]`, continuing a match of `matched` bytes begun in an earlier
+    /// chunk. Returns the index just past the needle (with `matched == count`), or `end` with
+    /// `matched` set to the partial match the chunk ends in.
+    func search(_ base: UnsafePointer<UInt8>, from start: Int, to end: Int, matched: inout Int) -> Int {
+        var i = start
+        while matched > 0 && i < end {
+            matched = advance(matched, base[i])
+            i += 1
+            if matched == bytes.count { return i }
+        }
+        let anchorByte = CInt(bytes[anchor])
+        var from = i
+        while from + anchor < end {
+            guard let hit = memchr(base + from + anchor, anchorByte, end - from - anchor) else { break }
+            let candidate = base.distance(to: hit.assumingMemoryBound(to: UInt8.self)) - anchor
+            // A candidate cut by the chunk's end (and so every later one) is left to the tail.
+            guard candidate + bytes.count <= end else { break }
+            let equal = bytes.withUnsafeBufferPointer { memcmp(base + candidate, $0.baseAddress!, $0.count) == 0 }
+            if equal {
+                matched = bytes.count
+                return candidate + bytes.count
+            }
+            from = candidate + 1
+        }
+        // No whole match in the chunk: only its last count - 1 bytes can begin one.
+        i = max(from, end - (bytes.count - 1))
+        while i < end {
+            matched = advance(matched, base[i])
+            i += 1
+        }
+        return end
     }
 }
 
@@ -95,7 +135,7 @@ struct GPSDLineScanner: Sendable {
 
     /// gpsd 3.22 starts every TPV object with exactly these bytes.
     static let tpvPrefix = Needle("{\"class\":\"TPV\"")
-    static let timeKey = Needle("\"time\":\"")
+    static let timeKey = Needle("\"time\":\"", anchor: 3)  // the rare 'm'
 
     private var phase = Phase.linePrefix
     private var matched = 0
@@ -137,7 +177,11 @@ struct GPSDLineScanner: Sendable {
                     phase = .skipLine
                 }
             case .findTime:
-                matched = Self.timeKey.advance(matched, byte)
+                // This byte and the rest of the chunk, up to the line's end, in one search.
+                let lineEnd = memchr(base + i - 1, 0x0A, end - i + 1).map {
+                    base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
+                } ?? end
+                i = Self.timeKey.search(base, from: i - 1, to: lineEnd, matched: &matched)
                 if matched == Self.timeKey.count { phase = .skipDate }
             case .skipDate:
                 if byte == UInt8(ascii: "T") {
@@ -164,7 +208,7 @@ struct GPSDLineScanner: Sendable {
 struct WebSocketFrameScanner: Sendable {
     private enum Phase: UInt8 { case first, second, extendedLength, maskKey, payload }
 
-    static let timeKey = Needle("\"utcTime\":")
+    static let timeKey = Needle("\"utcTime\":", anchor: 4)  // the rare 'T'
 
     private var phase = Phase.first
     private var fin = false
@@ -256,18 +300,19 @@ struct WebSocketFrameScanner: Sendable {
                 } else if opcode == 0x2 || matched > Self.timeKey.count {
                     i = stop  // binary, or the time is already read: skip the rest unscanned
                 } else {
-                    while i < stop && matched <= Self.timeKey.count {
+                    if matched < Self.timeKey.count {
+                        i = Self.timeKey.search(base, from: i, to: stop, matched: &matched)
+                        if matched == Self.timeKey.count { reader.reset() }
+                    }
+                    while i < stop && matched == Self.timeKey.count {
                         let byte = base[i]
                         i += 1
-                        if matched < Self.timeKey.count {
-                            matched = Self.timeKey.advance(matched, byte)
-                            if matched == Self.timeKey.count { reader.reset() }
-                        } else if !reader.take(byte) {
+                        if !reader.take(byte) {
                             messageTime = reader.millisecondsOfDay
                             matched += 1
                         }
                     }
-                    i = max(i, stop)
+                    i = stop
                 }
                 payloadLeft -= available
                 if payloadLeft == 0 { finishFrame(report) }

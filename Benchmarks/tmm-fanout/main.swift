@@ -26,6 +26,8 @@ let usage = """
     usage: tmm-fanout [options]
       --bridge PATH        tmm-bridge to measure (default: tmm-bridge next to this program)
       --no-bridge          measure gpsd only
+      --no-floor           skip the floor (an in-process minimal fan-out server: what the
+                           harness and machine cost on their own)
       --clients LIST       client counts, comma-separated (default 64,256,1000)
       --rates LIST         epoch rates in Hz (default 10,20,50; each must divide 1 s into 10 ms steps)
       --warmup SECONDS     discarded at the start of every measurement (default 3)
@@ -35,9 +37,10 @@ let usage = """
       --slow-clients N     normal clients in that run (default: the largest of --clients)
       --slow-rate HZ       its rate (default 20)
       --slow-observe SECONDS  after its window, how long to wait for the bridge to drop the
-                           slow client (default 10)
+                           slow client (default 20)
       --quick              --warmup 2 --window 4 --runs 1 --slow-observe 6
       --keep               keep the scratch directory (logs) in /tmp
+      --self-test          check the stream scanners (every chunk split) and exit
     """
 
 func fail(_ message: String) -> Never {
@@ -63,20 +66,28 @@ struct Options {
     var slowClient = true
     var slowClients: Int?
     var slowRate = 20
-    var slowObserve = 10
+    var slowObserve = 20
     var keep = false
+    var floor = true
+}
+
+/// This program's own path (the floor server is a second copy of it).
+func selfExecutable() -> String {
+    var path = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &path, path.count - 1)
+    guard n > 0 else { return CommandLine.arguments[0] }
+    return String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 func parseOptions(_ arguments: [String]) -> Options {
     var options = Options()
-    var defaultBridge: String? = {
-        var path = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &path, path.count - 1)
-        guard n > 0 else { return nil }
-        let exe = String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            + "/tmm-bridge"
-    }()
+    if arguments.count == 4, arguments[1] == "--serve-floor", let listener = CInt(arguments[2]),
+       let epochs = CInt(arguments[3])
+    {
+        exit(serveFloor(listener: listener, epochs: epochs))
+    }
+    var defaultBridge: String? = selfExecutable().split(separator: "/", omittingEmptySubsequences: false)
+        .dropLast().joined(separator: "/") + "/tmm-bridge"
     var i = 1
     func value() -> String {
         i += 1
@@ -109,6 +120,12 @@ func parseOptions(_ arguments: [String]) -> Options {
             options.runs = 1
             options.slowObserve = 6
         case "--keep": options.keep = true
+        case "--no-floor": options.floor = false
+        case "--self-test":
+            let failures = runSelfTest()
+            for failure in failures { print("self-test: FAIL \(failure)") }
+            print(failures.isEmpty ? "self-test: scanners and sentences OK" : "self-test: \(failures.count) failure(s)")
+            exit(failures.isEmpty ? 0 : 1)
         case "-h", "--help":
             print(usage)
             exit(0)
@@ -290,6 +307,7 @@ func fixed(_ value: Double?, _ decimals: Int = 3) -> String {
     line += " cpu_pct=\(fixed(m.serverCPU, 1)) rss_kib=\(m.serverRSS) hwm_kib=\(m.serverHWM)"
     line += " gpsd_cpu_pct=\(fixed(m.gpsdCPU, 1)) gpsd_rss_kib=\(m.gpsdRSS) harness_cpu_pct=\(fixed(m.harnessCPU, 1))"
     line += " bytes_per_message=\(m.latency.bytesPerMessage) pty_overruns=\(m.overruns)"
+    line += " load1=\(loadAverage().split(separator: " ").first ?? "?")"
     return line + extra
 }
 
@@ -354,6 +372,27 @@ var gpsdClientLimit: Int?
 
 var bridgeUsable = bridgePath != nil
 var measurementCount = 0
+
+/// The floor: the in-process minimal fan-out server (FloorServer.swift) with the same clients.
+@MainActor func measureFloor(clients: Int, rate: Int, run: Int) throws(HarnessError) -> Measurement? {
+    guard options.floor else { return nil }
+    measurementCount += 1
+    let logPath = scratch + "/floor-\(measurementCount).log"
+    let floor = try FloorProcess(executable: selfExecutable(), logPath: logPath)
+    defer { floor.stop() }
+    do {
+        try loop.connect(count: clients, kind: .webSocket(path: "/locationV2"), port: floor.port, inFlight: 32)
+    } catch {
+        loop.closeAll()
+        throw error
+    }
+    writer.setObserver(floor.epochDescriptor)
+    let result = measure(run: run, server: "floor", clients: clients, rate: rate, serverPID: floor.pid)
+    writer.setObserver(nil)
+    loop.closeAll()
+    say(resultLine(result, run: run))
+    return result
+}
 
 @MainActor func measureBridge(clients: Int, rate: Int, run: Int) -> Measurement? {
     guard bridgeUsable, let path = bridgePath else { return nil }
@@ -459,6 +498,7 @@ do {
             for rate in options.rates {
                 say("== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (load \(loadAverage()))")
                 if let baseline = try measureGPSD(clients: clients, rate: rate, run: run) { all.append(baseline) }
+                if let floor = try measureFloor(clients: clients, rate: rate, run: run) { all.append(floor) }
                 if let bridge = measureBridge(clients: clients, rate: rate, run: run) { all.append(bridge) }
             }
         }
@@ -498,25 +538,31 @@ say("latency = receive time of an epoch's message at a client minus the write of
 say("p50/p99 over all (client, epoch) samples of a \(options.window) s window; CPU = utime+stime over the window,")
 say("% of one core; RSS = VmRSS at the window's end (MiB), HWM = VmHWM (bridge: started fresh per measurement).")
 say("")
-say("| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % | RSS MiB | HWM MiB | gpsd CPU % | p99 vs gpsd | CPU vs gpsd |")
-say("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+say("| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % | RSS MiB | HWM MiB | gpsd CPU % | harness CPU % | p99 vs gpsd | CPU vs gpsd | p99 − floor ms |")
+say("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for clients in options.clients {
     for rate in options.rates {
-        for server in ["gpsd", "bridge"] {
+        let gpsdP99 = medianOf("gpsd", clients, rate) { $0.latency.p99 }
+        let gpsdCPU = medianOf("gpsd", clients, rate) { $0.serverCPU }
+        let floorP99 = medianOf("floor", clients, rate) { $0.latency.p99 }
+        if let limit = gpsdClientLimit, clients > limit {
+            say("| \(clients) | \(rate) | gpsd | refused: gpsd serves at most \(limit) clients ||||||||||||")
+        }
+        for server in ["gpsd", "floor", "bridge"] {
             let rows = all.filter { $0.server == server && $0.clients == clients && $0.rate == rate }
             guard !rows.isEmpty else { continue }
             func m(_ value: (Measurement) -> Double?) -> Double? { medianOf(server, clients, rate, value) }
             let p99 = m { $0.latency.p99 }
             let cpu = m { $0.serverCPU }
-            let gpsdP99 = medianOf("gpsd", clients, rate) { $0.latency.p99 }
-            let gpsdCPU = medianOf("gpsd", clients, rate) { $0.serverCPU }
+            let isBridge = server == "bridge"
             let cells = [
                 String(clients), String(rate), server,
                 fixed(m { $0.latency.p50 }), fixed(p99), fixed(m { $0.latency.max }),
                 fixed(m { Double($0.latency.missing) }, 0), fixed(cpu, 1),
                 fixed(m { Double($0.serverRSS) / 1024 }, 1), fixed(m { Double($0.serverHWM) / 1024 }, 1),
-                fixed(m { $0.gpsdCPU }, 1),
-                server == "gpsd" ? "1.0x" : ratio(p99, gpsdP99), server == "gpsd" ? "1.0x" : ratio(cpu, gpsdCPU),
+                server == "floor" ? "" : fixed(m { $0.gpsdCPU }, 1), fixed(m { $0.harnessCPU }, 1),
+                isBridge ? ratio(p99, gpsdP99) : "", isBridge ? ratio(cpu, gpsdCPU) : "",
+                isBridge ? fixed(p99.flatMap { p in floorP99.map { p - $0 } }) : "",
             ]
             say("| " + cells.joined(separator: " | ") + " |")
         }
