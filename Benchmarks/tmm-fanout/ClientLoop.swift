@@ -142,7 +142,7 @@ final class ClientLoop {
                 case .open: open += 1
                 case .closed:
                     let failure = clients[index].failure ?? "closed"
-                    let refused = failure == Self.closedBeforeReply ? index - first : nil
+                    let refused = failure.hasPrefix(Self.closedBeforeReply) ? index - first : nil
                     throw HarnessError("client \(index - first + 1) of \(count): \(failure)", refusedAfter: refused)
                 }
             }
@@ -292,7 +292,10 @@ final class ClientLoop {
             } else if errno == EAGAIN || errno == EWOULDBLOCK {
                 return
             } else {
-                return end(index, failure: "read: \(Errno.current)")
+                let error = Errno.current
+                // A reset before the reply is a refusal too (gpsd closes a client it has no slot for).
+                let refused = clients[index].phase == .awaitingReply
+                return end(index, failure: refused ? "\(Self.closedBeforeReply) (\(error))" : "read: \(error)")
             }
         }
     }

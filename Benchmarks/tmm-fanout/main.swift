@@ -484,6 +484,9 @@ func utcNow() -> String {
 }
 
 let started = utcNow()
+let startedAt = monotonicNanoseconds()
+/// Seconds since the benchmark started, for the progress lines.
+func elapsed() -> String { "\((monotonicNanoseconds() - startedAt) / 1_000_000_000) s" }
 say("tmm-fanout: \(options.runs) run(s) of clients \(options.clients) x rates \(options.rates) Hz;"
     + " warm-up \(options.warmup) s, window \(options.window) s per measurement")
 say("gpsd: \(gpsdConfiguration.executable) (pid \(gpsd.pid ?? 0), port \(gpsdConfiguration.port)); pty \(pty.devicePath)")
@@ -496,7 +499,7 @@ do {
     for run in 1...options.runs {
         for clients in options.clients {
             for rate in options.rates {
-                say("== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (load \(loadAverage()))")
+                say("== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (at \(elapsed()), load \(loadAverage()))")
                 if let baseline = try measureGPSD(clients: clients, rate: rate, run: run) { all.append(baseline) }
                 if let floor = try measureFloor(clients: clients, rate: rate, run: run) { all.append(floor) }
                 if let bridge = measureBridge(clients: clients, rate: rate, run: run) { all.append(bridge) }
