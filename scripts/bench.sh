@@ -18,9 +18,9 @@
 #                         installed): instructions per sentence do not depend on machine load
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
 #   BENCH_FANOUT=0        skip the WebSocket fan-out run (tmm-fanout against tmm-bridge run, gpsd
-#                         and a floor server; needs gpsd; about 7 minutes per run)
+#                         and a floor server; needs gpsd; about 6 minutes per repetition)
 #   BENCH_FANOUT_RUNS     repetitions of the fan-out matrix, medians reported (default 3)
-#   BENCH_FANOUT_QUICK=1  fan-out in quick mode: 1 run, 2 s warm-up, 4 s windows (about 3 minutes)
+#   BENCH_FANOUT_QUICK=1  fan-out in quick mode: 1 run, 2 s warm-up, 4 s windows (about 4 minutes)
 #   BENCH_FANOUT_CLIENTS, BENCH_FANOUT_RATES   the matrix (default 64,256,1000 and 10,20,50)
 #   TMM_FIXTURES          fixture folder (default Tests/Fixtures/nmea, else /work/shared/fixtures/nmea)
 set -euo pipefail
