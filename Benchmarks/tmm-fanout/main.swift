@@ -308,7 +308,8 @@ func fixed(_ value: Double?, _ decimals: Int = 3) -> String {
     line += " gpsd_cpu_pct=\(fixed(m.gpsdCPU, 1)) gpsd_rss_kib=\(m.gpsdRSS) harness_cpu_pct=\(fixed(m.harnessCPU, 1))"
     line += " bytes_per_message=\(m.latency.bytesPerMessage) pty_overruns=\(m.overruns)"
     line += " load1=\(loadAverage().split(separator: " ").first ?? "?")"
-    return line + extra
+    // A note has spaces, so it goes on a line of its own (RESULT lines are key=value words).
+    return line + extra + (m.note.isEmpty ? "" : "\nnote: \(m.server), \(m.clients) clients, \(m.rate) Hz: \(m.note)")
 }
 
 /// The most clients gpsd accepted, once it refused one (Debian's gpsd 3.22 is built with
