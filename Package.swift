@@ -51,6 +51,8 @@ let package = Package(
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
+        .executableTarget(name: "tmm-fanout", dependencies: ["GPSD", "Posix", "TLS", "WebSocket"], path: "Benchmarks/tmm-fanout",
+                          swiftSettings: common),
         // Tests.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",

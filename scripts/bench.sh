@@ -17,6 +17,11 @@
 #   BENCH_CALLGRIND=0     skip the instruction count (callgrind; on by default when valgrind is
 #                         installed): instructions per sentence do not depend on machine load
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
+#   BENCH_FANOUT=0        skip the WebSocket fan-out run (tmm-fanout against tmm-bridge run, gpsd
+#                         and a floor server; needs gpsd; about 6 minutes per repetition)
+#   BENCH_FANOUT_RUNS     repetitions of the fan-out matrix, medians reported (default 3)
+#   BENCH_FANOUT_QUICK=1  fan-out in quick mode: 1 run, 2 s warm-up, 4 s windows (about 4 minutes)
+#   BENCH_FANOUT_CLIENTS, BENCH_FANOUT_RATES   the matrix (default 64,256,1000 and 10,20,50)
 #   TMM_FIXTURES          fixture folder (default Tests/Fixtures/nmea, else /work/shared/fixtures/nmea)
 set -euo pipefail
 
@@ -182,4 +187,27 @@ if [ "${BENCH_LATENCY:-1}" != 0 ]; then
     echo
     echo "command:  tmm-latency $latency_epochs $latency_hz (from scripts/bench.sh)"
     echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# WebSocket fan-out: `tmm-bridge run` to 64-1000 V2 clients, against gpsd's own JSON fan-out and a
+# floor server, with the same pty writer and client loop. Needs gpsd; BENCH_FANOUT=0 skips it.
+if [ "${BENCH_FANOUT:-1}" != 0 ]; then
+    echo
+    echo "## WebSocket fan-out (tmm-fanout)"
+    echo
+    for product in tmm-fanout tmm-bridge; do
+        swift build -c release --product "$product" --package-path "$package" --scratch-path "$scratch" 2>&1 |
+            grep -E 'error|warning' || true
+    done
+    fanout_bin=$(swift build -c release --product tmm-fanout --package-path "$package" --scratch-path "$scratch" --show-bin-path)
+    fanout_flags=(--runs "${BENCH_FANOUT_RUNS:-3}")
+    [ "${BENCH_FANOUT_QUICK:-0}" != 0 ] && fanout_flags=(--quick)
+    [ -n "${BENCH_FANOUT_CLIENTS:-}" ] && fanout_flags+=(--clients "$BENCH_FANOUT_CLIENTS")
+    [ -n "${BENCH_FANOUT_RATES:-}" ] && fanout_flags+=(--rates "$BENCH_FANOUT_RATES")
+    "$fanout_bin/tmm-fanout" --self-test
+    "$fanout_bin/tmm-fanout" --bridge "$fanout_bin/tmm-bridge" "${fanout_flags[@]}"
+    echo
+    echo "command:  tmm-fanout --bridge $fanout_bin/tmm-bridge ${fanout_flags[*]} (from scripts/bench.sh)"
+    echo "revision: $(revision) (working tree state not checked)"
+    echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
