@@ -468,7 +468,9 @@ func expectScriptPasses(_ script: String, against daemon: BridgeDaemon, extra: [
                         minimumChecks: Int, seconds: Double = 60,
                         sourceLocation: SourceLocation = #_sourceLocation) throws {
     let run = try ScriptRun(script, context: daemon.context(extra))
+    let started = monotonicNanoseconds()
     let status = run.wait(seconds: seconds)
+    print("\(script): \(run.passedChecks.map { "\($0) checks passed" } ?? "failed") in \(String(format: "%.1f", Double(monotonicNanoseconds() - started) / 1e9)) s")
     #expect(status == 0, "\(script) exit status \(status.map(String.init) ?? "none: timed out after \(seconds) s")\n\(run.transcript)--- tmm-bridge stderr:\n\(daemon.log)",
             sourceLocation: sourceLocation)
     #expect((run.passedChecks ?? 0) >= minimumChecks,

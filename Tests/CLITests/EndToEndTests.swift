@@ -61,7 +61,7 @@ struct EndToEndTests {
 
         let daemon = try start("rest", receiver: receiver, directory: directory, ports: ports)
         #expect(daemon.log.contains("1 registered"), "\(daemon.log)")
-        try expectScriptPasses("rest.py", against: daemon, minimumChecks: 76)
+        try expectScriptPasses("rest.py", against: daemon, minimumChecks: 80)
         #expect(daemon.log.contains("LocationV2 unlocked: authenticated REST call by \(allowedIDs[0])"))
         #expect(daemon.log.contains("disconnected \(receiver.devicePath) (REST request)"))
         #expect(daemon.log.contains("connected \(receiver.devicePath) (REST request)"))
@@ -74,7 +74,7 @@ struct EndToEndTests {
         let receiver = try PtyReceiver()
         let daemon = try start("websocket", receiver: receiver, directory: directory,
                                extra: ["--ws-ping-interval", "1", "--ws-pong-timeout", "1"])
-        try expectScriptPasses("websocket.py", against: daemon, minimumChecks: 38)
+        try expectScriptPasses("websocket.py", against: daemon, extra: ["unknownId": unknownID], minimumChecks: 40)
 
         // Clients connected while the daemon stops get a close frame with 1001 (going away).
         let hold = try ScriptRun("hold.py", context: daemon.context())
@@ -89,11 +89,12 @@ struct EndToEndTests {
         let directory = try EndToEnd.makeDirectory("curl")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try PtyReceiver()
-        let daemon = try start("curl", receiver: receiver, directory: directory)
+        let daemon = try start("curl", receiver: receiver, directory: directory,
+                               extra: ["--http-request-timeout", "1", "--http-idle-timeout", "2"])
         let url = "trimblemobilemanager://request/tmmRegister?applicationId=\(allowedIDs[0])&callback=app://r"
         let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", daemon.setup.runtimeDirectory])
         #expect(registered.status == 0 && registered.output.contains("registrationResult=OK"), "\(registered.output)")
-        try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 27)
+        try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 32)
         daemon.stopAndExpectCleanExit()
     }
 

@@ -3,11 +3,12 @@ headers, 404/405/501, connection reuse, 100-continue, chunked bodies, the WebSoc
 vector, and the secure ports that refuse connections until TLS exists.
 
 Context: `allowedIds[0]` is registered already (the Swift side did it), a pty receiver is
-connected.
+connected, and the daemon runs with `--http-request-timeout 1 --http-idle-timeout 2`.
 """
 
 import email.utils
 import json
+import socket
 import subprocess
 import time
 
@@ -120,6 +121,33 @@ def run(context, checks):
     line, code, headers, _ = parse_head(out)
     checks.check(code == 101 and headers.get("sec-websocket-accept") == ["s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
                  "V1 handshake by curl: 101 with the RFC 6455 §1.3 accept value", repr(out[:300]))
+
+    status, out, err = curl("-i", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 8",
+                            "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", f"http://{host}:{ports['locationPort']}/")
+    _, code, headers, _ = parse_head(out)
+    checks.check(code == 426 and headers.get("sec-websocket-version") == ["13"],
+                 "WebSocket version 8: 426 with Sec-WebSocket-Version: 13", repr(out[:300]))
+
+    # --- Connection: close, and the time-outs (the daemon runs with 1 s request, 2 s idle) ------------
+    status, out, err = curl("-i", "-H", auth(), "-H", "Connection: close", base + "/api/v1/test/ping")
+    checks.equal(parse_head(out)[2].get("connection"), ["close"], "Connection: close is answered with Connection: close")
+    for what, data, expect_status, low, high in (
+            ("an unfinished request head", b"GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\n", b"408", 0.9, 2.5),
+            ("an unfinished body", b"PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{", b"408",
+             0.9, 2.5),
+            ("an idle connection", b"", b"", 1.9, 3.5)):
+        started = time.monotonic()
+        with socket.create_connection((host, ports["apiPort"]), timeout=6) as raw:
+            raw.sendall(data)
+            answer = b""
+            while True:
+                chunk = raw.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        elapsed = time.monotonic() - started
+        checks.check(answer[9:12] == expect_status and low <= elapsed <= high,
+                     f"{what}: {'408 and ' if expect_status else ''}closed after {elapsed:.2f} s", repr(answer[:120]))
 
     # --- the secure ports: bound, refusing (TLS is not there yet) --------------------------------------
     for key in ("locationSecurePort", "apiSecurePort", "locationV2SecurePort"):

@@ -5,9 +5,12 @@ directory was kept), so Access Code V1 works without registering again, and Loca
 locked (no registration and no authenticated call in this run yet). A pty receiver is connected.
 """
 
+import asyncio
 import json
 import socket
 import time
+
+import websockets
 
 import tmmclient
 from tmmclient import PORT_KEYS, MauiClient, http_request
@@ -146,22 +149,50 @@ def run(context, checks):
     checks.check(response.status == 200 and response.headers.get("access-control-allow-origin") in ("*", WEB_ORIGIN),
                  "the actual GET from the web origin carries Access-Control-Allow-Origin", repr(response.headers))
 
-    # --- PUT /receiver: disconnect, then connect (which waits for the receiver) ----------------------
-    response = maui.put("/api/v1/receiver", {"isConnected": False})
-    checks.check(response.status == 200 and response.json().get("isConnected") is False,
-                 "PUT {\"isConnected\":false}: 200 with isConnected false", repr(response))
-    check_receiver_info(checks, response.json(), "PUT false reply")
-    checks.equal(maui.get("/api/v1/receiver").json()["isConnected"], False, "GET after the disconnect: isConnected false")
-    time.sleep(0.5)  # epochs already on their way through gpsd
-    frames = tmmclient.ws_collect(v2, 1.5)
-    checks.equal(len(frames), 0, "no LocationV2 positions while disconnected")
+    # --- PUT /receiver: disconnect, then connect (which waits for the receiver), /events listening ----
+    async def put_with_events():
+        loop = asyncio.get_running_loop()
+        async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/events"), open_timeout=5,
+                                      ping_interval=None) as events:
+            status = json.loads(await asyncio.wait_for(events.recv(), 3))
+            off = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": False})
+            off_get = await loop.run_in_executor(None, maui.get, "/api/v1/receiver")
+            await asyncio.sleep(0.5)  # epochs already on their way through gpsd
+            silent = await tmmclient.collect(v2, 1.5)
+            started = time.monotonic()
+            on = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": True})
+            waited = time.monotonic() - started
+            seen = []
+            try:
+                while not any(e.get("event") == "inputRestored" for e in seen):
+                    seen.append(json.loads(await asyncio.wait_for(events.recv(), 3)))
+            except asyncio.TimeoutError:
+                pass
+            return status, off, off_get, silent, on, waited, seen
 
-    started = time.monotonic()
-    response = maui.put("/api/v1/receiver", {"isConnected": True})
-    waited = time.monotonic() - started
-    checks.check(response.status == 200 and response.json().get("isConnected") is True,
+    status, off, off_get, silent, on, waited, seen = asyncio.run(put_with_events())
+    checks.check(status.get("event") == "status" and status["receiver"]["isConnected"] is True,
+                 "/events status before the PUTs: receiver connected", repr(status))
+    checks.check(off.status == 200 and off.json().get("isConnected") is False,
+                 "PUT {\"isConnected\":false}: 200 with isConnected false", repr(off))
+    check_receiver_info(checks, off.json(), "PUT false reply")
+    checks.equal(off_get.json()["isConnected"], False, "GET after the disconnect: isConnected false")
+    checks.equal(len(silent), 0, "no LocationV2 positions while disconnected")
+    checks.check(on.status == 200 and on.json().get("isConnected") is True,
                  f"PUT {{\"isConnected\":true}}: 200 with isConnected true once the receiver is back ({waited:.2f} s)",
-                 repr(response))
+                 repr(on))
+    names = [e.get("event") for e in seen]
+    disconnected = next((e for e in seen if e.get("event") == "receiverDisconnected"), {})
+    connected = next((e for e in seen if e.get("event") == "receiverConnected"), {})
+    checks.check(names.index("receiverDisconnected") < names.index("receiverConnected") if
+                 {"receiverDisconnected", "receiverConnected"} <= set(names) else False,
+                 "/events: receiverDisconnected, then receiverConnected", repr(names))
+    checks.check(disconnected.get("receiver", {}).get("isConnected") is False
+                 and connected.get("receiver", {}).get("isConnected") is True
+                 and disconnected.get("device") == connected.get("device") and connected.get("device"),
+                 "/events: both name the device, with the receiver state after each change", repr(seen))
+    checks.check("inputLost" in names and names[-1] == "inputRestored", "/events: inputLost and inputRestored",
+                 repr(names))
     checks.equal(maui.get("/api/v1/receiver").json()["isConnected"], True, "GET after the connect: isConnected true")
     frames = tmmclient.ws_collect(v2, 5, limit=3)
     checks.equal(len(frames), 3, "LocationV2 positions flow again after the connect")

@@ -14,6 +14,7 @@ import struct
 import time
 
 import websockets
+import websockets.exceptions
 
 import tmmclient
 
@@ -187,6 +188,11 @@ def run(context, checks):
                  "V1 port serves only /: /locationV2 is 404")
 
     returl = "tmmapiossample://response/register"
+    # Refused and malformed registrations do not unlock.
+    tmmclient.tmm_open(context, tmmclient.ios_register_url(tmmclient.ios_register_json(context["unknownId"], returl)))
+    tmmclient.tmm_open(context, "tmmregister://?" + base64.b64encode(b'{"returl":"a://b"}').decode())
+    checks.equal(asyncio.run(tmmclient.handshake_status(tmmclient.ws_url(context, "locationV2Port", "/locationV2"))), 401,
+                 "V2 stays locked after an Unauthorized and a malformed registration")
     result = tmmclient.tmm_open(context, tmmclient.ios_register_url(
         tmmclient.ios_register_json(context["allowedIds"][0], returl)))
     checks.check(result.status == 0 and tmmclient.decode_ios_reply(result.reply, returl)["registrationResult"] == "OK",
@@ -238,6 +244,20 @@ def run(context, checks):
                  "a text message from the client is ignored: positions keep coming")
     # RFC 6455 §5.5.1: the reply "typically echos the status code it received" (the reason is optional).
     checks.equal(close_code, 1000, f"clean close: the server answers our 1000 with 1000 (reason {close_reason!r})")
+
+    # --- a message over the 64 KiB limit: closed with 1009 ------------------------------------------------
+    async def too_big():
+        async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/locationV2"), open_timeout=5,
+                                      ping_interval=None, max_size=None) as ws:
+            await ws.send("x" * 70000)
+            try:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 5)
+            except websockets.exceptions.ConnectionClosed:
+                pass
+            return ws.close_code
+
+    checks.equal(asyncio.run(too_big()), 1009, "a 70 000-byte message from the client: closed with 1009 (too big)")
 
     # --- a client that never answers the server's pings ------------------------------------------------
     status_line, ping_at, code, eof_at = raw_websocket_without_pongs(host, ports["locationV2Port"], "/locationV2", 6)
