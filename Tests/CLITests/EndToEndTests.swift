@@ -24,7 +24,13 @@ struct EndToEndTests {
         setup.allowedIDs = allowedIDs
         setup.devicePath = receiver?.devicePath
         setup.extraArguments = extra
-        return try BridgeDaemon(setup)
+        do {
+            return try BridgeDaemon(setup)
+        } catch let race as StartupRace {
+            // receiverIsHandedToGPSDOnceAtStartup reports this bug; the scenarios test the rest.
+            print("\(name): tmm-bridge start-up race (known bug), starting again:\n\(race.log)")
+            return try BridgeDaemon(setup)
+        }
     }
 
     @Test func registrationLikeTheIOSAndWindowsSamples() throws {
@@ -32,7 +38,7 @@ struct EndToEndTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try PtyReceiver()
         let daemon = try start("registration", receiver: receiver, directory: directory)
-        try expectScriptPasses("registration.py", against: daemon, extra: ["unknownId": unknownID], minimumChecks: 66)
+        try expectScriptPasses("registration.py", against: daemon, extra: ["unknownId": unknownID], minimumChecks: 67)
 
         // What the clients were told is what is on disk, and what the daemon logged.
         let registry = try #require(try RegistryFile.read(daemon.setup.registryPath))
@@ -42,7 +48,11 @@ struct EndToEndTests {
         for id in allowedIDs.prefix(6) { #expect(daemon.log.contains("registered application \(id)")) }
         #expect(daemon.log.contains("registration of \(unknownID) refused: Unauthorized"))
         #expect(daemon.log.contains("LocationV2 unlocked: registration of \(allowedIDs[0])"))
+        var info = stat()
+        #expect(stat(daemon.setup.runtimeDirectory + "/control.sock", &info) == 0 && info.st_mode & 0o777 == 0o660,
+                "control socket mode \(String(info.st_mode & 0o777, radix: 8)), documented 0660")
         daemon.stopAndExpectCleanExit()
+        #expect(access(daemon.setup.runtimeDirectory + "/control.sock", F_OK) != 0, "control socket removed at stop")
     }
 
     @Test func restLikeTheMAUIAndWebSamples() throws {
@@ -96,6 +106,29 @@ struct EndToEndTests {
         #expect(registered.status == 0 && registered.output.contains("registrationResult=OK"), "\(registered.output)")
         try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 32)
         daemon.stopAndExpectCleanExit()
+    }
+
+    /// The start-up hand-off of a receiver that is still silent (as one that was just plugged in):
+    /// gpsd must end up with it exactly once, and REST and /events must say it is connected once
+    /// its positions flow. Bug (reported): the session's first DEVICES list can miss the device
+    /// that was handed to gpsd a moment before; the bridge then re-adds it, gpsd refuses ("cannot
+    /// hand ... gpsd answered ERROR"), and the receiver is never marked connected although its
+    /// positions flow (WatchCommandTests hits the same race). Three starts per run.
+    @Test func receiverIsHandedToGPSDOnceAtStartup() throws {
+        for attempt in 1...3 {
+            let directory = try EndToEnd.makeDirectory("startup-\(attempt)")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let receiver = try PtyReceiver(silentFor: 1.0)
+            var setup = BridgeDaemon.Setup(name: "startup \(attempt)", directory: directory, ports: try PortSet.pick())
+            setup.allowedIDs = allowedIDs
+            setup.devicePath = receiver.devicePath
+            let daemon = try BridgeDaemon(setup, waitForReceiver: false)
+            _ = waitUntil(10) { daemon.receiverState(receiver.devicePath) != nil }
+            #expect(daemon.receiverState(receiver.devicePath) == .opened,
+                    "start \(attempt): the receiver was not handed to gpsd cleanly:\n\(daemon.log)")
+            try expectScriptPasses("startup.py", against: daemon, minimumChecks: 4)
+            daemon.stopAndExpectCleanExit()
+        }
     }
 
     /// Registers applications in a loop while the daemon is SIGKILLed at random moments and

@@ -172,6 +172,11 @@ def run(context, checks):
     response = tmmclient.MauiClient(host, ports["apiPort"], victim).get("/api/v1/receiver")
     checks.equal(response.status, 401, "REST with that id's code: 401")
 
+    # No daemon behind the runtime directory: exit 1 and say so.
+    result = tmmclient.tmm_open(dict(context, runtimeDir=context["stateDir"] + "/nowhere"), url)
+    checks.check(result.status == 1 and result.stdout == "" and "no tmm-bridge daemon is running" in result.stderr,
+                 "open with no daemon running: exit 1, 'no tmm-bridge daemon is running there'", repr(result))
+
     # The real ports also come back from tmmInfo: the same numbers as in the replies.
     info = tmmclient.MauiClient(host, ports["apiPort"], ids[0]).get("/api/v1/tmmInfo").json()
     checks.equal({k: info[k] for k in PORT_KEYS}, ports, "tmmInfo reports the ports the replies carried")
