@@ -190,27 +190,32 @@ struct EndToEndTests {
         print("persistence: \(rounds) SIGKILLs, \(killedMidWrite) with a registry write in flight, \(acked.count) registrations acknowledged, \(final.ids.count) registered")
     }
 
-    /// With two base ports held by another listener, those servers take ports from
-    /// --fallback-port-start up, and every channel reports the ports really used.
+    /// With three base ports (one of them a secure one) and the first fallback port held by
+    /// another listener, those servers take the next free ports from --fallback-port-start up, and
+    /// every channel reports the ports really used.
     @Test func busyBasePortsMoveToTheFallbackRangeAndAreReportedEverywhere() throws {
         let directory = try EndToEnd.makeDirectory("handoff")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let ports = try PortSet.pick()
-        let api = try #require(ports.base["apiPort"]), v2 = try #require(ports.base["locationV2Port"])
-        let held = [try HeldPort(api), try HeldPort(v2)]
+        let base = ports.base.mapValues(Int.init)
+        let fallback = Int(ports.fallbackStart)
+        let heldKeys = ["apiPort", "apiSecurePort", "locationV2Port"]
+        let held = try heldKeys.map { try HeldPort(UInt16(base[$0]!)) } + [try HeldPort(UInt16(fallback))]
         let receiver = try PtyReceiver()
         let daemon = try start("handoff", receiver: receiver, directory: directory, ports: ports)
-        let fallback = Int(ports.fallbackStart)
-        // TMMServer order: location, locationSecure, api (first fallback port), apiSecure, locationV2 (the next).
-        #expect(daemon.ports["apiPort"] == fallback, "\(daemon.log)")
-        #expect(daemon.ports["locationV2Port"] == fallback + 1, "\(daemon.log)")
-        #expect(daemon.ports["locationPort"] == Int(ports.base["locationPort"]!))
-        #expect(daemon.log.contains("apiPort: port \(api) is busy on 127.0.0.1; trying \(fallback)"), "\(daemon.log)")
-        #expect(daemon.log.contains("locationV2Port: port \(v2) is busy on 127.0.0.1; trying \(fallback + 1)"),
+        // TMMServer order: location, locationSecure, api, apiSecure, locationV2, locationV2Secure;
+        // the fallback start itself is busy, so api gets the next one.
+        let expected = ["locationPort": base["locationPort"]!, "locationSecurePort": base["locationSecurePort"]!,
+                        "apiPort": fallback + 1, "apiSecurePort": fallback + 2, "locationV2Port": fallback + 3,
+                        "locationV2SecurePort": base["locationV2SecurePort"]!]
+        #expect(daemon.ports == expected, "\(daemon.log)")
+        #expect(daemon.log.contains("apiPort: port \(base["apiPort"]!) is busy on 127.0.0.1; trying \(fallback)"), "\(daemon.log)")
+        #expect(daemon.log.contains("apiPort: port \(fallback) is busy on 127.0.0.1; trying \(fallback + 1)"), "\(daemon.log)")
+        #expect(daemon.log.contains("locationV2Port: port \(base["locationV2Port"]!) is busy on 127.0.0.1; trying \(fallback + 3)"),
                 "\(daemon.log)")
         try expectScriptPasses("handoff.py", against: daemon, extra: [
-            "basePorts": ports.base.mapValues(Int.init), "heldPorts": held.map { Int($0.port) }, "fallbackStart": fallback,
-        ], minimumChecks: 16)
+            "basePorts": base, "heldPorts": held.map { Int($0.port) }, "fallbackStart": fallback,
+        ], minimumChecks: 17)
         daemon.stopAndExpectCleanExit()
     }
 }
