@@ -113,12 +113,14 @@ final class HeldPort {
 }
 
 /// The bridge's start-up race (reported; see EndToEndTests.receiverIsHandedToGPSDOnceAtStartup):
-/// gpsd's first device list missed the device just handed to it, the re-add is refused, and the
-/// bridge never counts the receiver as connected although its positions flow.
+/// the gpsd session's WATCH reached gpsd before the `+device` hand-off, so gpsd's first device
+/// list was empty; the bridge re-added the device, gpsd refused (it already has it), and the
+/// bridge logged that gpsd "could not open the device". gpsd's DEVICE notification then connects
+/// the receiver without any log line, so the harness cannot tell when it is ready.
 struct StartupRace: Error, CustomStringConvertible {
     var name: String
     var log: String
-    var description: String { "\(name): tmm-bridge start-up race: gpsd's first device list missed the receiver, the re-add was refused:\n\(log)" }
+    var description: String { "\(name): tmm-bridge start-up race: the receiver's hand-off to gpsd was refused as a duplicate:\n\(log)" }
 }
 
 struct HarnessError: Error, CustomStringConvertible {
