@@ -41,8 +41,12 @@ deps-bench: ## Install missing Debian packages for build, test and benchmarks
 build: ## Release build of everything (swift build -c release)
 	$(SWIFT) build -c release
 
-run: deps build ## Decode the bundled Trimble RTK capture and print LocationV2 JSON lines
-	.build/release/tmm-bridge demo
+# The demo daemon: the built-in Trimble RTK capture replayed through a pty into gpsd (a private one
+# unless a system gpsd answers), served on TMM's ports with open registration, until Ctrl-C.
+# RUN_ARGS adds options, e.g. make run RUN_ARGS='--api-port 9737'.
+RUN_ARGS ?=
+run: deps build ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
+	.build/release/tmm-bridge run --demo --no-discovery --registration open $(RUN_ARGS)
 
 # Tests: the embedded capture must be current and the build warning-free; then the heap-allocation
 # suites run in an optimized build (debug builds box closures and iterators, so they skip there;
@@ -90,9 +94,9 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	scripts/bench.sh
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
-FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh
+FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh
 
-fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs) for FUZZ_SECONDS seconds each (default 60)
+fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs, Bridge configuration/control/replay) for FUZZ_SECONDS seconds each (default 60)
 	@status=0; \
 	for fuzzer in $(FUZZERS); do \
 		if [[ ! -x $$fuzzer ]]; then echo "make fuzz: $$fuzzer is missing or not executable" >&2; status=1; continue; fi; \

@@ -52,8 +52,10 @@ public struct ApplicationRegistry: Sendable {
 
     /// The registry file's path.
     public let path: String
-    /// Registered IDs in registration order.
+    /// Registered applications in registration order.
     public private(set) var entries: [Entry] = []
+    /// Their IDs, parsed once (every authenticated request looks at them).
+    public private(set) var applicationIDs: [GUID] = []
     private var index: [GUID: Int] = [:]
 
     /// The registry at `path` (empty when the file does not exist yet).
@@ -79,6 +81,7 @@ public struct ApplicationRegistry: Sendable {
             guard registry.index[id] == nil else { throw .invalid(path: path, reason: "\(id) is listed twice") }
             registry.index[id] = registry.entries.count
             registry.entries.append(Entry(applicationId: id.canonical, registeredAt: entry.registeredAt))
+            registry.applicationIDs.append(id)
         }
         return registry
     }
@@ -86,9 +89,6 @@ public struct ApplicationRegistry: Sendable {
     private init(path: String) {
         self.path = path
     }
-
-    /// Registered IDs.
-    public var applicationIDs: [GUID] { entries.compactMap { GUID($0.applicationId) } }
 
     public func contains(_ id: GUID) -> Bool { index[id] != nil }
 
@@ -101,6 +101,7 @@ public struct ApplicationRegistry: Sendable {
         var next = self
         next.index[id] = next.entries.count
         next.entries.append(Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))
+        next.applicationIDs.append(id)
         try next.save()
         self = next
         return true

@@ -94,9 +94,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var queueHardLimit = 256 * 1024
     /// See `queueHardLimit`.
     public var slowClientGrace: Int64 = 2_000_000_000
-    /// SO_SNDBUF asked for each WebSocket client: bounds how much stale data the kernel holds for
-    /// a client that reads slowly, so the backlog (and its coalescing) happens where we see it.
-    public var webSocketSendBuffer = 64 * 1024
+    /// SO_SNDBUF asked for each client connection. Bounds the kernel memory a client that reads
+    /// slowly can pin (Linux otherwise grows a buffer to 4 MiB), and keeps a WebSocket backlog in
+    /// our queue, where it is coalesced and measured, instead of ageing in the kernel.
+    public var sendBuffer = 64 * 1024
     /// How often LocationV1 clients get the latest position (TMM: once per second).
     public var locationV1Interval: Int64 = 1_000_000_000
     /// A position older than this is not resent to V1 clients (input has stalled).
@@ -107,20 +108,6 @@ public struct ServerLimits: Sendable, Equatable {
     public var tickInterval: Int64 = 250_000_000
 
     public init() {}
-}
-
-/// A configuration mistake: which option, where, and what was expected.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// `file:line: ` for a file entry, empty for the command line.
-    public var location: String
-    public var message: String
-
-    public init(location: String = "", message: String) {
-        self.location = location
-        self.message = message
-    }
-
-    public var description: String { location + message }
 }
 
 /// One option of the table.
@@ -229,8 +216,8 @@ extension BridgeConfiguration {
         option("ws-slow-client-grace", "SECONDS", "time past the hard limit before closing with 1008 (default 2)") {
             c, v throws(ConfigurationError) in c.limits.slowClientGrace = try seconds(v, "ws-slow-client-grace")
         },
-        option("ws-send-buffer", "BYTES", "kernel send buffer asked for each WebSocket client (default 64K)") {
-            c, v throws(ConfigurationError) in c.limits.webSocketSendBuffer = try bytes(v, "ws-send-buffer")
+        option("send-buffer", "BYTES", "kernel send buffer asked for each client connection (default 64K)") {
+            c, v throws(ConfigurationError) in c.limits.sendBuffer = try bytes(v, "send-buffer")
         },
         option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
             c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
@@ -385,48 +372,7 @@ extension Character {
     fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
-/// A configuration file: `name = value` lines. `#` starts a comment (at the start of a line or
-/// after white space), blank lines are ignored, values may be double-quoted to keep spaces or `#`.
-public enum ConfigurationFile {
-    /// One `name = value` line.
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var value: String
-        public var line: Int
-    }
-
-    /// Parses the text of a file (named `path` in errors).
-    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> [Entry] {
-        var entries: [Entry] = []
-        var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            number += 1
-            let location = "\(path):\(number): "
-            var line = Substring(raw)
-            if line.last == "\r" { line = line.dropLast() }
-            let trimmed = trimSpaces(line)
-            if trimmed.isEmpty || trimmed.first == "#" { continue }
-            guard let equals = trimmed.firstIndex(of: "=") else {
-                throw ConfigurationError(location: location, message: "expected 'name = value', got '\(trimmed)'")
-            }
-            let name = String(trimSpaces(trimmed[..<equals]))
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-                throw ConfigurationError(location: location, message: "'\(name)' is not an option name")
-            }
-            var value = trimSpaces(trimmed[trimmed.index(after: equals)...])
-            if value.first == "\"" {
-                guard value.count >= 2, value.last == "\"" else {
-                    throw ConfigurationError(location: location, message: "unterminated quoted value")
-                }
-                value = value.dropFirst().dropLast()
-            } else if let hash = commentStart(value) {
-                value = trimSpaces(value[..<hash])
-            }
-            entries.append(Entry(name: name, value: String(value), line: number))
-        }
-        return entries
-    }
-
+extension ConfigurationFile {
     /// Applies `entries` to `configuration` in order, with file locations on errors.
     public static func apply(_ entries: [Entry], path: String, to configuration: inout BridgeConfiguration)
         throws(ConfigurationError)
@@ -438,22 +384,5 @@ public enum ConfigurationFile {
                 throw ConfigurationError(location: "\(path):\(entry.line): ", message: error.message)
             }
         }
-    }
-
-    private static func trimSpaces(_ text: Substring) -> Substring {
-        var text = text
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
-    }
-
-    /// A `#` preceded by white space starts a comment (`a#b` stays a value).
-    private static func commentStart(_ value: Substring) -> Substring.Index? {
-        var previous: Character = " "
-        for index in value.indices {
-            if value[index] == "#" && (previous == " " || previous == "\t") { return index }
-            previous = value[index]
-        }
-        return nil
     }
 }

@@ -27,8 +27,9 @@ extension BridgeServer {
         case .wouldBlock:
             return
         case .processed(0):
-            // End of file: a client closing between requests, or giving up mid-request.
-            close(connection)
+            // End of file. A client that half-closes after its requests (`nc -N`) still reads the
+            // answers: they are written first. Otherwise it closed between requests or gave up.
+            if connection.output.isEmpty { close(connection) } else { closeAfterFlush(connection) }
             return
         case .processed:
             connection.lastActivity = monotonicNanoseconds()
@@ -202,6 +203,7 @@ extension BridgeServer {
         respond(connection, .ok, json: body.bytes, keepAlive: deferred.keepAlive, version: deferred.version)
         continueBatch(connection)
         if connections[connection.fd] === connection && !connection.closeAfterFlush { processRequests(connection) }
+        if connections[connection.fd] === connection { updateInterest(connection) }
     }
 
     func respond(_ connection: Connection, _ status: HTTPStatus, json: [UInt8], keepAlive: Bool, version: HTTPVersion,
@@ -290,7 +292,6 @@ extension BridgeServer {
         connection.pendingRequests = []
         connection.webSocket = WebSocketConnection(configuration: configuration.limits.webSocket)
         connection.channel = channel
-        connection.socket.setSendBuffer(configuration.limits.webSocketSendBuffer)
         send(response, to: connection)
         guard connections[connection.fd] === connection else { return true }
         joinHub(connection)

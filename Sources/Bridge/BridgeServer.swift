@@ -188,13 +188,18 @@ public final class BridgeServer {
         }
     }
 
+    /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
+    /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
+    /// taken for one). The caller blocks them before any thread starts.
+    public static let stopSignals: [CInt] = [SIGINT, SIGTERM, SIGHUP]
+
     /// `<runtime-dir>/control.sock`.
     public var controlSocketPath: String { Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory) }
 
     /// The control socket's path for a runtime directory (also what `tmm-bridge open` connects to).
     public static func controlSocketPath(runtimeDirectory: String) -> String { runtimeDirectory + "/control.sock" }
 
-    /// Serves until SIGINT/SIGTERM or `stopHandle.stop()`, then closes every client.
+    /// Serves until a stop signal or `stopHandle.stop()`, then closes every client.
     public func run() throws(StartError) {
         do {
             try registerEverything()
@@ -274,7 +279,7 @@ public final class BridgeServer {
         try selector.register(stopHandle.descriptor, interest: .readable)
         handlers[stopHandle.descriptor] = .stop
         if environment.handleSignals {
-            signals = try SignalDescriptor(signals: [SIGINT, SIGTERM])
+            signals = try SignalDescriptor(signals: Self.stopSignals)
             guard let fd = signals?.descriptor.rawValue else { return }
             try selector.register(fd, interest: .readable)
             handlers[fd] = .signals
@@ -331,6 +336,7 @@ public final class BridgeServer {
 
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
         socket.setNoDelay()
+        socket.setSendBuffer(configuration.limits.sendBuffer)
         let connection = Connection(socket: socket, server: server, now: monotonicNanoseconds())
         let fd = connection.fd
         do {
@@ -366,7 +372,45 @@ public final class BridgeServer {
             guard connections[event.descriptor] === connection else { return }
         }
         if event.isReadable || event.isHangUp || event.isError {
+            guard isReading(connection) else {
+                // Not reading (see `isReading`), so this is a hang-up or an error: both directions
+                // are gone, and nothing queued can be delivered any more.
+                if event.isHangUp || event.isError { close(connection) }
+                return
+            }
             readable(connection)
+        }
+    }
+
+    /// Unsent output beyond which a connection's input is not read until the output drains: a
+    /// client that pipelines requests (or floods pings) without reading the answers would
+    /// otherwise grow its queue without bound.
+    func readPauseThreshold(_ connection: Connection) -> Int {
+        connection.webSocket != nil ? configuration.limits.queueHardLimit : Self.httpOutputLimit
+    }
+
+    /// Unsent HTTP responses beyond which the server stops reading a connection's requests.
+    static let httpOutputLimit = 256 * 1024
+
+    /// Whether the connection's input is read now: not while a reply is deferred, not while the
+    /// connection ends (until its output is out and only draining is left), not while its output is
+    /// over `readPauseThreshold`.
+    func isReading(_ connection: Connection) -> Bool {
+        if connection.drainDeadline != nil { return true }
+        if connection.closeAfterFlush || connection.deferred != nil { return false }
+        return connection.output.byteCount < readPauseThreshold(connection)
+    }
+
+    /// Brings the selector's interest in line with the connection's state.
+    func updateInterest(_ connection: Connection) {
+        var wanted: SelectorInterest = isReading(connection) ? .readable : []
+        if connection.wantsWritable { wanted.insert(.writable) }
+        guard wanted != connection.interest else { return }
+        connection.interest = wanted
+        do {
+            try selector.modify(connection.fd, interest: wanted)
+        } catch {
+            close(connection)
         }
     }
 
@@ -378,6 +422,7 @@ public final class BridgeServer {
         } else {
             readHTTP(connection)
         }
+        if connections[connection.fd] === connection { updateInterest(connection) }
     }
 
     /// After our side is shut down: read and drop until the client closes.
@@ -413,6 +458,7 @@ public final class BridgeServer {
             switch result {
             case .processed(let count):
                 connection.output.consumed(count)
+                if count > 0 && connection.webSocket == nil { connection.lastActivity = monotonicNanoseconds() }
                 if count < bytes.count - offset {
                     watchWritable(connection, true)
                     return
@@ -429,11 +475,7 @@ public final class BridgeServer {
     private func watchWritable(_ connection: Connection, _ on: Bool) {
         guard connection.wantsWritable != on else { return }
         connection.wantsWritable = on
-        do {
-            try selector.modify(connection.fd, interest: on ? [.readable, .writable] : .readable)
-        } catch {
-            close(connection)
-        }
+        updateInterest(connection)
     }
 
     /// Ends a connection once what is queued has been written: shut down the write side, then read
@@ -444,12 +486,13 @@ public final class BridgeServer {
         connection.closeAfterFlush = true
         connection.closeDeadline = now + 2_000_000_000
         leaveHub(connection)
-        if connection.output.isEmpty { finishClosing(connection) }
+        if connection.output.isEmpty { finishClosing(connection) } else { updateInterest(connection) }
     }
 
     private func finishClosing(_ connection: Connection) {
         connection.socket.shutdownWrite()
         connection.drainDeadline = monotonicNanoseconds() + 2_000_000_000
+        updateInterest(connection)
     }
 
     /// Closes the socket now and forgets the connection.
@@ -501,7 +544,8 @@ public final class BridgeServer {
                                  keepAlive: false, version: .http1_1)
                     closeAfterFlush(connection, now: now)
                 }
-            } else if connection.output.isEmpty && now - connection.lastActivity >= limits.httpIdleTimeout {
+            } else if now - connection.lastActivity >= limits.httpIdleTimeout {
+                // Idle between requests, or not taking its answers (a full queue, no progress).
                 close(connection)
             }
         }

@@ -48,6 +48,8 @@ final class Connection {
     var output = OutboundQueue()
     /// The selector currently also waits for writability.
     var wantsWritable = false
+    /// What the selector waits for now (kept to skip redundant epoll_ctl calls).
+    var interest: SelectorInterest = .readable
     /// Set once the connection is to end: after the queue drains the write side is shut down.
     var closeAfterFlush = false
     /// Set after the write side is shut down: input is read and dropped until end of file or this.
@@ -55,7 +57,7 @@ final class Connection {
     /// A connection being closed that does not drain its queue is closed anyway at this time.
     var closeDeadline: Int64?
 
-    /// Last time bytes arrived (HTTP idle timeout).
+    /// Last time bytes arrived or the client took some of our output (HTTP idle timeout).
     var lastActivity: Int64
     /// When the request now in progress began (HTTP request timeout); nil between requests.
     var requestStartedAt: Int64?

@@ -1,6 +1,3 @@
-import Glibc
-import Posix
-
 // The control socket's protocol: one request line, one reply line, then the daemon closes.
 // Lines are UTF-8 text ending in LF, at most `maximumLineLength` bytes.
 //
@@ -8,8 +5,9 @@ import Posix
 //                       Unauthorized or NoNetwork for a registration, "-" for a port request)
 //                     → ERROR <message>                          (nothing was registered)
 //
-// `tmm-bridge open URL` is the client; the socket lives at `<runtime-dir>/control.sock`, mode
-// 0660, so root and the daemon's group may use it.
+// `tmm-bridge open URL` is the client (ControlProtocol+Client.swift); the socket lives at
+// `<runtime-dir>/control.sock`, mode 0660, so root and the daemon's group may use it. This file is
+// pure (standard library only), so Fuzz/run-bridge.sh can build it alone.
 
 public enum ControlProtocol {
     /// Longest request or reply line (a registration URL with a long return URL fits easily).
@@ -28,66 +26,61 @@ public enum ControlProtocol {
         case error(String)
     }
 
+    // The parsers and the formatter work on Unicode scalars, not Characters: "\r\n" is one
+    // Character in Swift, and a combining mark after a space would hide the space from a
+    // Character comparison.
+
     public static func parseRequest(_ line: String) -> Result<Request, ControlFailure> {
-        if line.hasPrefix("OPEN ") {
-            let url = String(line.dropFirst(5))
+        let scalars = Substring(line).unicodeScalars
+        if let url = after(prefix: "OPEN ", in: scalars) {
             guard !url.isEmpty else { return .failure(ControlFailure(message: "OPEN needs a URL")) }
-            return .success(.open(url: url))
+            return .success(.open(url: String(Substring(url))))
         }
-        let verb = line.prefix { $0 != " " }
-        return .failure(ControlFailure(message: "unknown request '\(verb.prefix(32))': expected OPEN <url>"))
+        let verb = scalars.prefix { $0 != " " }.prefix(32)
+        return .failure(ControlFailure(message: "unknown request '\(String(Substring(verb)))': expected OPEN <url>"))
     }
 
+    /// One line ending in LF: line breaks and other control characters inside become spaces, and
+    /// the result word cannot contain a space (it would end the word).
     public static func formatReply(_ reply: Reply) -> String {
         switch reply {
-        case .ok(let result, let url): "OK \(result) \(url)\n"
-        case .error(let message): "ERROR \(message.replacingNewlines)\n"
+        case .ok(let result, let url): "OK \(oneLine(result, space: "_")) \(oneLine(url))\n"
+        case .error(let message): "ERROR \(oneLine(message))\n"
         }
     }
 
     public static func parseReply(_ line: String) -> Reply? {
-        if line.hasPrefix("OK ") {
-            let rest = line.dropFirst(3)
+        let scalars = Substring(line).unicodeScalars
+        if let rest = after(prefix: "OK ", in: scalars) {
             guard let space = rest.firstIndex(of: " ") else { return nil }
-            return .ok(result: String(rest[..<space]), url: String(rest[rest.index(after: space)...]))
+            return .ok(result: String(Substring(rest[..<space])), url: String(Substring(rest[rest.index(after: space)...])))
         }
-        if line.hasPrefix("ERROR ") { return .error(String(line.dropFirst(6))) }
+        if let message = after(prefix: "ERROR ", in: scalars) { return .error(String(Substring(message))) }
         return nil
     }
 
-    /// Sends `OPEN url` to the daemon at `socketPath` and returns its reply.
-    public static func open(_ url: String, socketPath: String, timeoutMilliseconds: Int32 = 10_000)
-        throws(ControlFailure) -> Reply
-    {
-        guard !url.contains("\n"), !url.contains("\r") else {
-            throw ControlFailure(message: "the URL contains a line break")
+    /// What follows `prefix` in `scalars`, or nil when `scalars` does not start with it.
+    private static func after(prefix: String, in scalars: Substring.UnicodeScalarView) -> Substring.UnicodeScalarView? {
+        var index = scalars.startIndex
+        for expected in prefix.unicodeScalars {
+            guard index < scalars.endIndex, scalars[index] == expected else { return nil }
+            index = scalars.index(after: index)
         }
-        let socket: StreamSocket
-        do {
-            socket = try StreamSocket.connect(unixPath: socketPath)
-        } catch {
-            let hint = error == .noSuchFileOrDirectory || error == .connectionRefused
-                ? "no tmm-bridge daemon is running there (start it: tmm-bridge run, or systemctl start tmm-bridge)"
-                : error.rawValue == EACCES ? "permission denied (run as root or as a member of the daemon's group)" : "\(error)"
-            throw ControlFailure(message: "cannot reach the daemon at \(socketPath): \(hint)")
+        return scalars[index...]
+    }
+
+    private static func oneLine(_ text: String, space: Unicode.Scalar? = nil) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out.append(space ?? " ")
+            } else if scalar == " ", let space {
+                out.append(space)
+            } else {
+                out.append(scalar)
+            }
         }
-        do {
-            try socket.descriptor.writeAll("OPEN \(url)\n")
-        } catch {
-            throw ControlFailure(message: "cannot send to the daemon at \(socketPath): \(error)")
-        }
-        let line: [UInt8]
-        do {
-            line = try socket.readUntil(UInt8(ascii: "\n"), limit: maximumLineLength, milliseconds: timeoutMilliseconds)
-        } catch {
-            throw ControlFailure(message: "no answer from the daemon at \(socketPath): \(error)")
-        }
-        var text = String(decoding: line, as: UTF8.self)
-        if text.hasSuffix("\n") { text.removeLast() }
-        guard let reply = parseReply(text) else {
-            throw ControlFailure(message: "the daemon at \(socketPath) answered something unexpected: '\(text.prefix(80))'")
-        }
-        return reply
+        return String(out)
     }
 }
 
@@ -96,10 +89,4 @@ public struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     public init(message: String) { self.message = message }
     public var description: String { message }
-}
-
-extension String {
-    fileprivate var replacingNewlines: String {
-        String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-    }
 }

@@ -235,18 +235,17 @@ public final class ReceiverInput {
                 for path in active.keys.sorted() where activeDevices[path] == nil {
                     changes.append(.receiverConnected(path: path))
                 }
-                activeDevices = active
-                for device in active.values {
+                for device in active.values.sorted(by: { $0.path < $1.path }) {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
+                    logDriver(of: device)
                 }
+                activeDevices = active
                 perform(inventory.gpsdSessionStarted(devices: list.map(\.path)))
             case .device(let device):
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
-                    if activeDevices[device.path] == nil {
-                        changes.append(.receiverConnected(path: device.path))
-                        if !device.driver.isEmpty { log("gpsd reads \(device.path) with driver \(device.driver)") }
-                    }
+                    logDriver(of: device)
+                    if activeDevices[device.path] == nil { changes.append(.receiverConnected(path: device.path)) }
                     activeDevices[device.path] = device
                 } else {
                     inventory.gpsdRemoved(path: device.path)
@@ -277,6 +276,12 @@ public final class ReceiverInput {
             }
         }
         return changes
+    }
+
+    /// Logs gpsd's driver for a device the first time it is known (gpsd learns it from the data).
+    private func logDriver(of device: GPSDDevice) {
+        guard !device.driver.isEmpty, activeDevices[device.path]?.driver != device.driver else { return }
+        log("gpsd reads \(device.path) with driver \(device.driver)")
     }
 
     /// What REST's `/api/v1/receiver` says now.

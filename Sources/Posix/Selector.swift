@@ -10,6 +10,9 @@ import Glibc
 
 /// What a registration waits for. Hang-up and error are always reported (EPOLLHUP/EPOLLERR are
 /// always requested: the kernel reports them anyway, and asking makes that explicit, as NIO does).
+/// The peer closing its sending side (EPOLLRDHUP) is asked for only with `.readable`: a
+/// registration that does not read (an owner pausing input) is not woken, level-triggered, by a
+/// half-close it cannot act on.
 public struct SelectorInterest: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -21,8 +24,8 @@ public struct SelectorInterest: OptionSet, Sendable, Hashable {
 
     /// The epoll mask for this interest; the only place raw EPOLL* bits are built.
     var epollMask: UInt32 {
-        var mask = EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue
-        if contains(.readable) { mask |= EPOLLIN.rawValue }
+        var mask = EPOLLHUP.rawValue | EPOLLERR.rawValue
+        if contains(.readable) { mask |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if contains(.writable) { mask |= EPOLLOUT.rawValue }
         return mask
     }

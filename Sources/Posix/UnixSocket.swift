@@ -5,6 +5,11 @@ import Glibc
 public struct StreamSocket: ~Copyable {
     public let descriptor: FileDescriptor
 
+    /// Adopts a connected socket.
+    public init(descriptor: consuming FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
     /// Connects to the unix socket at `path`.
     public static func connect(unixPath path: String) throws(Errno) -> StreamSocket {
         let fd = try retryingInterrupts { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
@@ -63,4 +68,21 @@ public struct StreamSocket: ~Copyable {
 /// True when something accepts TCP connections on loopback `port` (e.g. a gpsd).
 public func loopbackPortAnswers(_ port: UInt16) -> Bool {
     (try? StreamSocket.connect(loopbackPort: port)) != nil
+}
+
+/// A TCP port on 127.0.0.1 that is free right now (the kernel's choice for port 0).
+public func freeLoopbackPort() -> UInt16? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    defer { Glibc.close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+        }
+    }
+    return bound ? UInt16(bigEndian: address.sin_port) : nil
 }

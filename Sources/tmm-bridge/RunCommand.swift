@@ -1,5 +1,5 @@
 // `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
-// six TMM servers, starts the receiver side and serves until SIGINT or SIGTERM.
+// six TMM servers, starts the receiver side and serves until SIGINT, SIGTERM or SIGHUP.
 import Bridge
 import Glibc
 import Posix
@@ -107,7 +107,7 @@ struct RunCommand: Equatable {
             return ExitCode.config
         }
         // Signals are read from a signalfd in the loop: block them before any thread starts.
-        do { try SignalDescriptor.block([SIGINT, SIGTERM]) } catch {
+        do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch {
             log("cannot block signals: \(error)")
             return ExitCode.failure
         }

@@ -146,7 +146,8 @@ struct DecodeCommandTests {
 
     @Test func helpAndVersion() throws {
         let help = try runBridge(["--help"])
-        #expect(help.status == 0 && help.stdout.contains("usage: tmm-bridge decode"))
+        #expect(help.status == 0 && help.stdout.contains("usage: tmm-bridge run")
+                && help.stdout.contains("tmm-bridge decode FILE|-") && help.stdout.contains("--location-v2-port PORT"))
         let version = try runBridge(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("tmm-bridge "))
     }

@@ -201,15 +201,22 @@ struct GPSDSessionTests {
     }
 
     @Test func noDescriptorLeaksAcrossStartAndStop() throws {
-        let before = openDescriptorCount()
-        do {
-            let h = try InputHarness()
-            let pty = try Pseudoterminal()
-            try h.session.addDevice(pty.devicePath)
-            sleep(nanoseconds: 300_000_000)
-            h.shutdown()
+        // Other suites in this process open descriptors concurrently; a real leak shows in every
+        // attempt, noise does not.
+        var counts: [(before: Int, after: Int)] = []
+        for _ in 0..<5 {
+            let before = openDescriptorCount()
+            do {
+                let h = try InputHarness()
+                let pty = try Pseudoterminal()
+                try h.session.addDevice(pty.devicePath)
+                sleep(nanoseconds: 300_000_000)
+                h.shutdown()
+            }
+            counts.append((before, openDescriptorCount()))
+            if counts.last!.after <= before { break }
         }
-        #expect(openDescriptorCount() == before)
+        #expect(counts.contains { $0.after <= $0.before }, "open descriptors before/after each attempt: \(counts)")
     }
 }
 
@@ -266,16 +273,23 @@ struct GPSDBadInputTests {
             script += Array("$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n".utf8)
             _ = script.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        let log = try EventLog()
-        let before = openDescriptorCount()
-        let session = GPSDSession(GPSDSession.Configuration(port: server.port), inbox: log.inbox) { _ in }
-        try session.start()
-        #expect(log.wait(milliseconds: 3000) { events in
-            events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
-        }, "the hang-up is reported: \(log.events)")
-        session.stop()
+        // Other suites in this process open descriptors concurrently: a leak shows in every
+        // attempt, noise does not.
+        var counts: [(before: Int, after: Int)] = []
+        for _ in 0..<5 {
+            let log = try EventLog()
+            let before = openDescriptorCount()
+            let session = GPSDSession(GPSDSession.Configuration(port: server.port), inbox: log.inbox) { _ in }
+            try session.start()
+            #expect(log.wait(milliseconds: 3000) { events in
+                events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
+            }, "the hang-up is reported: \(log.events)")
+            session.stop()
+            counts.append((before, openDescriptorCount()))
+            if counts.last!.after <= before { break }
+        }
         server.stop()
-        #expect(openDescriptorCount() <= before, "no descriptor leaked")
+        #expect(counts.contains { $0.after <= $0.before }, "no descriptor leaked: \(counts)")
     }
 }
 

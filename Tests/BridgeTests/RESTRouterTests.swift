@@ -1,0 +1,98 @@
+// Which REST call each request is: a row per route, method and malformed body.
+import HTTP1
+import TMMProtocol
+import Testing
+
+@testable import Bridge
+
+@Suite("RESTRouter")
+struct RESTRouterTests {
+    private func route(_ method: String, _ target: String, body: String = "") -> RESTRouting {
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: x\r\n"
+        if !body.isEmpty { text += "Content-Length: \(body.utf8.count)\r\n" }
+        text += "\r\n" + body
+        let bytes = Array(text.utf8)
+        var reader = HTTPRequestReader()
+        guard case .request(let request) = try? reader.next(in: bytes.span, from: 0) else {
+            Issue.record("not a complete request: \(text)")
+            return .error(.badRequest, message: "", allow: nil)
+        }
+        return RESTRouter.route(request, in: bytes.span)
+    }
+
+    @Test(arguments: [
+        ("GET", "/api/v1/receiver", RESTCall.getReceiver),
+        ("GET", "/api/v1/receiver/", .getReceiver),
+        ("GET", "/API/V1/Receiver", .getReceiver),
+        ("GET", "/api/v1/tmmInfo", .tmmInfo),
+        ("GET", "/api/v1/tmminfo/", .tmmInfo),
+        ("GET", "/api/v1/test/ping", .ping),
+        ("GET", "/api/v1/positionStream?format=locationV2", .positionStream(.locationV2)),
+        ("GET", "/api/v1/positionStream/?format=locationV1", .positionStream(.locationV1)),
+        ("GET", "/api/v1/positionstream?format=LOCATIONV2", .positionStream(.locationV2)),
+        ("GET", "/api/v1/positionStream?x=1&format=location%56%31", .positionStream(.locationV1)),
+        ("GET", "http://localhost:9637/api/v1/receiver", .getReceiver),
+    ])
+    func knownRoutes(_ method: String, _ target: String, _ call: RESTCall) {
+        #expect(route(method, target) == .call(call, isHead: false), "\(method) \(target)")
+    }
+
+    @Test func headIsGetWithoutTheBody() {
+        #expect(route("HEAD", "/api/v1/tmmInfo") == .call(.tmmInfo, isHead: true))
+    }
+
+    @Test func optionsIsThePreflightWithTheRoutesMethods() {
+        #expect(route("OPTIONS", "/api/v1/receiver") == .call(.preflight(allow: "GET, HEAD, PUT, OPTIONS"), isHead: false))
+        #expect(route("OPTIONS", "/api/v1/tmmInfo") == .call(.preflight(allow: "GET, HEAD, OPTIONS"), isHead: false))
+        #expect(!RESTCall.preflight(allow: "").needsAuthentication)
+        #expect(RESTCall.ping.needsAuthentication && RESTCall.getReceiver.needsAuthentication)
+    }
+
+    @Test(arguments: [
+        ("{\"isConnected\":true}", true), ("{\"isConnected\":false}", false), ("{\"IsConnected\":true}", true),
+        ("{\"ISCONNECTED\":false,\"other\":[1,{\"a\":null}]}", false), (" \n{ \"isConnected\" : true } ", true),
+    ])
+    func putReceiverBodies(_ body: String, _ flag: Bool) {
+        #expect(route("PUT", "/api/v1/receiver", body: body) == .call(.putReceiver(isConnected: flag), isHead: false))
+    }
+
+    @Test(arguments: [
+        ("", "empty body"),
+        ("isConnected=true", "not JSON"),
+        ("[true]", "not JSON"),
+        ("{\"isConnected\":1}", "must be true or false"),
+        ("{\"isConnected\":\"true\"}", "must be true or false"),
+        ("{\"isConnected\":null}", "must be true or false"),
+        ("{\"connected\":true}", "no isConnected member"),
+        ("{\"isConnected\":true,\"IsConnected\":false}", "twice with different values"),
+        ("{\"isConnected\":tru}", "not JSON"),
+    ])
+    func malformedPutBodiesAre400(_ body: String, _ expected: String) {
+        guard case .error(let status, let message, _) = route("PUT", "/api/v1/receiver", body: body.isEmpty ? "" : body)
+        else { Issue.record("accepted: \(body)"); return }
+        #expect(status == .badRequest)
+        #expect(message.contains(expected), "\(message)")
+    }
+
+    @Test(arguments: [
+        ("GET", "/", HTTPStatus.notFound, nil as String?),
+        ("GET", "/api/v1/publicKey", .notFound, nil),
+        ("GET", "/api/v1/receiver//", .notFound, nil),
+        ("GET", "/api/v1/receiver/x", .notFound, nil),
+        ("POST", "/api/v1/receiver", .methodNotAllowed, "GET, HEAD, PUT, OPTIONS"),
+        ("DELETE", "/api/v1/tmmInfo", .methodNotAllowed, "GET, HEAD, OPTIONS"),
+        ("PUT", "/api/v1/test/ping", .methodNotAllowed, "GET, HEAD, OPTIONS"),
+        ("BREW", "/api/v1/receiver", .notImplemented, "GET, HEAD, PUT, OPTIONS"),
+        ("GET", "/api/v1/positionStream", .badRequest, nil),
+        ("GET", "/api/v1/positionStream?format=locationV3", .badRequest, nil),
+        ("GET", "/api/v1/positionStream?format=", .badRequest, nil),
+    ])
+    func errors(_ method: String, _ target: String, _ status: HTTPStatus, _ allow: String?) {
+        guard case .error(let got, _, let gotAllow) = route(method, target) else {
+            Issue.record("\(method) \(target) was routed")
+            return
+        }
+        #expect(got == status, "\(method) \(target)")
+        #expect(gotAllow == allow)
+    }
+}
