@@ -46,6 +46,8 @@ struct OpenCommand: Equatable {
     }
 
     func run() -> Int32 {
+        // A daemon that dies mid-request must give EPIPE (reported below), not a silent SIGPIPE death.
+        signal(SIGPIPE, SIG_IGN)
         let socket = controlSocket
             ?? BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory ?? defaultRuntimeDirectory())
         let reply: ControlProtocol.Reply
