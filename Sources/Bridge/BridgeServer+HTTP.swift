@@ -281,8 +281,11 @@ extension BridgeServer {
         do {
             response = try WebSocketHandshake.response(to: upgradeRequest, sha1: Digest.sha1)
         } catch {
-            send(error.responseBytes, to: connection)
-            closeAfterFlush(connection)
+            // The same JSON error body, Date and CORS headers as every other error (the WebSocket
+            // target, which has no clock, states the status and the fields RFC 6455 asks for).
+            let status = HTTPStatus(rawValue: error.status) ?? .badRequest
+            respondError(connection, status, message: error.explanation, keepAlive: false, version: head.version,
+                         extra: error.headers)
             return false
         }
         statistics.upgrades += 1

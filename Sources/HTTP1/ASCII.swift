@@ -103,6 +103,11 @@ enum ASCII {
         return i == range.upperBound
     }
 
+    /// Whether two strings are equal ignoring ASCII case (for field names our own code writes).
+    static func equalsCaseInsensitive(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lowercased($0) == lowercased($1) }
+    }
+
     /// `range` without leading and trailing SP and HTAB (OWS, RFC 9110 §5.6.3).
     static func trimmingWhitespace(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Range<Int> {
         var lower = range.lowerBound

@@ -110,6 +110,8 @@ public struct HTTPResponseWriter: Sendable {
     ///     (RFC 9110 §9.3.2).
     ///   - cors: which CORS headers to add.
     ///   - extraHeaders: more `(name, value)` pairs, e.g. `Allow` for 405 or `WWW-Authenticate`.
+    ///     With an `Upgrade` field the `Connection` field lists `Upgrade` too (RFC 9110 §7.8: "A
+    ///     sender of Upgrade MUST also send an "Upgrade" connection option").
     public mutating func writeResponse(
         _ status: HTTPStatus, date: String?, contentType: String? = nil, body: Span<UInt8>,
         keepAlive: Bool, requestVersion: HTTPVersion = .http1_1, isHeadRequest: Bool = false,
@@ -135,11 +137,14 @@ public struct HTTPResponseWriter: Sendable {
             if let contentType, !body.isEmpty { writeHeader("Content-Type", contentType) }
             writeHeader("Content-Length", body.count)
         }
+        var connection: [String] = []
+        if extraHeaders.contains(where: { ASCII.equalsCaseInsensitive($0.name, "Upgrade") }) { connection.append("Upgrade") }
         if !keepAlive {
-            writeHeader("Connection", "close")
+            connection.append("close")
         } else if requestVersion == .http1_0 {
-            writeHeader("Connection", "keep-alive")
+            connection.append("keep-alive")
         }
+        if !connection.isEmpty { writeHeader("Connection", connection.joined(separator: ", ")) }
         endHead()
         if hasContent && !isHeadRequest { writeBody(body) }
     }

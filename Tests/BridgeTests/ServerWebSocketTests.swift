@@ -83,7 +83,13 @@ struct ServerWebSocketTests {
         let bridge = try TestBridge.start()
         let client = try RawClient(port: bridge.ports.location)
         try client.send(text)
-        #expect(try client.response().status == status, "\(text)")
+        let response = try client.response()
+        #expect(response.status == status, "\(text)")
+        #expect(response.header("Date")?.hasSuffix(" GMT") == true)
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Access-Control-Allow-Origin") == "*")
+        #expect(response.header("Connection") == (status == 426 ? "Upgrade, close" : "close"))
+        if status == 426 { #expect(response.header("Upgrade") == "websocket") }
         #expect(try client.isClosedByServer())
     }
 
