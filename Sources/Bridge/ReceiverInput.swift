@@ -240,12 +240,17 @@ public final class ReceiverInput {
                     logDriver(of: device)
                 }
                 activeDevices = active
-                perform(inventory.gpsdSessionStarted(devices: list.map(\.path)))
+                // Only bookkeeping: the session itself re-adds the devices a restarted gpsd lacks
+                // (GPSDSession.restoreWanted), and a second `+path` would only be refused.
+                _ = inventory.gpsdSessionStarted(devices: list.map(\.path))
             case .device(let device):
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
-                    if activeDevices[device.path] == nil { changes.append(.receiverConnected(path: device.path)) }
+                    if activeDevices[device.path] == nil {
+                        changes.append(.receiverConnected(path: device.path))
+                        if device.driver.isEmpty { log("gpsd opened \(device.path)") }
+                    }
                     activeDevices[device.path] = device
                 } else {
                     inventory.gpsdRemoved(path: device.path)

@@ -13,7 +13,8 @@ public struct GPSDControlSocket: Sendable {
     public enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// The socket could not be reached (gpsd not running, wrong path, permissions).
         case unreachable(path: String, Errno)
-        /// gpsd answered ERROR: it could not open (or did not have) the device.
+        /// gpsd answered ERROR: it could not open the device, already has it (`+`), or does not
+        /// have it (`-`).
         case refused(command: String)
         /// No answer in time, or an answer that is not OK/ERROR.
         case noAnswer(command: String, got: String)
@@ -25,8 +26,10 @@ public struct GPSDControlSocket: Sendable {
             case .unreachable(let path, let errno):
                 "cannot reach gpsd's control socket \(path): \(errno) (is gpsd running with -F \(path)?)"
             case .refused(let command):
-                "gpsd answered ERROR to '\(command)': it could not open the device (gpsd drops root and "
-                    + "runs as user gpsd: the device must be readable by it, e.g. group dialout) or does not have it"
+                command.hasPrefix("+")
+                    ? "gpsd answered ERROR to '\(command)': it already reads the device, or could not open it (gpsd "
+                        + "drops root and runs as user gpsd: the device must be readable by it, e.g. group dialout)"
+                    : "gpsd answered ERROR to '\(command)': it does not have the device"
             case .noAnswer(let command, let got):
                 "gpsd did not answer '\(command)' with OK or ERROR (got '\(got)')"
             case .invalidPath(let path): "device path \(path) contains control characters"

@@ -49,8 +49,9 @@ public final class GPSDSession: Sendable {
     private struct Control {
         var stopping = false
         var thread: OSThread?
-        /// Devices the bridge wants gpsd to read (re-added when a restarted gpsd lacks them).
-        var wanted: Set<String> = []
+        /// Devices the bridge wants gpsd to read (re-added when a restarted gpsd lacks them), with
+        /// when they were last handed over.
+        var wanted: [String: Int64] = [:]
     }
 
     public init(_ configuration: Configuration, inbox: Inbox<ReceiverInputEvent>,
@@ -82,29 +83,47 @@ public final class GPSDSession: Sendable {
 
     /// Asks gpsd to read `path` now, and again whenever a restarted gpsd lacks it.
     public func addDevice(_ path: String) throws(GPSDControlSocket.Failure) {
-        control.withLock { _ = $0.wanted.insert(path) }
+        control.withLock { $0.wanted[path] = monotonicNanoseconds() }
         guard let socket = configuration.controlSocket else { return }
         try GPSDControlSocket(path: socket).add(path)
     }
 
     /// Asks gpsd to close `path` and forgets it.
     public func removeDevice(_ path: String) throws(GPSDControlSocket.Failure) {
-        control.withLock { _ = $0.wanted.remove(path) }
+        control.withLock { _ = $0.wanted.removeValue(forKey: path) }
         guard let socket = configuration.controlSocket else { return }
         try GPSDControlSocket(path: socket).remove(path)
     }
 
-    /// Re-adds wanted devices missing from gpsd's list (after gpsd restarted).
-    private func restoreWanted(missingFrom devices: [GPSDDevice]) {
-        guard let socket = configuration.controlSocket else { return }
+    /// How long after handing a device to gpsd a device list without it is not taken as lost: a
+    /// WATCH answered just before gpsd opened the device lists none, and a second `+path` would
+    /// only get ERROR (gpsd already has it). Such devices are checked again once this has passed.
+    static let handOffGrace: Int64 = 3_000_000_000
+
+    /// Re-adds wanted devices missing from gpsd's list (after gpsd restarted). Devices handed over
+    /// within `handOffGrace` are returned instead, with the time to check them again.
+    private func restoreWanted(missingFrom devices: [GPSDDevice], now: Int64) -> [String: Int64] {
+        guard configuration.controlSocket != nil else { return [:] }
         let present = Set(devices.map(\.path))
-        for path in control.withLock({ $0.wanted }).subtracting(present).sorted() {
-            do {
-                try GPSDControlSocket(path: socket).add(path)
-                log("re-added \(path) to gpsd")
-            } catch {
-                log("cannot re-add \(path) to gpsd: \(error)")
+        var later: [String: Int64] = [:]
+        for (path, addedAt) in control.withLock({ $0.wanted }).sorted(by: { $0.key < $1.key }) where !present.contains(path) {
+            if now - addedAt < Self.handOffGrace {
+                later[path] = addedAt + Self.handOffGrace
+            } else {
+                reAdd(path)
             }
+        }
+        return later
+    }
+
+    private func reAdd(_ path: String) {
+        guard let socket = configuration.controlSocket else { return }
+        do {
+            try GPSDControlSocket(path: socket).add(path)
+            control.withLock { $0.wanted[path] = monotonicNanoseconds() }
+            log("re-added \(path) to gpsd")
+        } catch {
+            log("cannot re-add \(path) to gpsd: \(error)")
         }
     }
 
@@ -155,6 +174,8 @@ public final class GPSDSession: Sendable {
         var lastData = monotonicNanoseconds()
         var announced = false
         var activePaths: Set<String> = []
+        // Devices to re-add if gpsd has still not opened them by then (see handOffGrace).
+        var pendingChecks: [String: Int64] = [:]
         while !stopping {
             let ready: Bool
             do {
@@ -163,6 +184,11 @@ public final class GPSDSession: Sendable {
                 return .gpsdConnectionLost
             }
             let now = monotonicNanoseconds()
+            for (path, deadline) in pendingChecks where now >= deadline {
+                pendingChecks[path] = nil
+                let stillWanted = control.withLock { $0.wanted[path] != nil }
+                if stillWanted && !activePaths.contains(path) { reAdd(path) }
+            }
             if !ready {
                 decoder.flushIfStale(now: now) { post($0) }
                 if lost == nil, !activePaths.isEmpty, now - lastData > configuration.silenceTimeout {
@@ -199,7 +225,7 @@ public final class GPSDSession: Sendable {
             case .devices(let devices):
                 activePaths = Set(devices.filter(\.isActive).map(\.path))
                 inbox.post(.devices(devices))
-                restoreWanted(missingFrom: devices)
+                pendingChecks.merge(restoreWanted(missingFrom: devices, now: now)) { $1 }
             case .device(let device):
                 inbox.post(.device(device))
                 if device.isActive {

@@ -112,11 +112,10 @@ final class HeldPort {
     deinit { close(fd) }
 }
 
-/// The bridge's start-up race (reported; see EndToEndTests.receiverIsHandedToGPSDOnceAtStartup):
-/// the gpsd session's WATCH reached gpsd before the `+device` hand-off, so gpsd's first device
-/// list was empty; the bridge re-added the device, gpsd refused (it already has it), and the
-/// bridge logged that gpsd "could not open the device". gpsd's DEVICE notification then connects
-/// the receiver without any log line, so the harness cannot tell when it is ready.
+/// The bridge's start-up race, fixed in GPSDSession.restoreWanted and pinned by
+/// EndToEndTests.receiverIsHandedToGPSDOnceAtStartup: the gpsd session's WATCH reached gpsd before
+/// the `+device` hand-off, so gpsd's first device list was empty; the bridge re-added the device,
+/// gpsd refused (it already had it), and the bridge logged that gpsd "could not open the device".
 struct StartupRace: Error, CustomStringConvertible {
     var name: String
     var log: String
@@ -390,7 +389,9 @@ final class BridgeDaemon {
     func receiverState(_ device: String) -> ReceiverState? {
         let text = log
         if text.contains("cannot hand \(device) to gpsd") || text.contains("cannot re-add \(device) to gpsd") { return .refused }
-        if text.contains("gpsd has \(device)") || text.contains("gpsd reads \(device)") { return .opened }
+        if text.contains("gpsd has \(device)") || text.contains("gpsd reads \(device)") || text.contains("gpsd opened \(device)") {
+            return .opened
+        }
         return nil
     }
 

@@ -24,14 +24,7 @@ struct EndToEndTests {
         setup.allowedIDs = allowedIDs
         setup.devicePath = receiver?.devicePath
         setup.extraArguments = extra
-        do {
-            return try BridgeDaemon(setup)
-        } catch let race as StartupRace {
-            // receiverIsHandedToGPSDOnceAtStartup reports this bug; the scenarios test the rest,
-            // on a start whose log says when the receiver is there.
-            print("\(name): tmm-bridge start-up race (known bug), starting again:\n\(race.log)")
-            return try BridgeDaemon(setup)
-        }
+        return try BridgeDaemon(setup)
     }
 
     @Test func registrationLikeTheIOSAndWindowsSamples() throws {
@@ -111,12 +104,12 @@ struct EndToEndTests {
 
     /// The start-up hand-off of a receiver that is still silent (as one just plugged in): gpsd
     /// must get it once, with no error logged, and REST and /events must say it is connected once
-    /// its positions flow. Bug (reported): when the gpsd session's WATCH reaches gpsd before the
-    /// `+device` hand-off, gpsd lists no devices; the session and the inventory both re-add the
-    /// device, gpsd answers ERROR (it already has it), and the bridge logs "cannot hand ... it
-    /// could not open the device (gpsd drops root ...)", sending the operator after permissions.
-    /// gpsd's DEVICE notification then connects the receiver, silently. Three starts per run; the
-    /// race shows in roughly one start in ten here, more under load (WatchCommandTests hits it too).
+    /// its positions flow. The race this pins (fixed): when the gpsd session's WATCH reached gpsd
+    /// before the `+device` hand-off, gpsd listed no devices, the session and the inventory both
+    /// re-added the device, gpsd answered ERROR (it already had it), and the bridge logged "cannot
+    /// hand ... it could not open the device", sending the operator after permissions. Now only
+    /// the session re-adds, and not within GPSDSession.handOffGrace of the hand-off. Three starts
+    /// per run; the race showed in roughly one start in ten here, more under load.
     @Test func receiverIsHandedToGPSDOnceAtStartup() throws {
         for attempt in 1...3 {
             let directory = try EndToEnd.makeDirectory("startup-\(attempt)")
