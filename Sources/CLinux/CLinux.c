@@ -36,3 +36,7 @@ int clinux_wifsignaled(int status) { return WIFSIGNALED(status); }
 int clinux_wtermsig(int status) { return WTERMSIG(status); }
 
 void clinux_set_thread_name(const char *name) { (void)pthread_setname_np(pthread_self(), name); }
+
+int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

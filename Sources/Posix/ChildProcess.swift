@@ -21,7 +21,9 @@ public final class ChildProcess: Sendable {
     }
 
     /// Starts `executable` with `arguments` (argv[1...]); standard input is /dev/null, standard
-    /// output and error go to `logDescriptor` (or are inherited when nil).
+    /// output and error go to `logDescriptor` (or are inherited when nil). No other descriptor is
+    /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees only
+    /// 0, 1 and 2. Signal mask and SIGPIPE are reset to the defaults.
     public init(executable: String, arguments: [String], logDescriptor: CInt? = nil) throws(Errno) {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
@@ -32,6 +34,7 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, logDescriptor, 1)
             posix_spawn_file_actions_adddup2(&actions, logDescriptor, 2)
         }
+        _ = clinux_spawn_closefrom(&actions, 3)
         // The child must not inherit our blocked signal mask (the daemon blocks SIGTERM & co).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -39,7 +42,12 @@ public final class ChildProcess: Sendable {
         var empty = sigset_t()
         clinux_sigset_empty(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        // An ignored signal stays ignored across exec: the daemon ignores SIGPIPE, gpsd must not.
+        var pipe = sigset_t()
+        clinux_sigset_empty(&pipe)
+        clinux_sigset_add(&pipe, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &pipe)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = [executable] + arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]

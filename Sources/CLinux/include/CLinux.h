@@ -38,5 +38,8 @@ int clinux_wifexited(int status);
 int clinux_wexitstatus(int status);
 int clinux_wifsignaled(int status);
 int clinux_wtermsig(int status);
+/// posix_spawn_file_actions_addclosefrom_np(3) (glibc 2.34+, GNU): the child closes every
+/// descriptor from `from` up before exec.
+int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 /// Names the calling thread (pthread_setname_np is a GNU extension).
 void clinux_set_thread_name(const char *name);
