@@ -14,25 +14,13 @@
 #   FUZZ_MAX_LEN largest input (default 10000: above the 8 KiB head limit, so the limits are reached)
 set -euo pipefail
 
-seconds=${1:-60}
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/Fuzz/build
-corpus=$root/Fuzz/corpus-http
-seeds=$root/Fuzz/seeds-http
-swiftc=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+fuzz_init http HTTP1 "$@"
 
-mkdir -p "$build" "$corpus"
-
-# Build from a snapshot of the sources, so an editor saving a file mid-build cannot break it. The
-# harness joins the parser's module (named HTTP1) and so reaches its internals.
-src=$build/src-http
-rm -rf "$src"
-mkdir -p "$src"
-cp "$root"/Sources/HTTP1/*.swift "$root/Fuzz/HTTPFuzz.swift" "$src/"
-echo "== building $build/http-fuzz (HTTP1)"
-"$swiftc" -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-    -use-ld=lld -module-name HTTP1 "$src"/*.swift -o "$build/http-fuzz" ||
-    { echo "run-http.sh: build failed" >&2; exit 2; }
+# The harness joins the parser's module (named HTTP1) and so reaches its internals.
+fuzz_snapshot "$root"/Sources/HTTP1/*.swift "$root/Fuzz/HTTPFuzz.swift"
+fuzz_build HTTP1
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).
 cat > "$build/http.dict" <<'DICT'
@@ -79,43 +67,8 @@ cat > "$build/http.dict" <<'DICT'
 "\x0d\x0a "
 DICT
 
-# Seed the working corpus once.
-if [ -z "$(ls -A "$corpus")" ]; then
-    cp "$seeds"/* "$corpus/"
-fi
-echo "== corpus: $(ls "$corpus" | wc -l) files in $corpus, $(ls "$seeds" | wc -l) seeds in $seeds"
-
-# Run. The Swift runtime's backtracer must be off under ASan (it trips ASan and can hang).
-export SWIFT_BACKTRACE=enable=no
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
-log=$build/last-run-http.log
-echo "== fuzzing for $seconds s (log: $log)"
-# Artifacts of this target are named http-crash-*, http-leak-*, ...; only this run's count.
-marker=$build/.http-run-start
-touch "$marker"
-set +e
-# shellcheck disable=SC2086
-"$build/http-fuzz" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-10000}" -use_value_profile=1 \
-    -timeout=10 -rss_limit_mb=2048 -dict="$build/http.dict" -print_final_stats=1 -artifact_prefix="$build/http-" \
-    ${FUZZ_FLAGS:-} "$corpus" "$seeds" > "$log" 2>&1
-status=$?
-set -e
-
-grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::' "$log" || true
-execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ s += $2 } END { print s + 0 }')
-rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{ s += $2 } END { print s + 0 }')
-cov=$({ grep -E '^#[0-9]+[[:space:]]' "$log" || true; } | grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1 || true)
-echo "== target: HTTP1; executions: $execs (${rate}/s), final ${cov:-cov: ?}, corpus now $(ls "$corpus" | wc -l) files"
-
-artifacts=$(find "$build" -maxdepth 1 -newer "$marker" \( -name 'http-crash-*' -o -name 'http-leak-*' \
-    -o -name 'http-timeout-*' -o -name 'http-oom-*' \) | sort)
-if [ "$status" -ne 0 ] || [ -n "$artifacts" ]; then
-    echo "== FAILED (libFuzzer exit status $status)" >&2
-    grep -E 'invariant violated|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Fatal error|SUMMARY' "$log" >&2 || true
-    for a in $artifacts; do
-        echo "-- reproducer $a ($(wc -c < "$a") bytes); rerun: $build/http-fuzz $a" >&2
-        od -A d -t x1z -v "$a" | head -20 >&2
-    done
-    exit 1
-fi
-echo "== OK: no crash in $seconds s"
+fuzz_seed_corpus
+fuzz_print_corpus
+fuzz_run -max_len="${FUZZ_MAX_LEN:-10000}" -dict="$build/http.dict"
+fuzz_summary HTTP1
+fuzz_finish
