@@ -21,28 +21,18 @@
 #                     the seeds, and print llvm-cov's line coverage of the three parser files
 set -euo pipefail
 
-seconds=${1:-60}
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/Fuzz/build
-corpus=$root/Fuzz/corpus-bridge
-seeds=$root/Fuzz/seeds-bridge
-swiftc=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+fuzz_init bridge Bridge "$@"
+fuzz_note=${BRIDGEFUZZ_KNOWN:+; skipping known findings $BRIDGEFUZZ_KNOWN}
 
-mkdir -p "$build" "$corpus"
-
-# Build from a snapshot of the sources, so an editor saving a file mid-build cannot break it. The
-# harness joins the module (named Bridge) and so reaches its internals. Only the three pure files
-# are compiled: they import nothing.
-src=$build/src-bridge
-rm -rf "$src"
-mkdir -p "$src"
+# The harness joins the module (named Bridge) and so reaches its internals. Only the three pure
+# files are compiled: they import nothing.
 parsers=(ConfigurationFile ControlProtocol ReplayCapture)
-for file in "${parsers[@]}"; do cp "$root/Sources/Bridge/$file.swift" "$src/"; done
-cp "$root/Fuzz/BridgeFuzz.swift" "$src/"
-echo "== building $build/bridge-fuzz (Bridge: ${parsers[*]})"
-"$swiftc" -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-    -use-ld=lld -module-name Bridge "$src"/*.swift -o "$build/bridge-fuzz" ||
-    { echo "run-bridge.sh: build failed" >&2; exit 2; }
+files=()
+for file in "${parsers[@]}"; do files+=("$root/Sources/Bridge/$file.swift"); done
+fuzz_snapshot "${files[@]}" "$root/Fuzz/BridgeFuzz.swift"
+fuzz_build "Bridge: ${parsers[*]}"
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).
 cat > "$build/bridge.dict" <<'DICT'
@@ -99,33 +89,10 @@ cat > "$build/bridge.dict" <<'DICT'
 "\xef\xbf\xbd"
 DICT
 
-# Seed the working corpus once.
-if [ -z "$(ls -A "$corpus")" ]; then
-    cp "$seeds"/* "$corpus/"
-fi
-echo "== corpus: $(ls "$corpus" | wc -l) files in $corpus, $(ls "$seeds" | wc -l) seeds in $seeds"
-
-# Run. The Swift runtime's backtracer must be off under ASan (it trips ASan and can hang).
-export SWIFT_BACKTRACE=enable=no
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
-log=$build/last-run-bridge.log
-echo "== fuzzing for $seconds s (log: $log)${BRIDGEFUZZ_KNOWN:+; skipping known findings $BRIDGEFUZZ_KNOWN}"
-# Artifacts of this target are named bridge-crash-*, ...; only this run's count.
-marker=$build/.bridge-run-start
-touch "$marker"
-set +e
-# shellcheck disable=SC2086
-"$build/bridge-fuzz" -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-4096}" -use_value_profile=1 \
-    -timeout=10 -rss_limit_mb=2048 -dict="$build/bridge.dict" -print_final_stats=1 \
-    -artifact_prefix="$build/bridge-" ${FUZZ_FLAGS:-} "$corpus" "$seeds" > "$log" 2>&1
-status=$?
-set -e
-
-grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::' "$log" || true
-execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ s += $2 } END { print s + 0 }')
-rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{ s += $2 } END { print s + 0 }')
-cov=$({ grep -E '^#[0-9]+[[:space:]]' "$log" || true; } | grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1 || true)
-echo "== target: bridge; executions: $execs (${rate}/s), final ${cov:-cov: ?}, corpus now $(ls "$corpus" | wc -l) files"
+fuzz_seed_corpus
+fuzz_print_corpus
+fuzz_run -max_len="${FUZZ_MAX_LEN:-4096}" -dict="$build/bridge.dict"
+fuzz_summary bridge
 
 # Line coverage of the parser files by the corpus (no sanitizer, so it is quick).
 if [ "${FUZZ_COVERAGE:-0}" = 1 ]; then
@@ -145,15 +112,4 @@ if [ "${FUZZ_COVERAGE:-0}" = 1 ]; then
         sed "s|$src/||"
 fi
 
-artifacts=$(find "$build" -maxdepth 1 -newer "$marker" \( -name 'bridge-crash-*' -o -name 'bridge-leak-*' \
-    -o -name 'bridge-timeout-*' -o -name 'bridge-oom-*' \) | sort)
-if [ "$status" -ne 0 ] || [ -n "$artifacts" ]; then
-    echo "== FAILED (libFuzzer exit status $status)" >&2
-    grep -E 'invariant violated|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Fatal error|SUMMARY' "$log" >&2 || true
-    for a in $artifacts; do
-        echo "-- reproducer $a ($(wc -c < "$a") bytes); rerun: $build/bridge-fuzz $a" >&2
-        od -A d -t x1z -v "$a" | head -20 >&2
-    done
-    exit 1
-fi
-echo "== OK: no crash in $seconds s"
+fuzz_finish
