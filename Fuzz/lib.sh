@@ -12,30 +12,35 @@
 #   (write its dictionary)
 #   fuzz_seed_corpus               # the working corpus starts as a copy of the seeds
 #   fuzz_print_corpus
-#   fuzz_run LIBFUZZER_FLAG...     # -max_len=..., -dict=...; sets $status
+#   fuzz_run MAX_LEN [FLAG...]     # libFuzzer for SECONDS (FLAG: e.g. -dict=...); sets $fuzz_status
 #   fuzz_summary [TARGET]          # libFuzzer's totals and the `== target: ...` line
 #   fuzz_finish                    # the failure block and exit 1, or `== OK: ...`
 #
 # Several fuzzers share Fuzz/build, so everything a runner writes there is named NAME-* (and the
 # source snapshot src-NAME/). Environment read here: SWIFTC, FUZZ_FLAGS, ASAN_OPTIONS.
+#
+# Settings (fuzz_init's defaults; a runner may change them after it): root, build, src, corpus,
+# seeds, log, swiftc, seconds, as the runners named them before; and, named fuzz_* so that they
+# do not clash with a runner's own variables: fuzz_name, fuzz_module, fuzz_binary,
+# fuzz_old_artifacts, fuzz_note. fuzz_run sets fuzz_status.
 
 # fuzz_init NAME MODULE [SECONDS]: set the runner's settings to the common defaults. SECONDS
 # (default 60) is the runner's first argument.
 fuzz_init() {
-    name=$1
-    module=$2
+    fuzz_name=$1
+    fuzz_module=$2
     seconds=${3:-60}
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     build=$root/Fuzz/build
-    src=$build/src-$name
-    fuzzer=$build/$name-fuzz
-    corpus=$root/Fuzz/corpus-$name          # working corpus: grows across runs, git-ignored
-    seeds=$root/Fuzz/seeds-$name            # read-only extra corpus
-    log=$build/last-run-$name.log
+    src=$build/src-$fuzz_name
+    fuzz_binary=$build/$fuzz_name-fuzz
+    corpus=$root/Fuzz/corpus-$fuzz_name     # working corpus: grows across runs, git-ignored
+    seeds=$root/Fuzz/seeds-$fuzz_name       # read-only extra corpus
+    log=$build/last-run-$fuzz_name.log
     swiftc=${SWIFTC:-$(command -v swiftc || echo /opt/swift/usr/bin/swiftc)}
     # Reproducers (NAME-crash-*, -leak-*, -timeout-*, -oom-*) left by earlier runs: `ignore` (only
     # this run's fail it), `count` (they fail this run too) or `remove` (deleted before the run).
-    old_artifacts=ignore
+    fuzz_old_artifacts=ignore
     fuzz_note=""                            # appended to the `== fuzzing for` line
 }
 
@@ -53,12 +58,12 @@ fuzz_snapshot() {
 # MODULE, with libFuzzer and AddressSanitizer.
 fuzz_compile() {
     "$swiftc" -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-        -use-ld=lld -module-name "$module" "$@" -o "$fuzzer"
+        -use-ld=lld -module-name "$fuzz_module" "$@" -o "$fuzz_binary"
 }
 
 # fuzz_build [LABEL]: build the snapshot (src-NAME/*.swift); exit 2 if that fails.
 fuzz_build() {
-    echo "== building $fuzzer${1:+ ($1)}"
+    echo "== building $fuzz_binary${1:+ ($1)}"
     fuzz_compile "$src"/*.swift || { echo "${0##*/}: build failed" >&2; exit 2; }
 }
 
@@ -78,25 +83,26 @@ fuzz_print_corpus() {
     echo "== corpus: $(fuzz_count "$corpus") files in $corpus, $(fuzz_count "$seeds") seeds in $seeds"
 }
 
-# fuzz_run LIBFUZZER_FLAG...: fuzz for SECONDS over the working corpus and the seeds, with the
-# flags every target uses, the given ones and FUZZ_FLAGS (last, so they win); the log goes to
-# $log and libFuzzer's exit status to $status.
+# fuzz_run MAX_LEN [FLAG...]: fuzz for SECONDS over the working corpus and the seeds, inputs of at
+# most MAX_LEN bytes, with the flags every target uses, the given ones and FUZZ_FLAGS (last, so
+# they win); the log goes to $log and libFuzzer's exit status to $fuzz_status.
 fuzz_run() {
     # The Swift runtime's backtracer must be off under ASan (it trips ASan and can hang).
     export SWIFT_BACKTRACE=enable=no
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
-    if [ "$old_artifacts" = remove ]; then
-        rm -f "$build/$name"-crash-* "$build/$name"-leak-* "$build/$name"-timeout-* "$build/$name"-oom-*
+    if [ "$fuzz_old_artifacts" = remove ]; then
+        rm -f "$build/$fuzz_name"-crash-* "$build/$fuzz_name"-leak-* "$build/$fuzz_name"-timeout-* \
+            "$build/$fuzz_name"-oom-*
     fi
     echo "== fuzzing for $seconds s (log: $log)$fuzz_note"
-    if [ "$old_artifacts" = ignore ]; then
-        touch "$build/.$name-run-start"
+    if [ "$fuzz_old_artifacts" = ignore ]; then
+        touch "$build/.$fuzz_name-run-start"
     fi
-    status=0
+    fuzz_status=0
     # shellcheck disable=SC2086
-    "$fuzzer" -max_total_time="$seconds" "$@" -use_value_profile=1 -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$build/$name-" ${FUZZ_FLAGS:-} \
-        "$corpus" "$seeds" > "$log" 2>&1 || status=$?
+    "$fuzz_binary" -max_total_time="$seconds" -max_len="$1" -use_value_profile=1 -timeout=10 \
+        -rss_limit_mb=2048 "${@:2}" -print_final_stats=1 -artifact_prefix="$build/$fuzz_name-" \
+        ${FUZZ_FLAGS:-} "$corpus" "$seeds" > "$log" 2>&1 || fuzz_status=$?
 }
 
 # fuzz_summary [TARGET]: print libFuzzer's INITED/DONE lines and final stats from the log, then
@@ -111,14 +117,14 @@ fuzz_summary() {
     echo "== ${1:+target: $1; }executions: $execs (${rate}/s), final ${cov:-cov: ?}, corpus now $(fuzz_count "$corpus") files"
 }
 
-# fuzz_artifacts: the reproducers that count for this run (see old_artifacts), one a line, sorted.
+# fuzz_artifacts: the reproducers that count for this run (see fuzz_old_artifacts), one a line, sorted.
 fuzz_artifacts() {
     local since=()
-    if [ "$old_artifacts" = ignore ]; then
-        since=(-newer "$build/.$name-run-start")
+    if [ "$fuzz_old_artifacts" = ignore ]; then
+        since=(-newer "$build/.$fuzz_name-run-start")
     fi
-    find "$build" -maxdepth 1 "${since[@]}" \( -name "$name-crash-*" -o -name "$name-leak-*" \
-        -o -name "$name-timeout-*" -o -name "$name-oom-*" \) | sort
+    find "$build" -maxdepth 1 "${since[@]}" \( -name "$fuzz_name-crash-*" -o -name "$fuzz_name-leak-*" \
+        -o -name "$fuzz_name-timeout-*" -o -name "$fuzz_name-oom-*" \) | sort
 }
 
 # fuzz_finish: on a non-zero libFuzzer status or any reproducer, print the errors from the log and
@@ -126,11 +132,11 @@ fuzz_artifacts() {
 fuzz_finish() {
     local artifacts a
     artifacts=$(fuzz_artifacts)
-    if [ "$status" -ne 0 ] || [ -n "$artifacts" ]; then
-        echo "== FAILED (libFuzzer exit status $status)" >&2
+    if [ "$fuzz_status" -ne 0 ] || [ -n "$artifacts" ]; then
+        echo "== FAILED (libFuzzer exit status $fuzz_status)" >&2
         grep -E 'invariant violated|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Fatal error|SUMMARY' "$log" >&2 || true
         for a in $artifacts; do
-            echo "-- reproducer $a ($(wc -c < "$a") bytes); rerun: $fuzzer $a" >&2
+            echo "-- reproducer $a ($(wc -c < "$a") bytes); rerun: $fuzz_binary $a" >&2
             od -A d -t x1z -v "$a" | head -20 >&2
         done
         exit 1

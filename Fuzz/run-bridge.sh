@@ -91,7 +91,7 @@ DICT
 
 fuzz_seed_corpus
 fuzz_print_corpus
-fuzz_run -max_len="${FUZZ_MAX_LEN:-4096}" -dict="$build/bridge.dict"
+fuzz_run "${FUZZ_MAX_LEN:-4096}" -dict="$build/bridge.dict"
 fuzz_summary bridge
 
 # Line coverage of the parser files by the corpus (no sanitizer, so it is quick).

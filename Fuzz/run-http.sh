@@ -69,6 +69,6 @@ DICT
 
 fuzz_seed_corpus
 fuzz_print_corpus
-fuzz_run -max_len="${FUZZ_MAX_LEN:-10000}" -dict="$build/http.dict"
+fuzz_run "${FUZZ_MAX_LEN:-10000}" -dict="$build/http.dict"
 fuzz_summary HTTP1
 fuzz_finish

@@ -67,6 +67,6 @@ DICT
 
 fuzz_seed_corpus
 fuzz_print_corpus
-fuzz_run -max_len="${FUZZ_MAX_LEN:-4096}" -dict="$build/registration.dict"
+fuzz_run "${FUZZ_MAX_LEN:-4096}" -dict="$build/registration.dict"
 fuzz_summary registration
 fuzz_finish
