@@ -111,8 +111,10 @@ fuzz_run() {
 fuzz_summary() {
     local execs rate cov
     grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::' "$log" || true
-    execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ s += $2 } END { print s + 0 }')
-    rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{ s += $2 } END { print s + 0 }')
+    # `|| true`: a run that ended before libFuzzer printed its stats (a missing binary, a crash at
+    # start) must still reach fuzz_finish and its failure block, not end here under pipefail.
+    execs=$({ grep -E '^stat::number_of_executed_units:' "$log" || true; } | awk '{ s += $2 } END { print s + 0 }')
+    rate=$({ grep -E '^stat::average_exec_per_sec:' "$log" || true; } | awk '{ s += $2 } END { print s + 0 }')
     cov=$({ grep -E '^#[0-9]+[[:space:]]' "$log" || true; } | grep -oE 'cov: [0-9]+ ft: [0-9]+' | tail -1 || true)
     echo "== ${1:+target: $1; }executions: $execs (${rate}/s), final ${cov:-cov: ?}, corpus now $(fuzz_count "$corpus") files"
 }

@@ -36,9 +36,12 @@ fuzz_snapshot "$root"/Sources/NMEA0183/*.swift "$root/Fuzz/NMEAFuzz.swift"
 mkdir -p "$src/Sentences" "$src/GNSS"
 cp "$root"/Sources/NMEA0183/Sentences/*.swift "$src/Sentences/"
 compile() {
-    fuzz_compile "$@" 2>&1 |
-        grep -vE "is part of module 'NMEA0183'; ignoring import|^ *[0-9]* *\| |^ *\||^$" || true
-    [ "${PIPESTATUS[0]}" -eq 0 ]
+    # The compiler's status, not grep's: PIPESTATUS must be read before anything else runs (an
+    # `|| true` after the pipeline would replace it).
+    local statuses
+    fuzz_compile "$@" 2>&1 | grep -vE "is part of module 'NMEA0183'; ignoring import|^ *[0-9]* *\| |^ *\||^$"
+    statuses=("${PIPESTATUS[@]}")
+    [ "${statuses[0]}" -eq 0 ]
 }
 nmea_sources=("$src"/*.swift "$src"/Sentences/*.swift)
 target="NMEA0183"
