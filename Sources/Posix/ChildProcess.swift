@@ -23,7 +23,8 @@ public final class ChildProcess: Sendable {
     /// Starts `executable` with `arguments` (argv[1...]); standard input is /dev/null, standard
     /// output and error go to `logDescriptor` (or are inherited when nil). No other descriptor is
     /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees only
-    /// 0, 1 and 2. Signal mask and SIGPIPE are reset to the defaults.
+    /// 0, 1 and 2. Signal mask and SIGPIPE are reset to the defaults, and the child leads a process
+    /// group of its own.
     public init(executable: String, arguments: [String], logDescriptor: CInt? = nil) throws(Errno) {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
@@ -47,7 +48,10 @@ public final class ChildProcess: Sendable {
         clinux_sigset_empty(&pipe)
         clinux_sigset_add(&pipe, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &pipe)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // Its own process group: Ctrl-C in the terminal reaches the parent only, which then stops
+        // its children in order (a private gpsd dying first would read as a lost input).
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = [executable] + arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]

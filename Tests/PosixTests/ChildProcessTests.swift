@@ -50,6 +50,14 @@ struct ChildProcessTests {
         #expect(ignored & (1 << (UInt64(SIGPIPE) - 1)) == 0, "SIGPIPE ignored in the child: \(output)")
     }
 
+    @Test func theChildHasItsOwnProcessGroup() throws {
+        let (ended, output) = try run("cut -d' ' -f5 /proc/$$/stat; echo $$")
+        #expect(ended == .exited(0))
+        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+        #expect(numbers.count == 2 && numbers[0] == numbers[1], "process group and pid: \(output)")
+        #expect(numbers.first != getpgrp())
+    }
+
     @Test func exitStatusAndSignalAreReported() throws {
         #expect(try run("exit 3").0 == .exited(3))
         #expect(try run("kill -KILL $$").0 == .signalled(SIGKILL))
