@@ -25,9 +25,8 @@ final class FloorProcess {
         do {
             let bound = try TCPListener.bind(address: "127.0.0.1", port: 0, backlog: 1024)
             port = bound.localPort
-            // The listener is ~Copyable and closes its own descriptor: the child gets a duplicate,
-            // without close-on-exec so that it survives the spawn.
-            listenerFD = fcntl(bound.descriptor.rawValue, F_DUPFD, 0)
+            // The listener is ~Copyable and closes its own descriptor: the child gets a duplicate.
+            listenerFD = fcntl(bound.descriptor.rawValue, F_DUPFD_CLOEXEC, 0)
         } catch {
             throw HarnessError("floor server: \(error)")
         }
@@ -35,6 +34,7 @@ final class FloorProcess {
         guard listenerFD >= 0, pipe(&ends) == 0 else {
             throw HarnessError("floor server: \(Errno.current)")
         }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         epochWriteEnd = ends[1]
         let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -44,9 +44,11 @@ final class FloorProcess {
             close(ends[0])
         }
         do {
-            child = try ChildProcess(executable: executable,
-                                     arguments: ["--serve-floor", String(listenerFD), String(ends[0])],
-                                     logDescriptor: log >= 0 ? log : nil)
+            child = try ChildProcess(
+                executable: executable,
+                arguments: ["--serve-floor", String(ChildProcess.childDescriptor(forPassed: 0)),
+                            String(ChildProcess.childDescriptor(forPassed: 1))],
+                logDescriptor: log >= 0 ? log : nil, passing: [listenerFD, ends[0]])
         } catch {
             close(ends[1])
             throw HarnessError("floor server: cannot start \(executable): \(error)")

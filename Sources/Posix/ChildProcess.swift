@@ -22,10 +22,12 @@ public final class ChildProcess: Sendable {
 
     /// Starts `executable` with `arguments` (argv[1...]); standard input is /dev/null, standard
     /// output and error go to `logDescriptor` (or are inherited when nil). No other descriptor is
-    /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees only
-    /// 0, 1 and 2. Signal mask and SIGPIPE are reset to the defaults, and the child leads a process
+    /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees 0, 1
+    /// and 2, and `passing[i]` as descriptor 3 + i (`childDescriptor(forPassed:)`). Signal mask and SIGPIPE are reset to the defaults, and the child leads a process
     /// group of its own.
-    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil) throws(Errno) {
+    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = [])
+        throws(Errno)
+    {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -35,7 +37,16 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, logDescriptor, 1)
             posix_spawn_file_actions_adddup2(&actions, logDescriptor, 2)
         }
-        _ = clinux_spawn_closefrom(&actions, 3)
+        // Passed descriptors go to 3, 4, ... by way of numbers above all of them, so that no
+        // move overwrites a descriptor still to be moved.
+        let staging = (passing.max() ?? 2) + 1
+        for (index, fd) in passing.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, fd, staging + CInt(index))
+        }
+        for index in passing.indices {
+            posix_spawn_file_actions_adddup2(&actions, staging + CInt(index), Self.childDescriptor(forPassed: index))
+        }
+        _ = clinux_spawn_closefrom(&actions, Self.childDescriptor(forPassed: passing.count))
         // The child must not inherit our blocked signal mask (the daemon blocks SIGTERM & co).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -69,6 +80,9 @@ public final class ChildProcess: Sendable {
         guard result == pid else { return nil }
         return Self.termination(status)
     }
+
+    /// The descriptor number the child sees for `passing[index]`.
+    public static func childDescriptor(forPassed index: Int) -> CInt { 3 + CInt(index) }
 
     /// Waits for the child to end and reaps it.
     public func wait() -> Termination {

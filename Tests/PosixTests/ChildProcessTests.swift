@@ -33,6 +33,29 @@ struct ChildProcessTests {
         #expect(!open.contains(Int(ends[0])) || open.count == 1)
     }
 
+    @Test func passedDescriptorsArriveAsThreeFourAndSoOn() throws {
+        // Two pipes whose read ends the child gets, in the opposite order of their numbers.
+        var first: [CInt] = [-1, -1]
+        var second: [CInt] = [-1, -1]
+        #expect(pipe(&first) == 0 && pipe(&second) == 0)
+        defer { for fd in first + second { Glibc.close(fd) } }
+        _ = "A".withCString { Glibc.write(first[1], $0, 1) }
+        _ = "B".withCString { Glibc.write(second[1], $0, 1) }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/out"
+        let log = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let child = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "head -c1 <&3; head -c1 <&4; ls /proc/self/fd | tr '\\n' ' '"],
+            logDescriptor: log, passing: [second[0], first[0]])
+        Glibc.close(log)
+        #expect(child.wait() == .exited(0))
+        let output = String(decoding: try AtomicFile.read(path) ?? [], as: UTF8.self)
+        #expect(output.hasPrefix("BA"), "\(output)")
+        let open = output.dropFirst(2).split(separator: " ").compactMap { Int($0) }.filter { $0 > 2 }
+        #expect(open.contains(3) && open.contains(4) && open.filter { $0 > 4 }.count <= 1, "\(output)")
+    }
+
     @Test func signalsAreAtTheirDefaults() throws {
         // The daemon blocks SIGTERM & co and ignores SIGPIPE; its children (gpsd) must not.
         let previous = signal(SIGPIPE, SIG_IGN)
