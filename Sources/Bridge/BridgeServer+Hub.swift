@@ -131,7 +131,7 @@ extension BridgeServer {
         hub.v2Encoder.encode(position, identity: identity)
         let frame = WebSocketFrame.text(hub.v2Encoder.span)
         let clients = hub.locationV2
-        for connection in clients { deliver(position: frame, to: connection, now: now) }
+        for connection in clients { deliver(frame, .position, to: connection, now: now) }
     }
 
     /// The V1 timer: the latest position, while it is fresh, to every V1 client.
@@ -143,7 +143,7 @@ extension BridgeServer {
         hub.v1Encoder.encode(position, identity: identity)
         let frame = WebSocketFrame.text(hub.v1Encoder.span)
         let clients = hub.locationV1
-        for connection in clients { deliver(position: frame, to: connection, now: now) }
+        for connection in clients { deliver(frame, .position, to: connection, now: now) }
     }
 
     /// One event to every `/events` client.
@@ -152,11 +152,7 @@ extension BridgeServer {
         let frame = WebSocketFrame.text(BridgeEventEncoder.bytes(event, unixMilliseconds: wallClockMilliseconds()).span)
         let now = monotonicNanoseconds()
         let clients = hub.events
-        for connection in clients where connection.canReceiveFrames {
-            connection.output.append(frame)
-            flush(connection)
-            if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
-        }
+        for connection in clients { deliver(frame, .other, to: connection, now: now) }
     }
 
     /// The first message on a new `/events` connection.
@@ -166,10 +162,16 @@ extension BridgeServer {
         send(WebSocketFrame.text(bytes.span), to: connection)
     }
 
-    private func deliver(position frame: [UInt8], to connection: Connection, now: Int64) {
+    /// Queues a shared frame (positions may be coalesced, see OutboundQueue), sends what fits and
+    /// applies the slow-client rule.
+    private func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, to connection: Connection, now: Int64) {
         guard connection.canReceiveFrames else { return }
-        let dropped = connection.output.appendPosition(frame, softLimit: configuration.limits.queueSoftLimit)
-        statistics.positionsDropped += dropped
+        switch kind {
+        case .position:
+            statistics.positionsDropped += connection.output.appendPosition(frame, softLimit: configuration.limits.queueSoftLimit)
+        case .other:
+            connection.output.append(frame)
+        }
         flush(connection)
         if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
     }
@@ -199,18 +201,9 @@ extension BridgeServer {
     // MARK: - WebSocket input
 
     func readWebSocket(_ connection: Connection) {
-        let result: Result<IOResult, Errno> = readScratch.withUnsafeMutableBytes { raw in
-            Result { () throws(Errno) -> IOResult in try connection.socket.read(into: raw) }
-        }
-        switch result {
-        case .success(.processed(let count)) where count > 0:
-            let bytes = readScratch
-            receiveWebSocket(bytes.span.extracting(0..<count), on: connection)
-        case .success(.wouldBlock):
-            return
-        default:
-            close(connection)
-        }
+        guard let count = readIntoScratch(connection) else { return }
+        let bytes = readScratch
+        receiveWebSocket(bytes.span.extracting(0..<count), on: connection)
     }
 
     func receiveWebSocket(_ bytes: Span<UInt8>, on connection: Connection) {

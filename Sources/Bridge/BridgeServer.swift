@@ -427,13 +427,21 @@ public final class BridgeServer {
 
     /// After our side is shut down: read and drop until the client closes.
     private func discardInput(_ connection: Connection) {
+        _ = readIntoScratch(connection)
+    }
+
+    /// One read into `readScratch`: the number of bytes read, or nil when nothing was there. At
+    /// end of file or on an error the connection is closed (and nil returned).
+    func readIntoScratch(_ connection: Connection) -> Int? {
         let result: Result<IOResult, Errno> = readScratch.withUnsafeMutableBytes { raw in
             Result { () throws(Errno) -> IOResult in try connection.socket.read(into: raw) }
         }
         switch result {
-        case .success(.processed(let count)) where count > 0: return
-        case .success(.wouldBlock): return
-        default: close(connection)
+        case .success(.processed(let count)) where count > 0: return count
+        case .success(.wouldBlock): return nil
+        default:
+            close(connection)
+            return nil
         }
     }
 

@@ -113,7 +113,7 @@ enum RESTRouter {
             return .failure(BodyFailure(message: "the body is not JSON: \(expected)"))
         }
         var found: Bool?
-        for (key, value) in members where asciiLowercased(key) == "isconnected" {
+        for (key, value) in members where RegistrationURL.asciiLowercased(key) == "isconnected" {
             guard case .bool(let flag) = value else {
                 return .failure(BodyFailure(message: "isConnected must be true or false"))
             }
@@ -126,9 +126,6 @@ enum RESTRouter {
         return .success(found)
     }
 
-    static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
-    }
 }
 
 /// A JSON value, known only well enough to tell a boolean from the rest.

@@ -171,7 +171,8 @@ public enum RegistrationURL {
         return !first
     }
 
-    static func asciiLowercased(_ text: some StringProtocol) -> String {
+    /// `text` with A-Z lowered (schemes, keys and tokens are compared ASCII case-insensitively).
+    public static func asciiLowercased(_ text: some StringProtocol) -> String {
         String(decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
