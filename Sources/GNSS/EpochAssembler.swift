@@ -2,21 +2,31 @@
 // is complete.
 //
 // A receiver reports each epoch as a burst of sentences (GGA, RMC, GSA, GSV, GST, ...) that
-// share one UTC time. Waiting for the next burst's first sentence to know that a burst ended
-// would add a whole period of latency, so the assembler learns, as gpsd does, which sentence
-// kind closes this receiver's cycle: when a sentence with a new time arrives, the kind that came
-// just before it is the closer, and from then on the epoch is emitted as soon as that kind is
-// seen. Three fallbacks keep it honest:
+// share one UTC time. Time is the primary rule: a sentence whose time equals the pending
+// epoch's belongs to it, whatever its talker (multi-GNSS chipsets send one GGA per constellation,
+// `$GPGGA` then `$GLGGA` for the same second: one epoch, satellites summed). Waiting for the next
+// burst's first sentence to know that a burst ended would add a whole period of latency, so the
+// assembler learns, as gpsd does, which sentence closes this receiver's cycle, identified by kind,
+// talker and occurrence (the second `$GNGSA`, the last sentence of the `$GLGSV` group): when a
+// sentence with a new time arrives, the sentence that came just before it is the closer, and
+// from then on the epoch is emitted as soon as that sentence is seen. The fallbacks:
 // - a timed sentence whose time differs from the pending epoch's ends that epoch (a closer that
 //   went missing, or before the closer is learned);
-// - a position sentence kind already present in the pending epoch starts a new one (receivers
-//   without a fix send GGA with an empty time, so time cannot separate their cycles);
+// - without times to compare (receivers without a fix send GGA with an empty time, VTG and GSV
+//   carry none), a once-per-cycle kind from a talker already present in the pending epoch, a new
+//   GSV group for a talker and signal whose group is complete, or a second GSA for one NMEA 4.10
+//   system, starts a new epoch;
 // - a cycle that stops early (receiver unplugged mid-burst) is flushed by `flushIfStale(now:)`.
-// A sentence that arrives for an epoch already emitted means the learned closer was wrong
-// (the cycle grew); it is counted as late and the closer is learned again.
+// A timed sentence for the epoch already emitted means the cycle is longer than learned (GST or
+// RMC on some epochs only): it is counted as late and dropped, never emitted as a second epoch for
+// that time, and becomes the closer, so the next such cycle waits for it.
 //
 // The sky view (GSV) and used-satellite marks (GSA) describe state that receivers often report
 // less often than positions, so they persist across epochs until a new GSV or GSA replaces them.
+//
+// Nothing large is copied per sentence: the epoch is built in place in `output` (whose sky view
+// is the persistent one, updated as GSV sentences arrive), and the per-cycle bookkeeping is a
+// few small fixed-size tables reset in place.
 
 import NMEA0183
 
@@ -30,7 +40,7 @@ public struct EpochAssembler: Sendable {
         public var closedByRepeatedSentence = 0
         public var closedByTimeout = 0
         public var closedAtEnd = 0
-        /// Sentences for an epoch already emitted (the closer was re-learned).
+        /// Timed sentences for an epoch already emitted (dropped; the closer was re-learned).
         public var lateSentences = 0
 
         public init() {}
@@ -38,6 +48,22 @@ public struct EpochAssembler: Sendable {
         public var epochs: Int {
             closedByLearnedCloser + closedByTimeChange + closedByRepeatedSentence + closedByTimeout + closedAtEnd
         }
+    }
+
+    /// The sentence that ends a receiver's cycle: its kind, its talker, and which occurrence of
+    /// that kind and talker it is within the cycle (for GSV: which complete group).
+    public struct Closer: Sendable, Equatable, CustomStringConvertible {
+        public var kind: SentenceKind
+        public var talker: Talker
+        public var occurrence: Int
+
+        public init(kind: SentenceKind, talker: Talker, occurrence: Int = 1) {
+            self.kind = kind
+            self.talker = talker
+            self.occurrence = occurrence
+        }
+
+        public var description: String { "\(talker) \(kind) #\(occurrence)" }
     }
 
     /// A pending epoch older than this is emitted by `flushIfStale(now:)` when the receiver's
@@ -48,16 +74,21 @@ public struct EpochAssembler: Sendable {
     static let maximumStaleAfter: Int64 = 3_000_000_000
 
     public private(set) var statistics = Statistics()
-    /// The sentence kind learned to close this receiver's cycle, once known.
-    public private(set) var closer: SentenceKind?
+    /// The sentence learned to close this receiver's cycle, once known.
+    public private(set) var closingSentence: Closer?
+    /// The kind of the closing sentence, once known.
+    public var closer: SentenceKind? { closingSentence?.kind }
     /// The receiver's epoch period, measured from consecutive epoch times.
     public private(set) var period: Int64?
 
-    private var pending = PendingEpoch()
+    /// The epoch being built; its sky view is the persistent one.
+    private var output = Position()
+    private var pending = PendingCycle()
     private var lastEmittedTime: NMEATime?
     private var lastDate: NMEADate?
     private var lastTimeOfDay: NMEATime?
-    private var sky = SkyView()
+    /// Satellites marked used by the last cycle that had a GSA.
+    private var lastUsed = UsedList()
     private var dops = (pdop: Double?.none, hdop: Double?.none, vdop: Double?.none)
 
     public init() {}
@@ -67,34 +98,41 @@ public struct EpochAssembler: Sendable {
     /// and, for a single-sentence cycle, its own).
     public mutating func add(_ message: NMEAMessage, talker: Talker, now: Int64, _ emit: (Position) -> Void) {
         let kind = message.kind
-        let time = message.time
+        let slot = TalkerSlot(talker)
 
-        if let time {
+        if let time = message.time {
+            if time == lastEmittedTime && pending.time != time {
+                // A timed sentence for the epoch just emitted: the cycle is longer than learned.
+                // It cannot join that epoch any more and must not make a second one.
+                statistics.lateSentences += 1
+                closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
+                return
+            }
             if let pendingTime = pending.time, pendingTime != time {
-                if closer == nil && pending.lastKind != nil { closer = pending.lastKind }
+                learnCloser()
                 measurePeriod(from: pendingTime, to: time)
                 statistics.closedByTimeChange += 1
                 emitPending(emit)
-            } else if pending.time == nil, let last = lastEmittedTime, last == time {
-                // A timed sentence for the epoch just emitted: the cycle is longer than learned.
-                statistics.lateSentences += 1
-                closer = nil
-                return
+            } else if pending.time == nil && startsNewCycle(message, kind, slot) {
+                learnCloser()
+                statistics.closedByRepeatedSentence += 1
+                emitPending(emit)
             }
-        }
-        if message.isPositionSentence && pending.kinds.contains(kind) {
-            if closer == nil && pending.lastKind != nil { closer = pending.lastKind }
+        } else if startsNewCycle(message, kind, slot) {
+            learnCloser()
             statistics.closedByRepeatedSentence += 1
             emitPending(emit)
         }
 
         if pending.isEmpty { pending.startedAt = now }
-        if let time, pending.time == nil { pending.time = time }
-        pending.merge(message, talker: talker)
-        pending.kinds.insert(kind)
-        pending.lastKind = kind
+        if let time = message.time, pending.time == nil { pending.time = time }
+        let occurrence = pending.record(message, kind, slot)
+        merge(message, slot: slot, first: occurrence <= 1)
+        pending.last = occurrence > 0 ? Closer(kind: kind, talker: talker, occurrence: occurrence) : nil
 
-        if kind == closer {
+        if let closingSentence, closingSentence.kind == kind, closingSentence.occurrence == occurrence,
+            closingSentence.talker == talker
+        {
             statistics.closedByLearnedCloser += 1
             emitPending(emit)
         }
@@ -127,6 +165,33 @@ public struct EpochAssembler: Sendable {
         return min(max(period + period / 2, Self.minimumStaleAfter), Self.maximumStaleAfter)
     }
 
+    /// Whether `message`, which cannot be placed by its time, begins the next cycle.
+    private func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
+        switch message {
+        case .gsv(let s):
+            // A new group for a talker and signal whose group this cycle already completed.
+            return s.sentenceNumber == 1 && pending.completedGroup(slot, signal: s.signalID ?? 0)
+        case .gsa(let s):
+            // Several GSAs per cycle are normal (one per constellation); with NMEA 4.10 system ids a
+            // second one for the same system is a new cycle. Without them nothing can be told.
+            // (A system with more than 12 satellites in use gets consecutive GSAs: not a new cycle.)
+            guard let system = s.systemID else { return false }
+            return pending.sawGSA(slot, system: system) && pending.lastKind != .gsa
+        default:
+            return pending.occurrence(of: kind, slot) > 0
+        }
+    }
+
+    /// At an epoch boundary the closer did not mark: before the first one, the sentence that
+    /// ended the cycle becomes the closer; later, a cycle that ended on the closer's kind from
+    /// another talker or at another occurrence (a receiver switching from `$GNRMC` to `$GPRMC`
+    /// when it drops a constellation, one GSA fewer) moves the closer there. A cycle that ended
+    /// on another kind keeps it (GSV or GST every few cycles must not be forgotten).
+    private mutating func learnCloser() {
+        guard let last = pending.last else { return }
+        if closingSentence == nil || closingSentence?.kind == last.kind { closingSentence = last }
+    }
+
     private mutating func measurePeriod(from old: NMEATime, to new: NMEATime) {
         var delta = new.nanosecondsOfDay - old.nanosecondsOfDay
         if delta < 0 { delta += UTCTimestamp.nanosecondsPerDay }
@@ -135,14 +200,11 @@ public struct EpochAssembler: Sendable {
     }
 
     private mutating func emitPending(_ emit: (Position) -> Void) {
-        let epoch = pending
-        pending = PendingEpoch()
-        guard !epoch.isEmpty else { return }
-        var position = epoch.position
+        guard !pending.isEmpty else { return }
 
         // Date: this cycle's RMC/ZDA/GGK date, else the last one seen, rolled over at midnight.
-        if let time = epoch.time {
-            var date = epoch.date
+        if let time = pending.time {
+            var date = pending.date
             if date == nil, let lastDate, let lastTimeOfDay {
                 var calendar = CalendarDate(year: lastDate.year, month: lastDate.month, day: lastDate.day)
                 if time.nanosecondsOfDay + UTCTimestamp.nanosecondsPerDay / 2 < lastTimeOfDay.nanosecondsOfDay {
@@ -154,183 +216,354 @@ public struct EpochAssembler: Sendable {
                 lastDate = date
                 lastTimeOfDay = time
             }
-            position.time = UTCTimestamp(
+            output.time = UTCTimestamp(
                 date: date.map { CalendarDate(year: $0.year, month: $0.month, day: $0.day) },
                 nanosecondsOfDay: time.nanosecondsOfDay)
             lastEmittedTime = time
+        } else {
+            output.time = nil
         }
 
-        // Sky: constellations with a GSV this cycle are replaced; GSA replaces the used marks.
-        if epoch.gsvConstellations != 0 {
-            for constellation in Constellation.allCases
-            where epoch.gsvConstellations & (1 << constellation.rawValue) != 0 {
-                sky.removeAll(of: constellation)
-            }
-            for i in 0..<epoch.gsvSky.count { sky.merge(epoch.gsvSky[i]) }
-        }
-        if epoch.used.count > 0 || epoch.sawGSA {
-            sky.clearUsed()
-            for i in 0..<epoch.used.count { sky.markUsed(epoch.used[i].id, in: epoch.used[i].constellation) }
-        }
-        position.sky = sky
+        // Satellites in use: the Trimble GGK's count, else the GGA's (a combined GN talker's, or
+        // the sum over the constellations' own GGAs), else the GNS's likewise.
+        output.satellitesInUse = pending.ggkSatellites ?? pending.gga.total ?? pending.gns.total
 
-        if epoch.sawGSA {
-            dops = (epoch.gsaPDOP, epoch.gsaHDOP, epoch.gsaVDOP)
+        // GSV sentences updated the sky as they came; the GSA marks of the last cycle that had a
+        // GSA are applied again whenever either changed.
+        if pending.sawAnyGSA { lastUsed = pending.used }
+        if pending.sawAnyGSA || pending.gsvConstellations != 0 {
+            output.sky.clearUsed()
+            for i in 0..<lastUsed.count { output.sky.markUsed(lastUsed[i].id, in: lastUsed[i].constellation) }
         }
-        position.pdop = dops.pdop
-        position.vdop = dops.vdop
-        position.hdop = epoch.ggaHDOP ?? dops.hdop
-        emit(position)
+
+        if pending.sawAnyGSA {
+            dops = (pending.gsaPDOP, pending.gsaHDOP, pending.gsaVDOP)
+        }
+        output.pdop = dops.pdop
+        output.vdop = dops.vdop
+        output.hdop = pending.ggaHDOP ?? dops.hdop
+        emit(output)
+
+        output.clearMeasurements()
+        pending.reset()
     }
-}
 
-/// The cycle being collected.
-private struct PendingEpoch {
-    var position = Position()
-    var time: NMEATime?
-    var date: NMEADate?
-    var startedAt: Int64 = 0
-    var kinds = KindSet()
-    var lastKind: SentenceKind?
-    /// Rank of the sentence that set the position and of the one that set the quality.
-    var positionRank = 0
-    var qualityRank = 0
-    var speedFromRMC = false
+    // MARK: - Merging one sentence into the epoch
 
-    var gsvSky = SkyView()
-    var gsvConstellations: UInt16 = 0
-    var used = UsedList()
-    var sawGSA = false
-    var gsaPDOP: Double?
-    var gsaHDOP: Double?
-    var gsaVDOP: Double?
-    var ggaHDOP: Double?
-
-    var isEmpty: Bool { kinds.isEmpty }
-
-    mutating func merge(_ message: NMEAMessage, talker: Talker) {
+    /// Merges one sentence; `first` is false for a repeat of the same kind and talker in this cycle.
+    private mutating func merge(_ message: NMEAMessage, slot: TalkerSlot, first: Bool) {
         switch message {
         case .gga(let s):
-            setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: 4)
+            setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: 4, slot)
             if s.quality.map({ $0 > 0 }) ?? true {
-                setPosition(s.latitude, s.longitude, rank: 4)
-                if positionRank == 4 {
-                    position.mslHeight = s.altitudeMSL?.doubleValue
-                    position.undulation = s.geoidSeparation?.doubleValue
+                if setPosition(s.latitude, s.longitude, rank: 4, slot) {
+                    output.mslHeight = s.altitudeMSL?.doubleValue
+                    output.undulation = s.geoidSeparation?.doubleValue
                 }
             }
-            position.satellitesInUse = s.satellitesInUse ?? position.satellitesInUse
-            ggaHDOP = s.hdop?.doubleValue ?? ggaHDOP
-            position.diffAge = s.dgpsAge?.doubleValue ?? position.diffAge
-            position.diffStationID = s.dgpsStation ?? position.diffStationID
+            if first { pending.gga.add(s.satellitesInUse, slot) }
+            if let hdop = s.hdop?.doubleValue, pending.ggaHDOP == nil || slot.isCombined { pending.ggaHDOP = hdop }
+            output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
+            output.diffStationID = output.diffStationID ?? s.dgpsStation
         case .gns(let s):
             let mode = s.modes.best
-            setQuality(mode.map(FixQuality.init(faaMode:)), rank: 3)
+            setQuality(mode.map(FixQuality.init(faaMode:)), rank: 3, slot)
             if mode.map({ $0 != UInt8(ascii: "N") }) ?? false {
-                setPosition(s.latitude, s.longitude, rank: 3)
-                if positionRank == 3 {
-                    position.mslHeight = s.altitudeMSL?.doubleValue
-                    position.undulation = s.geoidSeparation?.doubleValue
+                if setPosition(s.latitude, s.longitude, rank: 3, slot) {
+                    output.mslHeight = s.altitudeMSL?.doubleValue
+                    output.undulation = s.geoidSeparation?.doubleValue
                 }
             }
-            if position.satellitesInUse == nil { position.satellitesInUse = s.satellitesInUse }
-            if ggaHDOP == nil { ggaHDOP = s.hdop?.doubleValue }
-            position.diffAge = position.diffAge ?? s.dgpsAge?.doubleValue
-            position.diffStationID = position.diffStationID ?? s.dgpsStation
+            if first { pending.gns.add(s.satellitesInUse, slot) }
+            if pending.ggaHDOP == nil { pending.ggaHDOP = s.hdop?.doubleValue }
+            output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
+            output.diffStationID = output.diffStationID ?? s.dgpsStation
         case .rmc(let s):
-            if s.date != nil { date = s.date }
+            if s.date != nil { pending.date = s.date }
             if s.status == UInt8(ascii: "A") {
-                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 2)
-                setPosition(s.latitude, s.longitude, rank: 2)
-                if let knots = s.speedKnots {
-                    position.speed = knots.doubleValue * metresPerSecondPerKnot
-                    speedFromRMC = true
+                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 2, slot)
+                _ = setPosition(s.latitude, s.longitude, rank: 2, slot)
+                if let knots = s.speedKnots, !pending.speedFromRMC {
+                    output.speed = knots.doubleValue * metresPerSecondPerKnot
+                    pending.speedFromRMC = true
                 }
-                if let course = s.courseTrue { position.bearing = course.doubleValue }
+                if let course = s.courseTrue, !pending.courseFromRMC {
+                    output.bearing = course.doubleValue
+                    pending.courseFromRMC = true
+                }
             } else {
-                setQuality(.noFix, rank: 2)
+                setQuality(.noFix, rank: 2, slot)
             }
         case .gll(let s):
             if s.isValid {
-                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 1)
-                setPosition(s.latitude, s.longitude, rank: 1)
+                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 1, slot)
+                _ = setPosition(s.latitude, s.longitude, rank: 1, slot)
             } else {
-                setQuality(.noFix, rank: 1)
+                setQuality(.noFix, rank: 1, slot)
             }
         case .vtg(let s):
-            if !speedFromRMC {
+            if !pending.speedFromRMC {
                 if let knots = s.speedKnots {
-                    position.speed = knots.doubleValue * metresPerSecondPerKnot
+                    output.speed = knots.doubleValue * metresPerSecondPerKnot
                 } else if let kmh = s.speedKmh {
-                    position.speed = kmh.doubleValue / 3.6
+                    output.speed = kmh.doubleValue / 3.6
                 }
-                if let course = s.courseTrue { position.bearing = course.doubleValue }
             }
+            if !pending.courseFromRMC, let course = s.courseTrue { output.bearing = course.doubleValue }
         case .gsa(let s):
-            sawGSA = true
-            gsaPDOP = s.pdop?.doubleValue ?? gsaPDOP
-            gsaHDOP = s.hdop?.doubleValue ?? gsaHDOP
-            gsaVDOP = s.vdop?.doubleValue ?? gsaVDOP
+            pending.sawAnyGSA = true
+            pending.gsaPDOP = s.pdop?.doubleValue ?? pending.gsaPDOP
+            pending.gsaHDOP = s.hdop?.doubleValue ?? pending.gsaHDOP
+            pending.gsaVDOP = s.vdop?.doubleValue ?? pending.gsaVDOP
             let system = s.systemID.flatMap(Constellation.init(nmeaSystemID:))
             for i in 0..<s.satelliteIDs.count {
                 let id = s.satelliteIDs[i]
-                let constellation = Constellation(satelliteID: id, system: system, talker: talker)
-                used.append((id, constellation))
+                pending.used.append((id, Constellation(satelliteID: id, system: system, talker: slot.talker)))
             }
         case .gsv(let s):
             for i in 0..<s.count {
                 let entry = s[i]
-                let constellation = Constellation(satelliteID: entry.id, system: nil, talker: talker)
-                gsvConstellations |= 1 << constellation.rawValue
-                gsvSky.merge(
+                let constellation = Constellation(satelliteID: entry.id, system: nil, talker: slot.talker)
+                let bit: UInt16 = 1 << constellation.rawValue
+                if pending.gsvConstellations & bit == 0 {
+                    // This cycle's first GSV for the constellation replaces what the last one said.
+                    output.sky.removeAll(of: constellation)
+                    pending.gsvConstellations |= bit
+                }
+                output.sky.merge(
                     Satellite(id: entry.id, constellation: constellation, elevation: entry.elevation,
                               azimuth: entry.azimuth, snr: entry.snr))
             }
         case .gst(let s):
-            position.sigmaLatitude = s.sigmaLatitude?.doubleValue
-            position.sigmaLongitude = s.sigmaLongitude?.doubleValue
-            position.sigmaAltitude = s.sigmaAltitude?.doubleValue
-            position.rangeRMS = s.rangeRMS?.doubleValue
+            output.sigmaLatitude = s.sigmaLatitude?.doubleValue
+            output.sigmaLongitude = s.sigmaLongitude?.doubleValue
+            output.sigmaAltitude = s.sigmaAltitude?.doubleValue
+            output.rangeRMS = s.rangeRMS?.doubleValue
         case .zda(let s):
-            if s.date != nil { date = s.date }
+            if s.date != nil { pending.date = s.date }
         case .hdt(let s):
-            position.heading = s.heading?.doubleValue
+            output.heading = s.heading?.doubleValue
         case .ptnlGGK(let s):
-            if s.date != nil { date = s.date }
-            setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: 5)
+            if s.date != nil { pending.date = s.date }
+            setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: 5, slot)
             if s.quality.map({ $0 > 0 }) ?? true {
-                setPosition(s.latitude, s.longitude, rank: 5)
-                if positionRank == 5 { position.ellipsoidalHeight = s.ellipsoidalHeight?.doubleValue }
+                if setPosition(s.latitude, s.longitude, rank: 5, slot) {
+                    output.ellipsoidalHeight = s.ellipsoidalHeight?.doubleValue
+                }
             }
-            position.satellitesInUse = s.satellitesInUse ?? position.satellitesInUse
+            if let satellites = s.satellitesInUse { pending.ggkSatellites = satellites }
         }
     }
 
-    /// Keeps the position from the most precise sentence of the cycle (GGK > GGA > GNS > RMC > GLL).
-    private mutating func setPosition(_ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?, rank: Int) {
-        guard let latitude, let longitude, rank >= positionRank else { return }
-        positionRank = rank
-        position.latitude = latitude.degrees
-        position.longitude = longitude.degrees
+    /// Keeps the position from the most precise sentence of the cycle (GGK > GGA > GNS > RMC >
+    /// GLL); among sentences of one kind, a combined (GN) solution over a constellation's own,
+    /// else the first. Returns whether this sentence's position was taken.
+    private mutating func setPosition(
+        _ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?, rank: Int, _ slot: TalkerSlot
+    ) -> Bool {
+        guard let latitude, let longitude else { return false }
+        let priority = rank * 2 + (slot.isCombined ? 1 : 0)
+        guard priority > pending.positionPriority else { return false }
+        pending.positionPriority = priority
+        output.latitude = latitude.degrees
+        output.longitude = longitude.degrees
+        return true
     }
 
-    private mutating func setQuality(_ quality: FixQuality?, rank: Int) {
-        guard let quality, rank >= qualityRank else { return }
-        qualityRank = rank
-        position.quality = quality
+    /// The quality from the most precise sentence kind; within a kind, a fix over no fix (one
+    /// constellation's GGA may report none while another's has the solution).
+    private mutating func setQuality(_ quality: FixQuality?, rank: Int, _ slot: TalkerSlot) {
+        guard let quality else { return }
+        if rank < pending.qualityRank { return }
+        if rank == pending.qualityRank && quality == .noFix && output.quality != .noFix { return }
+        pending.qualityRank = rank
+        output.quality = quality
     }
+}
+
+extension Position {
+    /// Clears everything one cycle reports, keeping the persistent sky view.
+    mutating func clearMeasurements() {
+        time = nil
+        latitude = nil
+        longitude = nil
+        mslHeight = nil
+        undulation = nil
+        ellipsoidalHeight = nil
+        speed = nil
+        bearing = nil
+        heading = nil
+        quality = .noFix
+        diffAge = nil
+        diffStationID = nil
+        pdop = nil
+        hdop = nil
+        vdop = nil
+        sigmaLatitude = nil
+        sigmaLongitude = nil
+        sigmaAltitude = nil
+        rangeRMS = nil
+        satellitesInUse = nil
+    }
+}
+
+/// The bookkeeping of the cycle being collected (its values go straight into the output epoch).
+private struct PendingCycle {
+    var time: NMEATime?
+    var date: NMEADate?
+    var startedAt: Int64 = 0
+    /// Sentences of each kind from each talker this cycle (GSV: complete groups).
+    var occurrences = InlineArray<108, UInt8>(repeating: 0)  // TalkerSlot.count × SentenceKind.slotCount
+    /// The sentence merged last, as a closer candidate (nil when it cannot close a cycle, e.g. a
+    /// GSV in the middle of its group).
+    var last: EpochAssembler.Closer?
+    var lastKind: SentenceKind?
+    var count = 0
+    /// Priority of the sentence that set the position, rank of the one that set the quality.
+    var positionPriority = 0
+    var qualityRank = 0
+    var speedFromRMC = false
+    var courseFromRMC = false
+
+    var gga = SatelliteCount()
+    var gns = SatelliteCount()
+    var ggkSatellites: Int?
+    var ggaHDOP: Double?
+
+    /// GSV groups completed (talker slot << 8 | signal id) and GSA systems seen (talker << 8 | id).
+    var completedGroups = SmallCodeSet()
+    var gsaSystems = SmallCodeSet()
+    var gsvConstellations: UInt16 = 0
+    var used = UsedList()
+    var sawAnyGSA = false
+    var gsaPDOP: Double?
+    var gsaHDOP: Double?
+    var gsaVDOP: Double?
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func reset() {
+        time = nil
+        date = nil
+        startedAt = 0
+        for i in occurrences.indices { occurrences[i] = 0 }
+        last = nil
+        lastKind = nil
+        count = 0
+        positionPriority = 0
+        qualityRank = 0
+        speedFromRMC = false
+        courseFromRMC = false
+        gga = SatelliteCount()
+        gns = SatelliteCount()
+        ggkSatellites = nil
+        ggaHDOP = nil
+        completedGroups.removeAll()
+        gsaSystems.removeAll()
+        gsvConstellations = 0
+        used.removeAll()
+        sawAnyGSA = false
+        gsaPDOP = nil
+        gsaHDOP = nil
+        gsaVDOP = nil
+    }
+
+    func occurrence(of kind: SentenceKind, _ slot: TalkerSlot) -> Int {
+        Int(occurrences[slot.index * SentenceKind.slotCount + kind.slot])
+    }
+
+    func completedGroup(_ slot: TalkerSlot, signal: UInt8) -> Bool {
+        completedGroups.contains(UInt16(slot.index) << 8 | UInt16(signal))
+    }
+
+    func sawGSA(_ slot: TalkerSlot, system: Int) -> Bool {
+        gsaSystems.contains(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system))
+    }
+
+    /// Counts the sentence and returns its occurrence in this cycle: 1 for the first of its kind
+    /// and talker, 0 for a GSV that does not complete its group (it cannot close a cycle).
+    mutating func record(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Int {
+        count += 1
+        lastKind = kind
+        switch message {
+        case .gsv(let s):
+            guard s.isLastOfGroup else { return 0 }
+            completedGroups.insert(UInt16(slot.index) << 8 | UInt16(s.signalID ?? 0))
+        case .gsa(let s):
+            if let system = s.systemID { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
+        default: break
+        }
+        let index = slot.index * SentenceKind.slotCount + kind.slot
+        if occurrences[index] < UInt8.max { occurrences[index] += 1 }
+        return Int(occurrences[index])
+    }
+}
+
+/// Satellites in use as one kind of position sentence reported them this cycle: a combined (GN)
+/// talker's count is the total; constellations' own sentences (`$GPGGA`, `$GLGGA`) are summed.
+struct SatelliteCount {
+    private var combined: Int?
+    private var sum: Int?
+
+    mutating func add(_ satellites: Int?, _ slot: TalkerSlot) {
+        guard let satellites else { return }
+        if slot.isCombined {
+            combined = satellites
+        } else {
+            sum = (sum ?? 0) + satellites
+        }
+    }
+
+    var total: Int? { combined ?? sum }
+}
+
+/// A talker as a small index for the per-cycle tables.
+struct TalkerSlot {
+    let talker: Talker
+    let index: Int
+
+    static let count = 9
+
+    init(_ talker: Talker) {
+        self.talker = talker
+        switch talker {
+        case .gps: index = 0
+        case .glonass: index = 1
+        case .galileo: index = 2
+        case .beidou: index = 3
+        case .qzss: index = 4
+        case .navic: index = 5
+        case .combined: index = 6
+        case .other: index = 7  // other two-letter talkers share one slot: none sends positions per constellation
+        case .proprietary: index = 8
+        }
+    }
+
+    var isCombined: Bool { index == 6 }
+}
+
+/// A few 16-bit codes (GSV groups, GSA systems of one cycle); more than fit are ignored, which
+/// only loses a repeat check.
+struct SmallCodeSet {
+    private var storage = InlineArray<16, UInt16>(repeating: 0)
+    private var count = 0
+
+    func contains(_ code: UInt16) -> Bool {
+        for i in 0..<count where storage[i] == code { return true }
+        return false
+    }
+
+    mutating func insert(_ code: UInt16) {
+        guard !contains(code), count < 16 else { return }
+        storage[count] = code
+        count += 1
+    }
+
+    mutating func removeAll() { count = 0 }
 }
 
 /// 1 knot = 1852 m per hour.
 let metresPerSecondPerKnot = 1852.0 / 3600.0
-
-/// A small set of sentence kinds.
-struct KindSet {
-    private var bits: UInt16 = 0
-    var isEmpty: Bool { bits == 0 }
-    func contains(_ kind: SentenceKind) -> Bool { bits & kind.bit != 0 }
-    mutating func insert(_ kind: SentenceKind) { bits |= kind.bit }
-}
 
 /// Satellites marked used by the GSAs of one cycle.
 struct UsedList {
@@ -341,24 +574,28 @@ struct UsedList {
         storage[count] = entry
         count += 1
     }
+    mutating func removeAll() { count = 0 }
     subscript(i: Int) -> (id: UInt16, constellation: Constellation) { storage[i] }
 }
 
 extension SentenceKind {
-    var bit: UInt16 {
+    /// Number of kinds, for the per-cycle occurrence table.
+    static let slotCount = 12
+
+    var slot: Int {
         switch self {
-        case .gga: 1 << 0
-        case .gns: 1 << 1
-        case .rmc: 1 << 2
-        case .gll: 1 << 3
-        case .vtg: 1 << 4
-        case .gsa: 1 << 5
-        case .gsv: 1 << 6
-        case .gst: 1 << 7
-        case .zda: 1 << 8
-        case .hdt: 1 << 9
-        case .ptnlGGK: 1 << 10
-        case .unknown: 1 << 11
+        case .gga: 0
+        case .gns: 1
+        case .rmc: 2
+        case .gll: 3
+        case .vtg: 4
+        case .gsa: 5
+        case .gsv: 6
+        case .gst: 7
+        case .zda: 8
+        case .hdt: 9
+        case .ptnlGGK: 10
+        case .unknown: 11
         }
     }
 }
@@ -391,14 +628,6 @@ extension NMEAMessage {
         case .zda(let s): s.time
         case .ptnlGGK(let s): s.time
         case .vtg, .gsa, .gsv, .hdt: nil
-        }
-    }
-
-    /// Sentences that occur once per cycle; a second one means a new cycle began.
-    var isPositionSentence: Bool {
-        switch self {
-        case .gga, .gns, .rmc, .gll, .vtg, .gst, .zda, .hdt, .ptnlGGK: true
-        case .gsa, .gsv: false
         }
     }
 }
