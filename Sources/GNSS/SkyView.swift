@@ -71,10 +71,20 @@ public struct SkyView: Sendable, Equatable {
         return nil
     }
 
+    /// `index(of:in:)` for the mutating methods. It is `mutating` only so that `self` is passed by
+    /// address: a non-mutating call from a mutating method copies the whole inline storage
+    /// (1.8 KB) first, once per satellite per GSV sentence.
+    private mutating func slot(of id: UInt16, in constellation: Constellation) -> Int? {
+        for i in 0..<count where storage[i].id == id && storage[i].constellation == constellation {
+            return i
+        }
+        return nil
+    }
+
     /// Adds a satellite, or merges it into the entry already seen on another signal (NMEA 4.10
     /// GSV lists a satellite once per signal): the strongest SNR wins, known angles are kept.
     public mutating func merge(_ satellite: Satellite) {
-        if let i = index(of: satellite.id, in: satellite.constellation) {
+        if let i = slot(of: satellite.id, in: satellite.constellation) {
             var existing = storage[i]
             existing.elevation = satellite.elevation ?? existing.elevation
             existing.azimuth = satellite.azimuth ?? existing.azimuth
@@ -94,7 +104,7 @@ public struct SkyView: Sendable, Equatable {
     /// Marks a satellite as used in the solution; returns false if it is not in view.
     @discardableResult
     public mutating func markUsed(_ id: UInt16, in constellation: Constellation) -> Bool {
-        guard let i = index(of: id, in: constellation) else { return false }
+        guard let i = slot(of: id, in: constellation) else { return false }
         storage[i].used = true
         return true
     }
