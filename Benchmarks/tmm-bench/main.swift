@@ -651,7 +651,7 @@ var parser = Stage("parser", runParser)
 var pipelineStage = Stage("pipeline", runPipeline)
 let stages = options.stages
 print(
-    "stages: \(stages.sorted().joined(separator: ", ")); runs: \(options.runs) (naive: \(options.naiveRuns)), "
+    "stages: \(stages.sorted().joined(separator: ", ")); runs: \(options.runs) (naive: \(stages.contains("naive") ? options.naiveRuns : 0)), "
         + "each stage after 1 warm-up; parser and pipeline runs alternate (paired); chunk: \(options.chunk) bytes")
 if stages.contains("parser") { warmUp(&parser, corpus, chunk: options.chunk) }
 if stages.contains("pipeline") {
