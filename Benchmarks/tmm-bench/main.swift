@@ -647,6 +647,10 @@ if options.writeCorpus != nil || options.writePipelineOutput != nil {
     exit(0)
 }
 
+print(
+    "sizes: NMEAStreamDecoder \(MemoryLayout<NMEAStreamDecoder>.size) bytes, EpochAssembler "
+        + "\(MemoryLayout<EpochAssembler>.size), Position \(MemoryLayout<Position>.size), SkyView "
+        + "\(MemoryLayout<SkyView>.size), NMEAMessage \(MemoryLayout<NMEAMessage>.size)")
 var parser = Stage("parser", runParser)
 var pipelineStage = Stage("pipeline", runPipeline)
 let stages = options.stages
