@@ -85,12 +85,10 @@ check-embedded: ## Verify Sources/tmm-bridge/DemoCapture.swift matches the captu
 embed: ## Regenerate Sources/tmm-bridge/DemoCapture.swift from Tests/Fixtures/nmea/nmea-rtk.log
 	$(EMBED)
 
+# The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
+# input latency, WebSocket fan-out. BENCH_* environment variables tune scripts/bench.sh (see its
+# header), e.g. make bench BENCH_LATENCY=0 BENCH_FANOUT=0.
 bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
-	@if [[ ! -x scripts/bench.sh ]]; then \
-		echo "make bench: scripts/bench.sh is missing (or not executable); the benchmark runner" \
-			"(swift run -c release tmm-bench) is not wired up yet." >&2; \
-		exit 1; \
-	fi
 	scripts/bench.sh
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.

@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "Bridge"],
             swiftSettings: common),
         // Benchmarks (make bench).
-        .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "CAllocationCounter"],
+        .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),

@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
-# scripts/bench.sh - `make bench`: the NMEA 0183 parser against gpsdecode on the same bytes.
+# scripts/bench.sh - `make bench`: the NMEA 0183 parser and the whole decode pipeline against
+# gpsdecode on the same bytes, then receiver latency and WebSocket fan-out.
 #
-# 1. builds tmm-bench in release mode;
+# 1. builds tmm-bench and tmm-bridge in release mode;
 # 2. has tmm-bench write the benchmark corpus (fixture logs without `#` lines, repeated to at
-#    least 1,000,000 sentences) to a temporary file, so both sides read identical bytes;
-# 3. runs tmm-bench (framer + validation + typed decode in 4096-byte chunks, plus the naive
-#    String/split/Double baseline), then `gpsdecode < corpus > /dev/null` BENCH_RUNS times;
-# 4. prints medians per sentence and the ratio gpsdecode / ours, with machine information.
+#    least 1,000,000 sentences) to a temporary file, so every side reads identical bytes;
+# 3. runs tmm-bench: the parser (framer + validation + typed decode) and the pipeline (parser +
+#    epoch assembly + LocationV2 encoding, what `tmm-bridge decode` does per chunk) in
+#    alternating runs, plus the naive String/split/Double baseline;
+# 4. counts instructions per sentence and per epoch with callgrind;
+# 5. checks that `tmm-bridge decode CORPUS` prints exactly the pipeline's bytes, then times
+#    `tmm-bridge decode CORPUS > /dev/null` and `gpsdecode < CORPUS > /dev/null` in alternating
+#    pairs (wall and user+sys CPU; median of the per-pair ratios);
+# 6. prints Markdown tables (and one-line rows for BENCHMARKS.md) with machine information.
 #
 # Environment:
-#   BENCH_RUNS            timed runs of each (default 7); gpsdecode: BENCH_GPSDECODE_RUNS
+#   BENCH_RUNS            timed runs of the parser and the pipeline, each (default 7)
+#   BENCH_DECODE_PAIRS    decode/gpsdecode pairs (default BENCH_GPSDECODE_RUNS, else BENCH_RUNS)
+#   BENCH_DECODE=0        skip the whole-process comparison (then gpsdecode is not run at all)
+#   BENCH_DECODE_CAPTURES=1  also compare per capture (each fixture log as it is, # lines and
+#                         all; BENCH_DECODE_CAPTURE_PAIRS pairs of BENCH_DECODE_CAPTURE_LOOP
+#                         invocations each, default 5 and 20)
 #   BENCH_NAIVE_RUNS      runs of the naive baseline (default 3; 0 skips it)
 #   BENCH_MIN_SENTENCES   corpus size (default 1000000)
-#   BENCH_PACKAGE_PATH    package to build tmm-bench from (default: this repository)
+#   BENCH_PACKAGE_PATH    package to build from (default: this repository)
 #   BENCH_SCRATCH_PATH    SwiftPM scratch path (default: the package's .build)
-#   BENCH_CALLGRIND=0     skip the instruction count (callgrind; on by default when valgrind is
-#                         installed): instructions per sentence do not depend on machine load
+#   BENCH_CALLGRIND=0     skip the instruction counts (callgrind; on by default when valgrind is
+#                         installed): instructions do not depend on machine load
+#   BENCH_PERF=1          also record `perf record -g` of `tmm-bridge decode CORPUS` and print
+#                         the top of `perf report` (children and self)
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
 #   BENCH_FANOUT=0        skip the WebSocket fan-out run (tmm-fanout against tmm-bridge run, gpsd
 #                         and a floor server; needs gpsd; about 6 minutes per repetition)
@@ -27,13 +40,14 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${BENCH_RUNS:-7}
-gpsdecode_runs=${BENCH_GPSDECODE_RUNS:-$runs}
+pairs=${BENCH_DECODE_PAIRS:-${BENCH_GPSDECODE_RUNS:-$runs}}
 naive_runs=${BENCH_NAIVE_RUNS:-3}
 min_sentences=${BENCH_MIN_SENTENCES:-1000000}
 package=${BENCH_PACKAGE_PATH:-$root}
 scratch=${BENCH_SCRATCH_PATH:-$package/.build}
 fixtures=${TMM_FIXTURES:-$root/Tests/Fixtures/nmea}
 if ! ls "$fixtures"/*.log >/dev/null 2>&1; then fixtures=/work/shared/fixtures/nmea; fi
+today=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 # The revision, read from .git without running git.
 revision() {
@@ -48,6 +62,10 @@ revision() {
             echo "$(cut -c1-12 "$git/$ref") ($ref)"
         elif [ -f "$git/packed-refs" ] && grep -q " $ref\$" "$git/packed-refs"; then
             echo "$(grep " $ref\$" "$git/packed-refs" | cut -c1-12) ($ref)"
+        elif [ -f "$git/commondir" ] && [ -f "$git/$(cat "$git/commondir")/$ref" ]; then
+            echo "$(cut -c1-12 "$git/$(cat "$git/commondir")/$ref") ($ref)"
+        elif [ -f "$git/commondir" ] && grep -q " $ref\$" "$git/$(cat "$git/commondir")/packed-refs" 2>/dev/null; then
+            echo "$(grep " $ref\$" "$git/$(cat "$git/commondir")/packed-refs" | cut -c1-12) ($ref)"
         else
             echo "none yet ($ref has no commit)"
         fi
@@ -55,71 +73,173 @@ revision() {
     *) echo "${head:0:12} (detached)" ;;
     esac
 }
+rev=$(revision)
+short_rev=${rev%% *}
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 result() { grep '^RESULT ' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | tail -1; }
+calc() { awk "BEGIN { printf $1 }"; }  # calc '"%.1f", 1 / 3'
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-echo "== building tmm-bench (release)"
+echo "== building tmm-bench and tmm-bridge (release)"
 swift build -c release --product tmm-bench --package-path "$package" --scratch-path "$scratch" 2>&1 |
     grep -vE '^\[[0-9]+/[0-9]+\]' || true
-bin=$(swift build -c release --product tmm-bench --package-path "$package" --scratch-path "$scratch" --show-bin-path)/tmm-bench
+swift build -c release --product tmm-bridge --package-path "$package" --scratch-path "$scratch" 2>&1 |
+    grep -vE '^\[[0-9]+/[0-9]+\]' || true
+bindir=$(swift build -c release --package-path "$package" --scratch-path "$scratch" --show-bin-path)
+bin=$bindir/tmm-bench
+bridge=$bindir/tmm-bridge
 [ -x "$bin" ] || { echo "bench.sh: build failed: no $bin" >&2; exit 1; }
+[ -x "$bridge" ] || { echo "bench.sh: build failed: no $bridge" >&2; exit 1; }
+# What `tmm-bridge decode` writes as appVersion, so that the pipeline's bytes can be compared.
+app_version=$(sed -n 's/^ *static let current = "\(.*\)"$/\1/p' "$package/Sources/tmm-bridge/Command.swift" | head -1)
+app_version=${app_version:-0.1.0}
 
 corpus=$tmp/corpus.nmea
-"$bin" --fixtures "$fixtures" --min-sentences "$min_sentences" --write-corpus "$corpus" > "$tmp/corpus.txt"
+"$bin" --fixtures "$fixtures" --min-sentences "$min_sentences" --write-corpus "$corpus" \
+    --write-pipeline-output "$tmp/pipeline.out" --app-version "$app_version" > "$tmp/corpus.txt"
 sentences=$(result "$tmp/corpus.txt" corpus_sentences)
 bytes=$(result "$tmp/corpus.txt" corpus_bytes)
 head -1 "$tmp/corpus.txt"
 
-echo "== tmm-bench: $runs runs (naive baseline: $naive_runs)"
+echo "== tmm-bench: $runs paired runs of parser and pipeline (naive baseline: $naive_runs)"
 naive_flags=(--naive-runs "$naive_runs")
 [ "$naive_runs" -eq 0 ] && naive_flags=(--no-naive)
-"$bin" --fixtures "$fixtures" --min-sentences "$min_sentences" --runs "$runs" "${naive_flags[@]}" | tee "$tmp/ours.txt"
+"$bin" --fixtures "$fixtures" --min-sentences "$min_sentences" --runs "$runs" --app-version "$app_version" \
+    "${naive_flags[@]}" | tee "$tmp/ours.txt"
 
-# Instructions per sentence: deterministic, unlike time on a shared machine. Counted by callgrind
-# over runParser (warm-up + 1 run) on a smaller corpus of the same files.
+# Instructions: deterministic, unlike time on a shared machine. Counted by callgrind over
+# runParser / runPipeline (warm-up + 1 run each) on a smaller corpus of the same files.
 instructions=
+pipeline_instructions=
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
-    echo "== callgrind: instructions per sentence (parser, 20000+ sentences)"
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.out" \
-        --toggle-collect='$s9tmm_bench9runParser_5chunkAA8CountersVs4SpanVys5UInt8VG_SitF' \
-        "$bin" --fixtures "$fixtures" --min-sentences 20000 --runs 1 --no-naive > "$tmp/callgrind.txt" 2> "$tmp/callgrind.err" || true
-    collected=$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$tmp/callgrind.err" | tail -1)
-    small=$(result "$tmp/callgrind.txt" corpus_sentences)
-    if [ -n "$collected" ] && [ -n "$small" ] && [ "$collected" -gt 0 ]; then
-        instructions=$(awk -v i="$collected" -v n="$small" 'BEGIN { printf "%.0f", i / (2 * n) }')
-        echo "  $instructions instructions/sentence ($collected instructions, 2 x $small sentences)"
+    count() {  # stage symbol -> "instructions-per-run sentences epochs"
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind-$1.out" --toggle-collect="$2" \
+            "$bin" --fixtures "$fixtures" --min-sentences 20000 --runs 1 --stages "$1" \
+            > "$tmp/callgrind-$1.txt" 2> "$tmp/callgrind-$1.err" || true
+        local collected small epochs
+        collected=$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$tmp/callgrind-$1.err" | tail -1)
+        small=$(result "$tmp/callgrind-$1.txt" corpus_sentences)
+        epochs=$(result "$tmp/callgrind-$1.txt" "$1_epochs")
+        [ -n "$collected" ] && [ -n "$small" ] && [ "$collected" -gt 0 ] && echo "$((collected / 2)) $small ${epochs:-0}"
+    }
+    echo "== callgrind: instructions per sentence and per epoch (20000+ sentences, warm-up + 1 run)"
+    if read -r per_run small _ < <(count parser '$s9tmm_bench9runParser_5chunkAA8CountersVs4SpanVys5UInt8VG_SitF'); then
+        instructions=$(calc "\"%.0f\", $per_run / $small")
+        echo "  parser:   $instructions instructions/sentence ($per_run per run of $small sentences)"
     else
-        echo "  callgrind measurement failed (see valgrind output); skipped"
+        echo "  parser: callgrind measurement failed (see valgrind output); skipped"
+    fi
+    if read -r pipe_run small pipe_epochs_small < <(count pipeline '$s9tmm_bench11runPipeline_5chunkAA8CountersVs4SpanVys5UInt8VG_SitF'); then
+        pipeline_instructions=$(calc "\"%.0f\", $pipe_run / $pipe_epochs_small")
+        pipeline_instructions_sentence=$(calc "\"%.0f\", $pipe_run / $small")
+        echo "  pipeline: $pipeline_instructions instructions/epoch, $pipeline_instructions_sentence/sentence" \
+            "($pipe_run per run of $small sentences, $pipe_epochs_small epochs)"
+        if [ -n "$instructions" ]; then
+            instruction_ratio=$(calc "\"%.2f\", $pipe_run / $per_run")
+            echo "  pipeline / parser: ${instruction_ratio}x instructions"
+        fi
+    else
+        echo "  pipeline: callgrind measurement failed (see valgrind output); skipped"
     fi
 fi
 
+epochs=$(result "$tmp/ours.txt" pipeline_epochs)
 gpsdecode_version=none
-if command -v gpsdecode >/dev/null; then
-    gpsdecode_version=$(gpsdecode -V 2>&1 | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -1)
-    echo "== gpsdecode (gpsd $gpsdecode_version): 1 warm-up + $gpsdecode_runs runs of 'gpsdecode < corpus > /dev/null'"
-    reports=$(gpsdecode < "$corpus" 2>/dev/null | wc -l)
-    echo "  warm-up: $reports JSON reports"
-    : > "$tmp/gpsdecode.wall"
-    : > "$tmp/gpsdecode.cpu"
+command -v gpsdecode >/dev/null && gpsdecode_version=$(gpsdecode -V 2>&1 | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -1)
+
+# Whole process: decode and gpsdecode alternate, so a slow phase of the machine hits both.
+# `time` gives wall (real) and CPU (user + sys) per command, millisecond resolution.
+paired() {  # label-a label-b pairs loop file-a-cmd... ; uses functions run_a / run_b
+    local n=$1 loop=$2 out=$3 i t real user sys
+    : > "$out"
     TIMEFORMAT='%3R %3U %3S'
-    for i in $(seq 1 "$gpsdecode_runs"); do
-        t=$({ time gpsdecode < "$corpus" > /dev/null 2>&1; } 2>&1)
-        read -r real user sys <<< "$t"
-        wall_ns=$(awk -v r="$real" -v n="$sentences" 'BEGIN { printf "%.1f", r * 1e9 / n }')
-        cpu_ns=$(awk -v u="$user" -v s="$sys" -v n="$sentences" 'BEGIN { printf "%.1f", (u + s) * 1e9 / n }')
-        echo "$wall_ns" >> "$tmp/gpsdecode.wall"
-        echo "$cpu_ns" >> "$tmp/gpsdecode.cpu"
-        echo "  gpsdecode run $i/$gpsdecode_runs: ${real} s, $wall_ns ns/sentence, CPU $cpu_ns ns/sentence"
+    for i in $(seq 1 "$n"); do
+        for side in a b; do
+            [ $((i % 2)) -eq 0 ] && side=$([ $side = a ] && echo b || echo a)
+            t=$({ time for _ in $(seq 1 "$loop"); do "run_$side"; done; } 2>&1)
+            read -r real user sys <<< "$t"
+            echo "$i $side $real $(calc "\"%.3f\", $user + $sys")" >> "$out"
+        done
     done
-    gpsdecode_ns=$(median < "$tmp/gpsdecode.wall")
-    gpsdecode_min=$(sort -g "$tmp/gpsdecode.wall" | head -1)
-    gpsdecode_cpu=$(median < "$tmp/gpsdecode.cpu")
-else
-    echo "== gpsdecode not installed (apt-get install gpsd-clients): baseline skipped"
+}
+# Median over pairs of b/a (how many times faster a is than b), for column 3 (wall) or 4 (CPU).
+pair_ratio() { awk -v c="$2" '{ v[$1, $2] = $c } END { for (i = 1; (i, "a") in v; i++) print v[i, "b"] / v[i, "a"] }' "$1" | median; }
+side_median() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
+side_min() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | sort -g | head -1; }
+
+decode_done=
+if [ "${BENCH_DECODE:-1}" != 0 ]; then
+    echo "== tmm-bridge decode vs gpsdecode: whole process, $pairs alternating pairs"
+    "$bridge" decode "$corpus" > "$tmp/decode.out" 2> "$tmp/decode.err" || true
+    decode_lines=$(wc -l < "$tmp/decode.out")
+    if cmp -s "$tmp/decode.out" "$tmp/pipeline.out"; then
+        echo "  check: 'tmm-bridge decode CORPUS' prints exactly the pipeline stage's bytes ($decode_lines epochs, $(wc -c < "$tmp/decode.out") bytes)"
+    else
+        echo "  WARNING: 'tmm-bridge decode CORPUS' output ($decode_lines lines) differs from tmm-bench's pipeline" \
+            "output ($(wc -l < "$tmp/pipeline.out") lines): the pipeline stage no longer measures what decode does"
+    fi
+    head -c 300 "$tmp/decode.err" | sed 's/^/  decode stderr: /'
+    rm -f "$tmp/decode.out" "$tmp/pipeline.out"
+    if [ "$gpsdecode_version" != none ]; then
+        reports=$(gpsdecode < "$corpus" 2>/dev/null | wc -l)
+        echo "  warm-up: decode $decode_lines LocationV2 lines, gpsdecode (gpsd $gpsdecode_version) $reports JSON reports"
+        run_a() { "$bridge" decode "$corpus" > /dev/null 2>&1; }
+        run_b() { gpsdecode < "$corpus" > /dev/null 2>&1; }
+        paired "$pairs" 1 "$tmp/pairs.txt"
+        while read -r i side real cpu; do
+            name=$([ "$side" = a ] && echo "tmm-bridge decode" || echo "gpsdecode        ")
+            echo "  pair $i/$pairs: $name ${real} s wall, ${cpu} s CPU, $(calc "\"%.1f\", $real * 1e9 / $sentences") ns/sentence"
+        done < "$tmp/pairs.txt"
+        decode_wall=$(side_median "$tmp/pairs.txt" a 3)
+        decode_cpu=$(side_median "$tmp/pairs.txt" a 4)
+        gpsdecode_wall=$(side_median "$tmp/pairs.txt" b 3)
+        gpsdecode_cpu=$(side_median "$tmp/pairs.txt" b 4)
+        decode_ratio=$(pair_ratio "$tmp/pairs.txt" 3)
+        decode_cpu_ratio=$(pair_ratio "$tmp/pairs.txt" 4)
+        gpsdecode_ns=$(calc "\"%.1f\", $gpsdecode_wall * 1e9 / $sentences")
+        gpsdecode_min=$(calc "\"%.1f\", $(side_min "$tmp/pairs.txt" b 3) * 1e9 / $sentences")
+        gpsdecode_cpu_ns=$(calc "\"%.1f\", $gpsdecode_cpu * 1e9 / $sentences")
+        decode_done=1
+    else
+        echo "  gpsdecode not installed (apt-get install gpsd-clients): comparison skipped"
+    fi
+fi
+
+if [ -n "$decode_done" ] && [ "${BENCH_DECODE_CAPTURES:-0}" != 0 ]; then
+    capture_pairs=${BENCH_DECODE_CAPTURE_PAIRS:-5}
+    loop=${BENCH_DECODE_CAPTURE_LOOP:-20}
+    echo "== per capture: $capture_pairs alternating pairs of $loop invocations each (file as it is)"
+    : > "$tmp/captures.md"
+    for log in "$fixtures"/*.log; do
+        capture=$log
+        run_a() { "$bridge" decode "$capture" > /dev/null 2>&1; }
+        run_b() { gpsdecode < "$capture" > /dev/null 2>&1; }
+        paired "$capture_pairs" "$loop" "$tmp/capture-pairs.txt"
+        cs=$(grep -c '^\$' "$log" || true)
+        dw=$(side_median "$tmp/capture-pairs.txt" a 3)
+        gw=$(side_median "$tmp/capture-pairs.txt" b 3)
+        dc=$(side_median "$tmp/capture-pairs.txt" a 4)
+        gc=$(side_median "$tmp/capture-pairs.txt" b 4)
+        printf '| %-24s | %6s | %9s | %9s | %9s | %9s | %7sx | %7sx |\n' "$(basename "$log")" "$cs" \
+            "$(calc "\"%.2f\", $dw * 1e3 / $loop")" "$(calc "\"%.2f\", $dc * 1e3 / $loop")" \
+            "$(calc "\"%.2f\", $gw * 1e3 / $loop")" "$(calc "\"%.2f\", $gc * 1e3 / $loop")" \
+            "$(calc "\"%.1f\", $(pair_ratio "$tmp/capture-pairs.txt" 3)")" \
+            "$(calc "\"%.1f\", $(pair_ratio "$tmp/capture-pairs.txt" 4)")" | tee -a "$tmp/captures.md"
+    done
+fi
+
+if [ "${BENCH_PERF:-0}" != 0 ] && command -v perf >/dev/null; then
+    echo "== perf record -g: tmm-bridge decode CORPUS > /dev/null"
+    perf record -q -g -o "$tmp/perf.data" "$bridge" decode "$corpus" > /dev/null 2>&1 || true
+    echo "-- children (inclusive), top 40"
+    perf report -i "$tmp/perf.data" --stdio --no-demangle --children --percent-limit 1.5 -g none 2>/dev/null |
+        grep -v '^#' | grep -v '^$' | head -40 || true
+    echo "-- self, top 30"
+    perf report -i "$tmp/perf.data" --stdio --no-children -g none --percent-limit 0.5 2>/dev/null |
+        grep -v '^#' | grep -v '^$' | head -30 || true
 fi
 
 ours_ns=$(result "$tmp/ours.txt" parser_ns_per_sentence)
@@ -130,47 +250,132 @@ naive_ns=$(result "$tmp/ours.txt" naive_ns_per_sentence)
 naive_min=$(result "$tmp/ours.txt" naive_min_ns_per_sentence)
 naive_cpu=$(result "$tmp/ours.txt" naive_cpu_ns_per_sentence)
 naive_alloc=$(result "$tmp/ours.txt" naive_allocations_per_sentence)
+pipe_ns=$(result "$tmp/ours.txt" pipeline_ns_per_sentence)
+pipe_min=$(result "$tmp/ours.txt" pipeline_min_ns_per_sentence)
+pipe_cpu=$(result "$tmp/ours.txt" pipeline_cpu_ns_per_sentence)
+pipe_epoch_ns=$(result "$tmp/ours.txt" pipeline_ns_per_epoch)
+pipe_epoch_min=$(result "$tmp/ours.txt" pipeline_min_ns_per_epoch)
+pipe_epoch_cpu=$(result "$tmp/ours.txt" pipeline_cpu_ns_per_epoch)
+pipe_alloc=$(result "$tmp/ours.txt" pipeline_allocations_per_epoch)
+pipe_setup=$(result "$tmp/ours.txt" pipeline_setup_allocations)
+pipe_bytes=$(result "$tmp/ours.txt" pipeline_output_bytes)
+pipe_digest=$(result "$tmp/ours.txt" pipeline_digest)
+ratio=$(result "$tmp/ours.txt" pipeline_parser_ratio)
+cpu_ratio=$(result "$tmp/ours.txt" pipeline_parser_cpu_ratio)
+
+sep() { local s='|' w; for w in "$@"; do s+=$(printf -- '-%.0s' $(seq 1 "$((${w#-} + 2))")); [ "${w:0:1}" = - ] && s=${s%-}:; s+='|'; done; echo "$s"; }
 
 row() {  # name median min cpu allocations
     local rate ratio cpu_ratio
     if [ -z "$2" ]; then return; fi
-    rate=$(awk -v ns="$2" 'BEGIN { printf "%.2f", 1e3 / ns }')
+    rate=$(calc "\"%.2f\", 1e3 / $2")
     ratio=n/a
     cpu_ratio=n/a
-    [ -n "${gpsdecode_ns:-}" ] && ratio=$(awk -v g="$gpsdecode_ns" -v ns="$2" 'BEGIN { printf "%.1fx", g / ns }')
-    [ -n "${gpsdecode_cpu:-}" ] && cpu_ratio=$(awk -v g="$gpsdecode_cpu" -v ns="$4" 'BEGIN { printf "%.1fx", g / ns }')
+    [ -n "${gpsdecode_ns:-}" ] && ratio=$(calc "\"%.1fx\", $gpsdecode_ns / $2")
+    [ -n "${gpsdecode_cpu_ns:-}" ] && cpu_ratio=$(calc "\"%.1fx\", $gpsdecode_cpu_ns / $4")
     printf '| %-38s | %9s | %9s | %9s | %9s | %11s | %11s | %11s |\n' "$1" "$2" "$3" "$4" "$rate" "$5" "$ratio" "$cpu_ratio"
 }
 
 echo
-echo "## NMEA 0183 parser benchmark"
+echo "## NMEA 0183 parser"
 echo
 echo "corpus: $sentences sentences, $bytes bytes (fixture logs without '#' lines, repeated), fed in 4096-byte chunks."
 echo "ns = nanoseconds per sentence: wall (median and minimum of the runs) and CPU (median; thread CPU"
-echo "time for tmm-bench, user+sys for gpsdecode). gpsdecode/x = how many times faster than gpsdecode."
+echo "time for tmm-bench, user+sys for gpsdecode, from the whole-process pairs). gpsdecode/x = how many"
+echo "times faster than gpsdecode."
 echo
 printf '| %-38s | %9s | %9s | %9s | %9s | %11s | %11s | %11s |\n' implementation "wall ns" "min ns" \
     "CPU ns" "M sent./s" "allocs/sent" "gpsdecode/x" "(CPU)"
-printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' "$(printf -- '-%.0s' {1..40})" "$(printf -- '-%.0s' {1..10})" \
-    "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..10})" \
-    "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})"
+sep 38 -9 -9 -9 -9 -11 -11 -11
 row "tmm-bridge NMEA0183 (framer+decode)" "$ours_ns" "$ours_min" "$ours_cpu" "$ours_alloc"
 row "naive Swift (String, split, Double)" "$naive_ns" "$naive_min" "$naive_cpu" "$naive_alloc"
-row "gpsdecode (gpsd $gpsdecode_version)" "${gpsdecode_ns:-}" "${gpsdecode_min:-}" "${gpsdecode_cpu:-}" "n/a"
+row "gpsdecode (gpsd $gpsdecode_version)" "${gpsdecode_ns:-}" "${gpsdecode_min:-}" "${gpsdecode_cpu_ns:-}" "n/a"
 echo
 target=FAIL
 awk -v ns="$ours_ns" -v a="$ours_alloc" 'BEGIN { exit !(ns <= 200 && a == 0) }' && target=PASS
 echo "target (issue): <= 200 ns/sentence and 0 allocations/sentence: $target (median $ours_ns ns, $ours_alloc allocations)"
-echo "reference points (issue): minmea ~440 ns/sentence, gpsdecode ~7 us/sentence"
-if [ -n "$instructions" ]; then
-    echo "instructions: $instructions per sentence (callgrind, parser pipeline; independent of machine load)"
-fi
+[ -n "$instructions" ] && echo "instructions: $instructions per sentence (callgrind, parser; independent of machine load)"
+
 echo
-echo "command:  scripts/bench.sh (BENCH_RUNS=$runs, BENCH_GPSDECODE_RUNS=$gpsdecode_runs, BENCH_NAIVE_RUNS=$naive_runs)"
+echo "## Pipeline: bytes → LocationV2 bytes (tmm-bench, what 'tmm-bridge decode' does per chunk, minus the write)"
+echo
+echo "$epochs epochs from the same corpus ($(calc "\"%.2f\", $sentences / $epochs") sentences/epoch), $pipe_bytes output bytes, digest $pipe_digest."
+echo "Paired runs (parser and pipeline alternate); ratios = median of the per-pair ratios. Allocations per"
+echo "epoch exclude the ${pipe_setup:-?} made before the first chunk (decoder, encoder, output buffer)."
+echo
+printf '| %-30s | %9s | %9s | %9s | %9s | %11s | %10s | %11s | %10s | %10s | %10s |\n' stage "wall ns/s" "CPU ns/s" \
+    "wall ns/ep" "CPU ns/ep" "instr./sent" "instr./ep" "allocs/ep" "x parser" "(CPU)" "(instr.)"
+sep 30 -9 -9 -9 -9 -11 -10 -11 -10 -10 -10
+parser_epoch_ns=$(calc "\"%.1f\", $ours_ns * $sentences / $epochs")
+parser_epoch_cpu=$(calc "\"%.1f\", $ours_cpu * $sentences / $epochs")
+parser_instr_epoch=n/a
+# Per epoch of the callgrind corpus (its sentences/epoch differ a little from the timed corpus').
+[ -n "$instructions" ] && [ -n "${pipe_epochs_small:-}" ] && parser_instr_epoch=$(calc "\"%.0f\", $per_run / $pipe_epochs_small")
+printf '| %-30s | %9s | %9s | %9s | %9s | %11s | %10s | %11s | %10s | %10s | %10s |\n' "parser (framer+decode)" \
+    "$ours_ns" "$ours_cpu" "$parser_epoch_ns" "$parser_epoch_cpu" "${instructions:-n/a}" "$parser_instr_epoch" \
+    "$(calc "\"%.4f\", $ours_alloc * $sentences / $epochs")" "1.00x" "1.00x" "1.00x"
+printf '| %-30s | %9s | %9s | %9s | %9s | %11s | %10s | %11s | %10s | %10s | %10s |\n' "pipeline (+epochs+LocationV2)" \
+    "$pipe_ns" "$pipe_cpu" "$pipe_epoch_ns" "$pipe_epoch_cpu" "${pipeline_instructions_sentence:-n/a}" \
+    "${pipeline_instructions:-n/a}" "$pipe_alloc" "${ratio}x" "${cpu_ratio}x" "${instruction_ratio:-n/a}x"
+echo
+target=FAIL
+awk -v r="$ratio" -v a="$pipe_alloc" 'BEGIN { exit !(r <= 2 && a == 0) }' && target=PASS
+echo "target (issue 8): pipeline within 2x the parser, 0 allocations/epoch: $target (${ratio}x wall," \
+    "${cpu_ratio}x CPU, ${instruction_ratio:-n/a}x instructions, $pipe_alloc allocations/epoch)"
+
+if [ -n "$decode_done" ]; then
+    echo
+    echo "## Whole process: tmm-bridge decode vs gpsdecode"
+    echo
+    echo "'tmm-bridge decode CORPUS > /dev/null' (release) and 'gpsdecode < CORPUS > /dev/null' (gpsd $gpsdecode_version),"
+    echo "$pairs alternating pairs; medians of the times, and median of the per-pair ratios (gpsdecode / decode)."
+    echo
+    printf '| %-34s | %8s | %8s | %12s | %12s | %12s | %12s |\n' command "wall s" "CPU s" "wall ns/sent" \
+        "CPU ns/sent" "gpsdecode/x" "(CPU)"
+    sep 34 -8 -8 -12 -12 -12 -12
+    printf '| %-34s | %8s | %8s | %12s | %12s | %12s | %12s |\n' "tmm-bridge decode" "$decode_wall" "$decode_cpu" \
+        "$(calc "\"%.1f\", $decode_wall * 1e9 / $sentences")" "$(calc "\"%.1f\", $decode_cpu * 1e9 / $sentences")" \
+        "$(calc "\"%.2fx\", $decode_ratio")" "$(calc "\"%.2fx\", $decode_cpu_ratio")"
+    printf '| %-34s | %8s | %8s | %12s | %12s | %12s | %12s |\n' "gpsdecode (gpsd $gpsdecode_version)" "$gpsdecode_wall" \
+        "$gpsdecode_cpu" "$gpsdecode_ns" "$gpsdecode_cpu_ns" "1.00x" "1.00x"
+    echo
+    echo "whole process vs in-process: decode CPU $(calc "\"%.1f\", $decode_cpu * 1e9 / $sentences") ns/sentence against the" \
+        "pipeline stage's $pipe_cpu ($(calc "\"%.3f\", $decode_cpu * 1e9 / $sentences / $pipe_cpu")x): what decode adds" \
+        "around the pipeline (process start, read, poll, copy into its output buffer, write)"
+    target=FAIL
+    awk -v r="$decode_ratio" 'BEGIN { exit !(r >= 10) }' && target=PASS
+    echo "target (issue 8): tmm-bridge decode at least 10x faster than gpsdecode: $target" \
+        "($(calc "\"%.2f\", $decode_ratio")x wall, $(calc "\"%.2f\", $decode_cpu_ratio")x CPU)"
+    if [ -s "$tmp/captures.md" ]; then
+        echo
+        echo "Per capture (each file as it is; ms per invocation, process start included):"
+        echo
+        printf '| %-24s | %6s | %9s | %9s | %9s | %9s | %8s | %8s |\n' capture sent. "decode ms" "(CPU)" \
+            "gpsd. ms" "(CPU)" "gpsd./x" "(CPU)"
+        sep 24 -6 -9 -9 -9 -9 -8 -8
+        cat "$tmp/captures.md"
+    fi
+fi
+
+echo
+echo "command:  scripts/bench.sh (BENCH_RUNS=$runs, BENCH_DECODE_PAIRS=$pairs, BENCH_NAIVE_RUNS=$naive_runs)"
 echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "revision: $(revision) (working tree state not checked)"
+echo "revision: $rev (working tree state not checked)"
 echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "swift:    $(swift --version 2>&1 | head -1)"
+
+# One row per table, in the column order of BENCHMARKS.md's tables, so refreshing it is copy-paste.
+echo
+echo "## Rows for BENCHMARKS.md ($today, $short_rev)"
+echo
+echo "Parser:"
+echo "| $today | $short_rev | $ours_ns | $ours_min | $ours_cpu | ${instructions:-n/a} | $ours_alloc | ${gpsdecode_ns:+$(calc "\"%.1fx\", $gpsdecode_ns / $ours_ns")} | ${gpsdecode_cpu_ns:+$(calc "\"%.1fx\", $gpsdecode_cpu_ns / $ours_cpu")} |"
+echo "Pipeline:"
+echo "| $today | $short_rev | $pipe_ns | $pipe_epoch_ns | $pipe_epoch_min | $pipe_epoch_cpu | ${pipeline_instructions:-n/a} | $pipe_alloc | ${ratio}x | ${cpu_ratio}x | ${instruction_ratio:-n/a}x |"
+if [ -n "$decode_done" ]; then
+    echo "Decode vs gpsdecode:"
+    echo "| $today | $short_rev | $decode_wall | $decode_cpu | $gpsdecode_wall | $gpsdecode_cpu | $(calc "\"%.2fx\", $decode_ratio") | $(calc "\"%.2fx\", $decode_cpu_ratio") | $pairs |"
+fi
 
 # Receiver input latency (issue 3): pty → gpsd → bridge, against a plain gpsd client in the
 # same run. Needs gpsd; BENCH_LATENCY=0 skips it.
@@ -180,10 +385,9 @@ if [ "${BENCH_LATENCY:-1}" != 0 ]; then
     echo
     swift build -c release --product tmm-latency --package-path "$package" --scratch-path "$scratch" 2>&1 |
         grep -E 'error|warning' || true
-    latency_bin=$(swift build -c release --product tmm-latency --package-path "$package" --scratch-path "$scratch" --show-bin-path)/tmm-latency
     latency_epochs=${BENCH_LATENCY_EPOCHS:-600}
     latency_hz=${BENCH_LATENCY_HZ:-20}
-    "$latency_bin" "$latency_epochs" "$latency_hz"
+    "$bindir/tmm-latency" "$latency_epochs" "$latency_hz"
     echo
     echo "command:  tmm-latency $latency_epochs $latency_hz (from scripts/bench.sh)"
     echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -195,19 +399,16 @@ if [ "${BENCH_FANOUT:-1}" != 0 ]; then
     echo
     echo "## WebSocket fan-out (tmm-fanout)"
     echo
-    for product in tmm-fanout tmm-bridge; do
-        swift build -c release --product "$product" --package-path "$package" --scratch-path "$scratch" 2>&1 |
-            grep -E 'error|warning' || true
-    done
-    fanout_bin=$(swift build -c release --product tmm-fanout --package-path "$package" --scratch-path "$scratch" --show-bin-path)
+    swift build -c release --product tmm-fanout --package-path "$package" --scratch-path "$scratch" 2>&1 |
+        grep -E 'error|warning' || true
     fanout_flags=(--runs "${BENCH_FANOUT_RUNS:-3}")
     [ "${BENCH_FANOUT_QUICK:-0}" != 0 ] && fanout_flags=(--quick)
     [ -n "${BENCH_FANOUT_CLIENTS:-}" ] && fanout_flags+=(--clients "$BENCH_FANOUT_CLIENTS")
     [ -n "${BENCH_FANOUT_RATES:-}" ] && fanout_flags+=(--rates "$BENCH_FANOUT_RATES")
-    "$fanout_bin/tmm-fanout" --self-test
-    "$fanout_bin/tmm-fanout" --bridge "$fanout_bin/tmm-bridge" "${fanout_flags[@]}"
+    "$bindir/tmm-fanout" --self-test
+    "$bindir/tmm-fanout" --bridge "$bridge" "${fanout_flags[@]}"
     echo
-    echo "command:  tmm-fanout --bridge $fanout_bin/tmm-bridge ${fanout_flags[*]} (from scripts/bench.sh)"
-    echo "revision: $(revision) (working tree state not checked)"
+    echo "command:  tmm-fanout --bridge $bridge ${fanout_flags[*]} (from scripts/bench.sh)"
+    echo "revision: $rev (working tree state not checked)"
     echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

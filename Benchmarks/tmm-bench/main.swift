@@ -1,26 +1,36 @@
-// tmm-bench: throughput and heap-allocation benchmark of the NMEA 0183 parser.
+// tmm-bench: throughput and heap-allocation benchmark of the NMEA 0183 parser and of the whole
+// pure pipeline (bytes -> LocationV2 bytes).
 //
 // Corpus: every `*.log` directly in the fixture folder (gpsd regression captures), with the lines
 // that start with `#` removed (gpsd's own comment/directive lines: gpsdecode would see them too),
 // concatenated in name order and repeated until it holds at least `--min-sentences` sentences
 // (lines starting with `$`). The bytes are otherwise untouched: CR LF / LF / CR CR LF line ends,
 // garbage lines, bad checksums and all. `--write-corpus PATH` writes exactly these bytes so that
-// scripts/bench.sh can feed the same input to gpsdecode.
+// scripts/bench.sh can feed the same input to gpsdecode and `tmm-bridge decode`.
 //
-// Measured pipeline (one run = the whole corpus): `NMEAFramer.feed` over 4096-byte chunks (a
-// realistic read size) -> `NMEASentence(validating:)` -> `NMEAMessage(_:)`. One warm-up run, then
-// `--runs` timed runs; heap allocations are counted on this thread during every timed run with
-// the CAllocationCounter malloc interposer. Per-sentence figures divide by the corpus's `$`-line
-// count, the same denominator bench.sh uses for gpsdecode.
+// Stages (one run = the whole corpus, fed in `--chunk`-byte reads, 4096 by default):
+// - parser: `NMEAFramer.feedSentences` (framing + validation) -> `NMEAMessage(_:)`;
+// - pipeline: what `tmm-bridge decode --format locationV2` does per chunk minus the write:
+//   `NMEAStreamDecoder.feed` (parser + EpochAssembler) -> `LocationV2Encoder` per epoch -> the
+//   output buffer, folded into a digest per chunk (see `runPipeline`);
+// - naive: the obvious String/split/Double parser, as a reference.
+// Each stage gets one warm-up run, then `--runs` timed runs; parser and pipeline runs alternate
+// (ABBA), and their ratio is the median of the per-pair ratios. Heap allocations are counted on
+// this thread during every timed run with the CAllocationCounter malloc interposer (the
+// pipeline's per-epoch count excludes its setup before the first chunk, printed separately).
+// Per-sentence figures divide by the corpus's `$`-line count, the same denominator bench.sh uses
+// for gpsdecode; per-epoch figures by the pipeline's epoch count.
 //
 // Usage: tmm-bench [--fixtures DIR] [--runs N] [--min-sentences N] [--chunk BYTES]
-//                  [--no-naive] [--naive-runs N] [--write-corpus PATH]
+//                  [--stages parser,pipeline,naive] [--no-naive] [--naive-runs N]
+//                  [--write-corpus PATH] [--write-pipeline-output PATH] [--app-version V]
 // Lines starting with `RESULT ` are machine-readable (`key=value`) for scripts/bench.sh.
 
 import CAllocationCounter
 import GNSS
 import Glibc
 import NMEA0183
+import TMMProtocol
 
 // MARK: - Options
 
@@ -29,10 +39,13 @@ struct Options {
     var runs = 7
     var minSentences = 1_000_000
     var chunk = 4096
-    var naive = true
     /// The naive baseline is ~30x slower; fewer runs keep `make bench` short.
     var naiveRuns = 3
     var writeCorpus: String?
+    var writePipelineOutput: String?
+    /// What `tmm-bridge decode` writes as `appVersion` (BridgeVersion.current).
+    var appVersion = "0.1.0"
+    var stages: Set<String> = ["parser", "pipeline", "naive"]
 }
 
 func printError(_ text: String) {
@@ -41,10 +54,14 @@ func printError(_ text: String) {
 }
 
 let usageText = """
-    usage: tmm-bench [--fixtures DIR] [--runs N] [--min-sentences N] [--chunk BYTES] [--no-naive]
-                     [--naive-runs N] [--write-corpus PATH]
-    Benchmarks the NMEA 0183 parser (framer + validation + typed decode) on the fixture logs
-    (default Tests/Fixtures/nmea, then /work/shared/fixtures/nmea; or $TMM_FIXTURES).
+    usage: tmm-bench [--fixtures DIR] [--runs N] [--min-sentences N] [--chunk BYTES]
+                     [--stages parser,pipeline,naive] [--no-naive] [--naive-runs N]
+                     [--write-corpus PATH] [--write-pipeline-output PATH] [--app-version V]
+    Benchmarks the NMEA 0183 parser (framer + validation + typed decode) and the whole pipeline
+    (parser + epoch assembly + LocationV2 encoding, as `tmm-bridge decode` per chunk) on the
+    fixture logs (default Tests/Fixtures/nmea, then /work/shared/fixtures/nmea; or $TMM_FIXTURES).
+    --write-corpus writes the corpus bytes, --write-pipeline-output the pipeline's output (what
+    `tmm-bridge decode CORPUS` should print), and exit.
 
     """
 
@@ -71,7 +88,15 @@ func parseOptions() -> Options {
         case "--runs": options.runs = positive(arg)
         case "--min-sentences": options.minSentences = positive(arg)
         case "--chunk": options.chunk = positive(arg)
-        case "--no-naive": options.naive = false
+        case "--no-naive": options.stages.remove("naive")
+        case "--stages":
+            let list = value(arg).split(separator: ",").map(String.init)
+            for stage in list where !["parser", "pipeline", "naive"].contains(stage) {
+                usage("--stages: unknown stage '\(stage)' (parser, pipeline, naive)")
+            }
+            options.stages = Set(list)
+        case "--write-pipeline-output": options.writePipelineOutput = value(arg)
+        case "--app-version": options.appVersion = value(arg)
         case "--naive-runs": options.naiveRuns = positive(arg)
         case "--write-corpus": options.writeCorpus = value(arg)
         case "-h", "--help":
@@ -229,8 +254,11 @@ struct Counters: Equatable {
     var decodeErrors = 0
     /// Valid sentence of a kind without a decoder.
     var unknown = 0
-    /// A fold of decoded values.
+    /// A fold of decoded values (parser, naive) or of the output bytes (pipeline).
     var digest: UInt64 = 0
+    /// Pipeline only: epochs emitted (LocationV2 messages) and output bytes (with line feeds).
+    var epochs = 0
+    var outputBytes = 0
 
     var rejected: Int { invalid + decodeErrors }
 }
@@ -315,36 +343,94 @@ func runParser(_ corpus: Span<UInt8>, chunk: Int) -> Counters {
     return c
 }
 
-// MARK: - GNSS epoch assembly (placeholder)
+// MARK: - The full pipeline under test
 //
-// LEAD: the parser benchmark above stops at `NMEAMessage`. To measure the whole pure input
-// pipeline, add a second body here and measure it from `main` below, e.g. with
-// `GNSS.NMEAStreamDecoder` (framer -> sentence -> message -> EpochAssembler -> Position):
-//
-//     @inline(never)
-//     func runEpochs(_ corpus: Span<UInt8>, chunk: Int) -> Counters {
-//         var decoder = NMEAStreamDecoder()
-//         var c = Counters()
-//         var offset = 0
-//         while offset < corpus.count {
-//             let end = min(offset + chunk, corpus.count)
-//             decoder.feed(corpus.extracting(offset..<end), now: 0) { position in
-//                 c.accepted += 1  // epochs
-//                 c.digest = c.digest &* 31 &+ UInt64(bitPattern: Int64((position.latitude ?? 0) * 1e7))
-//             }
-//             offset = end
-//         }
-//         decoder.finish { _ in c.accepted += 1 }
-//         c.delivered = decoder.statistics.decoded  // and .unsupported / .rejected / .malformed
-//         return c
-//     }
-//
-//     // in main, after the parser measurement:
-//     _ = measure(name: "epochs", corpus: corpus, runs: options.runs, chunk: options.chunk, runEpochs)
-//
-// `measure` prints per-run and median ns per *sentence* (same denominator), allocations per
-// sentence (the assembler must stay at 0 too) and a `RESULT epochs_*` line; scripts/bench.sh
-// reads only `parser_*` and `naive_*`, so add an `epochs` row there if it should be tabled.
+// What `tmm-bridge decode --format locationV2` does with every chunk it reads
+// (Sources/tmm-bridge/DecodeCommand.swift), minus the write to stdout: `NMEAStreamDecoder.feed`
+// (framer -> sentence -> message -> EpochAssembler -> Position), `LocationV2Encoder.encode` per
+// epoch, the message and a line feed appended to an output buffer reserved like decode's, and at
+// the end of the chunk the buffer is folded into the digest (instead of written) and emptied,
+// keeping its capacity. Only public API of GNSS and TMMProtocol is used, so this measures
+// whatever those modules become. The driver keeps decoder, encoder and buffer in separate locals
+// (decode's `DecodeSession` copies its decoder out of `self` and back around every chunk: that
+// and decode's I/O are measured by the whole-process comparison in scripts/bench.sh, not here).
+
+/// `appVersion` of the identity the encoder writes (decode uses `BridgeVersion.current`).
+nonisolated(unsafe) var pipelineAppVersion = "0.1.0"
+/// Heap allocations of the last timed pipeline run before its first chunk (decoder, encoder,
+/// output buffer): what a decode process pays once. The per-epoch figure excludes them.
+nonisolated(unsafe) var pipelineSetupAllocations: UInt64 = 0
+
+/// Folds `bytes` into `h` eight bytes at a time (xor, multiply by the FNV prime: a bijection of
+/// the state per word, so any changed word changes the result), the tail byte by byte.
+@inline(__always)
+func fold(_ h: UInt64, _ bytes: [UInt8]) -> UInt64 {
+    bytes.withUnsafeBytes { raw in
+        var h = h
+        var i = 0
+        let n = raw.count
+        while i + 8 <= n {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01b3
+            i += 8
+        }
+        while i < n {
+            h = (h ^ UInt64(raw[i])) &* 0x100_0000_01b3
+            i += 1
+        }
+        return h
+    }
+}
+
+/// bytes -> LocationV2 bytes for the whole corpus, fed in `chunk`-byte reads.
+@inline(never)
+func runPipeline(_ corpus: Span<UInt8>, chunk: Int) -> Counters {
+    var unused: [UInt8] = []
+    return pipeline(corpus, chunk: chunk, keeping: false, into: &unused)
+}
+
+/// The pipeline; with `keeping`, every chunk's output is also appended to `kept` (for
+/// `--write-pipeline-output`, untimed).
+@inline(__always)
+func pipeline(_ corpus: Span<UInt8>, chunk: Int, keeping: Bool, into kept: inout [UInt8]) -> Counters {
+    var decoder = NMEAStreamDecoder()
+    var v2 = LocationV2Encoder()
+    let identity = ReceiverIdentity(appVersion: pipelineAppVersion)
+    var output: [UInt8] = []
+    output.reserveCapacity(65_536)  // DecodeCommand.readSize
+    var c = Counters()
+    pipelineSetupAllocations = tmm_alloc_counter_stop()
+    tmm_alloc_counter_start()
+
+    func emit(_ position: Position) {
+        c.epochs += 1
+        v2.encode(position, identity: identity)
+        output.append(contentsOf: v2.bytes)
+        output.append(UInt8(ascii: "\n"))
+    }
+    func flush() {
+        c.outputBytes += output.count
+        c.digest = fold(c.digest, output)
+        if keeping { kept.append(contentsOf: output) }
+        output.removeAll(keepingCapacity: true)
+    }
+    var offset = 0
+    let count = corpus.count
+    while offset < count {
+        let end = min(offset + chunk, count)
+        decoder.feed(corpus.extracting(offset..<end), now: Int64(nowNanoseconds())) { emit($0) }
+        flush()
+        offset = end
+    }
+    decoder.finish { emit($0) }
+    flush()
+    let s = decoder.statistics
+    c.accepted = s.decoded
+    c.invalid = s.rejected
+    c.decodeErrors = s.malformed
+    c.unknown = s.unsupported
+    c.delivered = s.decoded + s.rejected + s.malformed + s.unsupported
+    return c
+}
 
 // MARK: - Naive baseline ("what a first version might look like")
 
@@ -426,63 +512,113 @@ func naiveLine(_ text: String, _ c: inout Counters) {
 
 // MARK: - Measurement
 
-struct Measurement {
+/// One benchmarked body and its timed runs.
+struct Stage {
+    var name: String  // a plain identifier: the `RESULT` key prefix
+    var body: (Span<UInt8>, Int) -> Counters
+    /// The warm-up's counters: every timed run must do the same work.
+    var counters = Counters()
     var nsPerSentence: [Double] = []
     var cpuNsPerSentence: [Double] = []
-    var allocationsPerSentence: [Double] = []
-    var counters = Counters()
+    var allocations: [Double] = []
+    var setupAllocations: [Double] = []
+
+    init(_ name: String, _ body: @escaping (Span<UInt8>, Int) -> Counters) {
+        self.name = name
+        self.body = body
+    }
+
+    /// Per-epoch figures too (the pipeline).
+    var perEpoch: Bool { counters.epochs > 0 }
 }
 
-func measure(
-    name: String, corpus: Corpus, runs: Int, chunk: Int, _ body: (Span<UInt8>, Int) -> Counters
-) -> Measurement {
+/// Warm-up: page in the corpus, instantiate metadata, settle the allocator.
+func warmUp(_ stage: inout Stage, _ corpus: Corpus, chunk: Int) {
+    stage.counters = stage.body(corpus.bytes.span, chunk)
+}
+
+/// One timed run; returns wall and CPU nanoseconds.
+@discardableResult
+func timedRun(_ stage: inout Stage, _ corpus: Corpus, chunk: Int, run: Int, of runs: Int) -> (Double, Double) {
     let span = corpus.bytes.span
     let sentences = Double(corpus.sentences)
-    var result = Measurement()
-    // Warm-up: page in the corpus, instantiate metadata, settle the allocator.
-    result.counters = body(span, chunk)
-    for run in 1...runs {
-        tmm_alloc_counter_start()
-        let cpuStart = threadCPUNanoseconds()
-        let start = nowNanoseconds()
-        let counters = body(span, chunk)
-        let elapsed = nowNanoseconds() - start
-        let cpu = threadCPUNanoseconds() - cpuStart
-        let allocations = tmm_alloc_counter_stop()
-        if counters != result.counters { fail("\(name): run \(run) did different work than the warm-up") }
-        let ns = Double(elapsed) / sentences
-        let cpuNs = Double(cpu) / sentences
-        result.nsPerSentence.append(ns)
-        result.cpuNsPerSentence.append(cpuNs)
-        result.allocationsPerSentence.append(Double(allocations) / sentences)
-        print(
-            "  \(name) run \(run)/\(runs): \(fixed(Double(elapsed) / 1e6, 1)) ms, \(fixed(ns, 1)) ns/sentence, "
-                + "\(fixed(1e3 / ns, 3)) M sentences/s, CPU \(fixed(cpuNs, 1)) ns/sentence, \(allocations) allocations")
-    }
-    let c = result.counters
-    let ns = median(result.nsPerSentence)
-    let cpuNs = median(result.cpuNsPerSentence)
-    let allocs = median(result.allocationsPerSentence)
+    pipelineSetupAllocations = 0
+    tmm_alloc_counter_start()
+    let cpuStart = threadCPUNanoseconds()
+    let start = nowNanoseconds()
+    let counters = stage.body(span, chunk)
+    let elapsed = nowNanoseconds() - start
+    let cpu = threadCPUNanoseconds() - cpuStart
+    let allocations = tmm_alloc_counter_stop()
+    let setup = stage.perEpoch ? pipelineSetupAllocations : 0
+    if counters != stage.counters { fail("\(stage.name): run \(run) did different work than the warm-up") }
+    let ns = Double(elapsed) / sentences
+    let cpuNs = Double(cpu) / sentences
+    stage.nsPerSentence.append(ns)
+    stage.cpuNsPerSentence.append(cpuNs)
+    stage.allocations.append(Double(allocations))
+    stage.setupAllocations.append(Double(setup))
+    var line = "  \(stage.name) run \(run)/\(runs): \(fixed(Double(elapsed) / 1e6, 1)) ms, \(fixed(ns, 1)) ns/sentence, "
+    if stage.perEpoch { line += "\(fixed(Double(elapsed) / Double(stage.counters.epochs), 1)) ns/epoch, " }
+    line += "\(fixed(1e3 / ns, 3)) M sentences/s, CPU \(fixed(cpuNs, 1)) ns/sentence, \(allocations) allocations"
+    if stage.perEpoch { line += " (+ \(setup) before the first chunk)" }
+    print(line)
+    return (ns, cpuNs)
+}
+
+/// Medians and the work done; the `RESULT` line.
+func report(_ stage: Stage, _ corpus: Corpus) {
+    let c = stage.counters
+    let name = stage.name
+    let ns = median(stage.nsPerSentence)
+    let minNs = stage.nsPerSentence.min()!
+    let cpuNs = median(stage.cpuNsPerSentence)
+    let allocs = median(stage.allocations)
+    let sentences = Double(corpus.sentences)
     print(
-        "\(name): median \(fixed(ns, 1)) ns/sentence wall (min \(fixed(result.nsPerSentence.min()!, 1)), "
-            + "max \(fixed(result.nsPerSentence.max()!, 1))), \(fixed(1e3 / ns, 3)) M sentences/s, "
-            + "\(fixed(cpuNs, 1)) ns/sentence thread CPU, \(fixed(allocs, 4)) allocations/sentence")
+        "\(name): median \(fixed(ns, 1)) ns/sentence wall (min \(fixed(minNs, 1)), "
+            + "max \(fixed(stage.nsPerSentence.max()!, 1))), \(fixed(1e3 / ns, 3)) M sentences/s, "
+            + "\(fixed(cpuNs, 1)) ns/sentence thread CPU, \(fixed(allocs / sentences, 4)) allocations/sentence")
     print(
         "\(name): delivered \(c.delivered), accepted \(c.accepted), rejected \(c.rejected) "
             + "(invalid \(c.invalid), decode errors \(c.decodeErrors)), unknown \(c.unknown), "
             + "digest \(String(c.digest, radix: 16))")
-    let key = name  // a plain identifier: "parser", "naive", later "epochs"
-    print(
-        "RESULT \(key)_ns_per_sentence=\(fixed(ns, 2)) \(key)_min_ns_per_sentence=\(fixed(result.nsPerSentence.min()!, 2)) "
-            + "\(key)_cpu_ns_per_sentence=\(fixed(cpuNs, 2)) \(key)_sentences_per_second=\(fixed(1e9 / ns, 0)) "
-            + "\(key)_allocations_per_sentence=\(fixed(allocs, 4)) \(key)_accepted=\(c.accepted) "
-            + "\(key)_rejected=\(c.rejected) \(key)_unknown=\(c.unknown)")
-    return result
+    var result =
+        "RESULT \(name)_ns_per_sentence=\(fixed(ns, 2)) \(name)_min_ns_per_sentence=\(fixed(minNs, 2)) "
+        + "\(name)_cpu_ns_per_sentence=\(fixed(cpuNs, 2)) \(name)_sentences_per_second=\(fixed(1e9 / ns, 0)) "
+        + "\(name)_allocations_per_sentence=\(fixed(allocs / sentences, 4)) \(name)_accepted=\(c.accepted) "
+        + "\(name)_rejected=\(c.rejected) \(name)_unknown=\(c.unknown)"
+    if stage.perEpoch {
+        let perEpoch = sentences / Double(c.epochs)
+        let setup = median(stage.setupAllocations)
+        print(
+            "\(name): \(c.epochs) epochs (\(fixed(perEpoch, 2)) sentences/epoch), median \(fixed(ns * perEpoch, 1)) ns/epoch "
+                + "wall (min \(fixed(minNs * perEpoch, 1))), \(fixed(cpuNs * perEpoch, 1)) ns/epoch thread CPU, "
+                + "\(fixed(allocs / Double(c.epochs), 4)) allocations/epoch after setup (\(fixed(allocs, 0)) per run; "
+                + "setup \(fixed(setup, 0)) per run), \(c.outputBytes) output bytes "
+                + "(\(fixed(Double(c.outputBytes) / Double(c.epochs), 1)) per epoch)")
+        result +=
+            " \(name)_epochs=\(c.epochs) \(name)_ns_per_epoch=\(fixed(ns * perEpoch, 1)) "
+            + "\(name)_min_ns_per_epoch=\(fixed(minNs * perEpoch, 1)) \(name)_cpu_ns_per_epoch=\(fixed(cpuNs * perEpoch, 1)) "
+            + "\(name)_allocations_per_epoch=\(fixed(allocs / Double(c.epochs), 4)) "
+            + "\(name)_allocations_per_run=\(fixed(allocs, 0)) \(name)_setup_allocations=\(fixed(setup, 0)) "
+            + "\(name)_output_bytes=\(c.outputBytes) \(name)_digest=\(String(c.digest, radix: 16))"
+    }
+    print(result)
+}
+
+/// `--write-pipeline-output`: one untimed pipeline run, its output kept and written to `path`.
+func writePipelineOutput(_ path: String, _ corpus: Corpus, chunk: Int) {
+    var kept: [UInt8] = []
+    let c = pipeline(corpus.bytes.span, chunk: chunk, keeping: true, into: &kept)
+    writeFile(path, kept)
+    print("wrote \(path): \(c.epochs) epochs, \(kept.count) bytes (LocationV2, appVersion \(pipelineAppVersion))")
 }
 
 // MARK: - Main
 
 let options = parseOptions()
+pipelineAppVersion = options.appVersion
 let fixtures: String = {
     if let f = options.fixtures { return f }
     if let env = getenv("TMM_FIXTURES") { return String(cString: env) }
@@ -500,16 +636,78 @@ print(
     "RESULT corpus_bytes=\(corpus.bytes.count) corpus_sentences=\(corpus.sentences) corpus_copies=\(corpus.copies) "
         + "corpus_files=\(corpus.files.count)")
 
-if let path = options.writeCorpus {
-    writeFile(path, corpus.bytes)
-    print("wrote \(path)")
+if options.writeCorpus != nil || options.writePipelineOutput != nil {
+    if let path = options.writeCorpus {
+        writeFile(path, corpus.bytes)
+        print("wrote \(path)")
+    }
+    if let path = options.writePipelineOutput {
+        writePipelineOutput(path, corpus, chunk: options.chunk)
+    }
     exit(0)
 }
 
 print(
-    "runs: \(options.runs) (naive: \(options.naive ? options.naiveRuns : 0)), each after 1 warm-up; "
-        + "chunk: \(options.chunk) bytes")
-_ = measure(name: "parser", corpus: corpus, runs: options.runs, chunk: options.chunk, runParser)
-if options.naive {
-    _ = measure(name: "naive", corpus: corpus, runs: options.naiveRuns, chunk: options.chunk, runNaive)
+    "sizes: NMEAStreamDecoder \(MemoryLayout<NMEAStreamDecoder>.size) bytes, EpochAssembler "
+        + "\(MemoryLayout<EpochAssembler>.size), Position \(MemoryLayout<Position>.size), SkyView "
+        + "\(MemoryLayout<SkyView>.size), NMEAMessage \(MemoryLayout<NMEAMessage>.size)")
+var parser = Stage("parser", runParser)
+var pipelineStage = Stage("pipeline", runPipeline)
+let stages = options.stages
+print(
+    "stages: \(stages.sorted().joined(separator: ", ")); runs: \(options.runs) (naive: \(stages.contains("naive") ? options.naiveRuns : 0)), "
+        + "each stage after 1 warm-up; parser and pipeline runs alternate (paired); chunk: \(options.chunk) bytes")
+if stages.contains("parser") { warmUp(&parser, corpus, chunk: options.chunk) }
+if stages.contains("pipeline") {
+    warmUp(&pipelineStage, corpus, chunk: options.chunk)
+    guard pipelineStage.counters.epochs > 0 else { fail("pipeline: no epochs") }
+    if stages.contains("parser") {
+        let (p, q) = (parser.counters, pipelineStage.counters)
+        guard p.accepted == q.accepted, p.rejected == q.rejected, p.unknown == q.unknown else {
+            fail(
+                "pipeline decoded other sentences than the parser: accepted \(q.accepted) vs \(p.accepted), "
+                    + "rejected \(q.rejected) vs \(p.rejected), unknown \(q.unknown) vs \(p.unknown)")
+        }
+    }
+}
+if stages.contains("parser") && stages.contains("pipeline") {
+    // Paired: the two alternate (ABBA order), so a slow phase of the machine hits both; the
+    // ratio is the median of the per-pair ratios.
+    var wallRatios: [Double] = []
+    var cpuRatios: [Double] = []
+    for run in 1...options.runs {
+        let a: (Double, Double)
+        let b: (Double, Double)
+        if run % 2 == 1 {
+            a = timedRun(&parser, corpus, chunk: options.chunk, run: run, of: options.runs)
+            b = timedRun(&pipelineStage, corpus, chunk: options.chunk, run: run, of: options.runs)
+        } else {
+            b = timedRun(&pipelineStage, corpus, chunk: options.chunk, run: run, of: options.runs)
+            a = timedRun(&parser, corpus, chunk: options.chunk, run: run, of: options.runs)
+        }
+        wallRatios.append(b.0 / a.0)
+        cpuRatios.append(b.1 / a.1)
+    }
+    report(parser, corpus)
+    report(pipelineStage, corpus)
+    let wall = median(wallRatios)
+    let cpu = median(cpuRatios)
+    print(
+        "pipeline / parser: median of \(options.runs) paired ratios \(fixed(wall, 3))x wall "
+            + "(min \(fixed(wallRatios.min()!, 3)), max \(fixed(wallRatios.max()!, 3))), \(fixed(cpu, 3))x thread CPU")
+    print(
+        "RESULT pipeline_parser_ratio=\(fixed(wall, 3)) pipeline_parser_cpu_ratio=\(fixed(cpu, 3)) "
+            + "pipeline_parser_min_ratio=\(fixed(wallRatios.min()!, 3))")
+} else {
+    for name in ["parser", "pipeline"] where stages.contains(name) {
+        var stage = name == "parser" ? parser : pipelineStage
+        for run in 1...options.runs { timedRun(&stage, corpus, chunk: options.chunk, run: run, of: options.runs) }
+        report(stage, corpus)
+    }
+}
+if stages.contains("naive") {
+    var naive = Stage("naive", runNaive)
+    warmUp(&naive, corpus, chunk: options.chunk)
+    for run in 1...options.naiveRuns { timedRun(&naive, corpus, chunk: options.chunk, run: run, of: options.naiveRuns) }
+    report(naive, corpus)
 }
