@@ -23,16 +23,21 @@
 # Selection rule (decided by content, not by name; RULE_VERSION below):
 #   data lines = lines (split on LF, one trailing CR dropped) that are not empty and do not
 #   start with '#' (gpsd's log comments). A log is an NMEA 0183 text capture when
-#     (1) at least 90 % of its data lines start with '$' (NMEA sentence) or '!' (AIS
+#     (1) at least half of its data lines start with '$' (NMEA sentence) or '!' (AIS
 #         encapsulation sentence, also NMEA 0183), and
-#     (2) at most 1 % of its data bytes are outside printable ASCII (0x20-0x7E and TAB), and
+#     (2) at most 20 % of its data bytes are outside printable ASCII (0x20-0x7E and TAB), and
 #     (3) at least one data line starts with '$' (AIS-only logs carry no GNSS sentence).
+#   Real NMEA captures carry some noise, which is why the bounds are loose: et-332.log has 34
+#   debug lines among 141, tcp-test.log leading garbage, ac12_binary.log Ashtech $PASHR,MCA
+#   sentences with binary payloads (11 % of its bytes), ublox-8.log one line of UBX. The binary
+#   logs are far outside (the closest, ublox-zed-f9p_hpg1.11.log: 17 % of lines are NMEA, 68 %
+#   of bytes binary).
 #   Everything else (SiRF, TSIP, UBX, GREIS, RTCM, Zodiac, Oncore, iTalk, NavCom, SuperStar II,
 #   Garmin binary, JSON passthrough, NTRIP source table, ...) is excluded with the reason.
 set -euo pipefail
 
 readonly VERSION=3.22-4.1+deb12u1
-readonly RULE_VERSION=1
+readonly RULE_VERSION=2
 readonly SOURCES_FILE=/etc/apt/sources.list.d/tmm-bridge-gpsd-src.sources
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -140,9 +145,9 @@ for name in sorted(os.listdir(src)):
     has_chk = os.path.exists(os.path.join(src, name + ".chk"))
     if not body:
         verdict, reason = "excluded", "no data lines"
-    elif bad * 100 > nbytes:
+    elif bad * 5 > nbytes:
         verdict, reason = "excluded", "binary: %d of %d data bytes outside printable ASCII" % (bad, nbytes)
-    elif nmea * 10 < len(body) * 9:
+    elif nmea * 2 < len(body):
         verdict, reason = "excluded", "text but not NMEA: %d of %d data lines start with $ or !" % (nmea, len(body))
     elif dollar == 0:
         verdict, reason = "excluded", "AIS only (!AIVDM), no GNSS sentence"
