@@ -1,16 +1,47 @@
 // Validation against real receivers: every capture in Tests/Fixtures/nmea is decoded and each
 // epoch compared with what gpsd 3.22 itself reported for it (the `.log.chk` golden files).
+// GPSDSuiteComparisonTests runs the same comparison over every NMEA capture of gpsd's whole
+// regression suite (fetched by scripts/fetch-gpsd-suite.sh).
 //
 // gpsd reports several TPVs per epoch, so the comparison is per time of day: the last TPV and
 // the last GST gpsd printed for that time against our one Position (Tests/Fixtures/nmea/README.md
 // explains why, and why dates are ignored: gpsd 3.22 moves pre-2017 dates 1024 weeks on).
+// Satellites in use: gpsd 3.22's TPV has no satellite count and its SKY has no time; SKY's
+// `uSat` (satellites of the GSV sky that a GSA listed as used) is compared with our
+// `sky.usedCount` (the same rule) for the time of the last timed sentence gpsd echoed before that
+// SKY (see Tests/Fixtures/gpsd-suite.md). Two epochs of ours with one time of day are a
+// difference too ("duplicate epoch").
 // Every difference that remains is listed in `knownDifferences` with its reason and asserted to
 // occur exactly as listed: a new difference fails, and so does a listed one that went away.
+// `GPSD_SUITE_PRINT=1 swift test --filter GPSD` prints every current difference in the tables'
+// Swift syntax (reasons of listed differences kept, new ones marked TODO).
 import Foundation
 import GNSS
 import NMEA0183
 import TestSupport
 import Testing
+
+/// Where a capture and its `.chk` come from.
+enum CaptureSet: Sendable {
+    /// Tests/Fixtures/nmea (committed).
+    case fixtures
+    /// gpsd's whole suite as scripts/fetch-gpsd-suite.sh selected it.
+    case gpsdSuite
+
+    func bytes(_ name: String) throws -> [UInt8] {
+        switch self {
+        case .fixtures: try Fixtures.bytes(name)
+        case .gpsdSuite: try GPSDSuite.bytes(name)
+        }
+    }
+
+    func lines(_ name: String) throws -> [[UInt8]] {
+        switch self {
+        case .fixtures: try Fixtures.lines(name)
+        case .gpsdSuite: try GPSDSuite.lines(name)
+        }
+    }
+}
 
 /// One field of one epoch where we and gpsd disagree.
 struct Difference: Hashable, CustomStringConvertible {
@@ -32,6 +63,8 @@ struct GPSDEpoch {
     var gstLat: Double?
     var gstLon: Double?
     var gstAlt: Double?
+    /// `uSat` of the last SKY gpsd printed while this was the time of its latest timed sentence.
+    var uSat: Int?
 }
 
 /// Time of day in milliseconds from gpsd's ISO time ("2020-03-18T13:28:19.600Z").
@@ -52,14 +85,48 @@ func formatTime(_ ms: Int) -> String {
     return "\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(f, 3))"
 }
 
-/// gpsd's per-time view of a capture: the last TPV and last GST for each time of day.
-func gpsdEpochs(_ capture: String) throws -> [Int: GPSDEpoch] {
+/// Time of day in milliseconds of an NMEA sentence gpsd echoed into the `.chk`, for the
+/// sentences that carry one (GGA, GNS, RMC, GST, ZDA: field 1; GLL: field 5); nil otherwise.
+func sentenceMillisecondsOfDay(_ line: [UInt8]) -> Int? {
+    guard line.first == UInt8(ascii: "$"), line.count > 7 else { return nil }
+    let fields = line.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+    guard fields[0].count == 6 else { return nil }
+    let kind = String(decoding: fields[0].suffix(3), as: UTF8.self)
+    let index: Int
+    switch kind {
+    case "GGA", "GNS", "RMC", "GST", "ZDA": index = 1
+    case "GLL": index = 5
+    default: return nil
+    }
+    guard fields.count > index else { return nil }
+    let field = String(decoding: fields[index], as: UTF8.self)
+    guard field.count >= 6, let h = Int(field.prefix(2)), let m = Int(field.dropFirst(2).prefix(2)),
+        let s = Double(field.dropFirst(4)), h < 24, m < 60, s < 61
+    else { return nil }
+    return (h * 3600 + m * 60) * 1000 + Int((s * 1000).rounded())
+}
+
+/// gpsd's per-time view of a capture: the last TPV and last GST for each time of day, and the
+/// `uSat` of the last SKY printed while that time was current.
+func gpsdEpochs(_ capture: String, in set: CaptureSet = .fixtures) throws -> [Int: GPSDEpoch] {
     var epochs: [Int: GPSDEpoch] = [:]
-    for line in try Fixtures.chkJSONLines(capture + ".chk") {
-        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let cls = object["class"] as? String, let iso = object["time"] as? String,
-            let key = millisecondsOfDay(iso: iso)
+    var sentenceTime: Int?
+    for bytes in try set.lines(capture + ".chk") {
+        if bytes.first == UInt8(ascii: "$") {
+            if let time = sentenceMillisecondsOfDay(bytes) { sentenceTime = time }
+            continue
+        }
+        guard bytes.first == UInt8(ascii: "{"),
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+            let cls = object["class"] as? String
         else { continue }
+        if cls == "SKY" {
+            // gpsd 3.22's SKY has no time: it belongs to the cycle gpsd was reading.
+            guard let key = sentenceTime, let used = object["uSat"] as? Int else { continue }
+            epochs[key, default: GPSDEpoch()].uSat = used
+            continue
+        }
+        guard let iso = object["time"] as? String, let key = millisecondsOfDay(iso: iso) else { continue }
         var epoch = epochs[key] ?? GPSDEpoch()
         switch cls {
         case "TPV":
@@ -82,24 +149,30 @@ func gpsdEpochs(_ capture: String) throws -> [Int: GPSDEpoch] {
     return epochs
 }
 
-/// Our positions for a capture, keyed by time of day in milliseconds.
-func ourEpochs(_ capture: String) throws -> [Int: Position] {
-    let bytes = try Fixtures.bytes(capture)
+/// Our positions for a capture, keyed by time of day in milliseconds (the last one for a time),
+/// and how many positions each time of day had when that is more than one.
+func ourEpochs(_ capture: String, in set: CaptureSet = .fixtures) throws
+    -> (positions: [Int: Position], duplicates: [Int: Int])
+{
+    let bytes = try set.bytes(capture)
     var decoder = NMEAStreamDecoder()
     var positions: [Int: Position] = [:]
+    var counts: [Int: Int] = [:]
     let record = { (p: Position) in
         guard let time = p.time else { return }
-        positions[Int((Double(time.nanosecondsOfDay) / 1e6).rounded())] = p
+        let key = Int((Double(time.nanosecondsOfDay) / 1e6).rounded())
+        positions[key] = p
+        counts[key, default: 0] += 1
     }
     decoder.feed(bytes.span, now: 0, record)
     decoder.finish(record)
-    return positions
+    return (positions, counts.filter { $0.value > 1 })
 }
 
 /// Compares one capture; returns every field that differs.
-func compare(_ capture: String) throws -> [Difference] {
-    let gpsd = try gpsdEpochs(capture)
-    let ours = try ourEpochs(capture)
+func compare(_ capture: String, in set: CaptureSet = .fixtures) throws -> [Difference] {
+    let gpsd = try gpsdEpochs(capture, in: set)
+    let (ours, duplicates) = try ourEpochs(capture, in: set)
     var differences: [Difference] = []
     func differ(_ key: Int, _ field: String) {
         differences.append(Difference(capture: capture, time: formatTime(key), field: field))
@@ -128,6 +201,10 @@ func compare(_ capture: String) throws -> [Difference] {
         check(key, "gst.lat", p.sigmaLatitude, g.gstLat, tolerance: 0.0005)
         check(key, "gst.lon", p.sigmaLongitude, g.gstLon, tolerance: 0.0005)
         check(key, "gst.alt", p.sigmaAltitude, g.gstAlt, tolerance: 0.0005)
+        if let used = g.uSat, p.sky.usedCount != used { differ(key, "uSat") }
+    }
+    for (key, count) in duplicates {
+        differ(key, "duplicate epoch (\(count))")
     }
     return differences.sorted { ($0.time, $0.field) < ($1.time, $1.field) }
 }
@@ -150,10 +227,44 @@ struct GPSDComparisonTests {
         let gpsd = try gpsdEpochs(capture)
         let ours = try ourEpochs(capture)
         #expect(!gpsd.isEmpty)
-        #expect(!ours.isEmpty)
-        let matched = gpsd.keys.filter { ours[$0] != nil }.count
+        #expect(!ours.positions.isEmpty)
+        let matched = gpsd.keys.filter { ours.positions[$0] != nil }.count
         #expect(matched * 10 >= gpsd.count * 9, "only \(matched) of \(gpsd.count) gpsd epochs matched")
     }
+
+    /// `GPSD_SUITE_PRINT=1`: prints every current difference of the fixtures as the
+    /// `knownDifferencesByCapture` entries (listed reasons kept, new ones "TODO"), and checks
+    /// the whole table at once.
+    @Test(.enabled(if: printDifferenceTables, "set GPSD_SUITE_PRINT=1 to print the difference table"))
+    func printKnownDifferences() throws {
+        var all: [Difference] = []
+        for capture in comparedCaptures { all += try compare(capture) }
+        var text = "// knownDifferences, current assembler (\(all.count)):\n"
+        for d in all {
+            let reason = knownDifferences[d].map { swiftLiteral($0) } ?? "\"TODO\""
+            text += "    Difference(capture: \(swiftLiteral(d.capture)), time: \(swiftLiteral(d.time)), "
+                + "field: \(swiftLiteral(d.field))):\n        \(reason),\n"
+        }
+        print(text)
+        #expect(Set(all) == Set(knownDifferences.keys), "the table above differs from knownDifferences")
+    }
+}
+
+/// `GPSD_SUITE_PRINT=1` in the environment: the print tests run.
+let printDifferenceTables = ProcessInfo.processInfo.environment["GPSD_SUITE_PRINT"] == "1"
+
+/// A Swift string literal for `text`.
+func swiftLiteral(_ text: String) -> String {
+    var out = "\""
+    for c in text {
+        switch c {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        default: out.append(c)
+        }
+    }
+    return out + "\""
 }
 
 /// Every top-level capture (gpsd 3.22 golden output) plus the Trimble-firmware capture that only
