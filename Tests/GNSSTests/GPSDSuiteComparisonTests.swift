@@ -62,8 +62,39 @@ struct GPSDSuiteComparisonTests {
         var all: [Difference] = []
         for capture in GPSDSuite.captureNames { all += try compare(capture, in: .gpsdSuite) }
         print(gpsdSuiteTableSource(all))
+        if let dumpCapture { print(try epochDump(dumpCapture, in: .gpsdSuite)) }
+        if printDetails {
+            print(all.map { "// \($0.capture) \($0.time) \($0.field): \($0.detail)" }.joined(separator: "\n"))
+        }
         #expect(Set(all) == Set(gpsdSuiteKnownDifferences.keys), "the table above differs from gpsdSuiteKnownDifferences")
     }
+}
+
+/// `GPSD_SUITE_PRINT=1` and `GPSD_SUITE_DETAILS=1`: the printed table says, per group, both
+/// values of its first difference.
+let printDetails = ProcessInfo.processInfo.environment["GPSD_SUITE_DETAILS"] == "1"
+
+/// `GPSD_SUITE_DUMP=NAME.log`: the print test also lists every epoch we emit for that capture,
+/// in order (to see where an epoch boundary went wrong).
+let dumpCapture = ProcessInfo.processInfo.environment["GPSD_SUITE_DUMP"]
+
+/// One line per emitted epoch of `capture`: time, quality, position, speed, track, satellites.
+func epochDump(_ capture: String, in set: CaptureSet) throws -> String {
+    let bytes = try set.bytes(capture)
+    var decoder = NMEAStreamDecoder()
+    var positions: [Position] = []
+    let record = { (p: Position) in positions.append(p) }
+    decoder.feed(bytes.span, now: 0, record)
+    decoder.finish(record)
+    var text = "// epochs of \(capture):\n"
+    func show(_ value: Double?) -> String { value.map { "\($0)" } ?? "-" }
+    for p in positions {
+        let time = p.time.map { formatTime(Int((Double($0.nanosecondsOfDay) / 1e6).rounded())) } ?? "no time"
+        text += "//   \(time) \(p.quality) lat \(show(p.latitude)) lon \(show(p.longitude)) alt \(show(p.mslHeight)) "
+            + "speed \(show(p.speed)) track \(show(p.bearing)) GGA sats \(p.satellitesInUse.map(String.init) ?? "-") "
+            + "used \(p.sky.usedCount) of \(p.sky.count)\n"
+    }
+    return text + "//   closer \(decoder.assembler.closer.map { "\($0)" } ?? "none") \(decoder.assembler.statistics)\n"
 }
 
 /// One line of the table: these times of one capture differ in one field, for one cause.
@@ -109,6 +140,9 @@ func gpsdSuiteTableSource(_ differences: [Difference]) -> String {
     text += "let gpsdSuiteDifferenceGroups: [SuiteDifferenceGroup] = [\n"
     for key in groups.keys.sorted(by: { ($0.capture, $0.field, $0.cause) < ($1.capture, $1.field, $1.cause) }) {
         let times = groups[key]!.sorted().map(swiftLiteral).joined(separator: ", ")
+        if printDetails, let d = differences.first(where: { $0.capture == key.capture && $0.field == key.field }) {
+            text += "    // e.g. \(d.time): \(d.detail)\n"
+        }
         text += "    .init(\(swiftLiteral(key.capture)), \(swiftLiteral(key.field)), .\(key.cause), [\(times)]),\n"
     }
     return text + "]\n"
