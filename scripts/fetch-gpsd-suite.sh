@@ -3,7 +3,9 @@
 # outputs) from Debian 12's gpsd source package and selects the NMEA 0183 text captures, for
 # Tests/GNSSTests/GPSDSuiteComparisonTests.swift. See Tests/Fixtures/gpsd-suite.md.
 #
-#   scripts/fetch-gpsd-suite.sh [DIR]     default DIR: .build/gpsd-suite (git-ignored)
+#   scripts/fetch-gpsd-suite.sh [DIR]     default DIR: $GPSD_SUITE_DIR, else .build/gpsd-suite
+#                                         (git-ignored); GPSD_SUITE_SKIP=1 does nothing
+# `make test` runs it first (target gpsd-suite). The tests read $GPSD_SUITE_DIR or .build/gpsd-suite.
 #
 # Result, in DIR:
 #   nmea/NAME.log, nmea/NAME.log.chk   the selected NMEA 0183 text captures, unmodified
@@ -47,6 +49,10 @@ stamp_text="gpsd $VERSION rule $RULE_VERSION"
 say() { echo "fetch-gpsd-suite: $*"; }
 die() { echo "fetch-gpsd-suite: $*" >&2; exit 1; }
 
+if [[ "${GPSD_SUITE_SKIP-}" == 1 ]]; then
+    say "GPSD_SUITE_SKIP=1: not fetching; the GPSDSuite tests will be skipped unless $dir is complete"
+    exit 0
+fi
 if [[ -f "$dir/complete" && "$(cat "$dir/complete")" == "$stamp_text" ]]; then
     say "already there: $(find "$dir/nmea" -name '*.log' | wc -l) NMEA captures of gpsd $VERSION in $dir"
     exit 0

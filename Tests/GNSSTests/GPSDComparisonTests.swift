@@ -279,7 +279,9 @@ struct GPSDComparisonTests {
         for capture in comparedCaptures { all += try compare(capture) }
         var text = "// knownDifferences, current assembler (\(all.count)):\n"
         for d in all {
-            let reason = knownDifferences[d].map { swiftLiteral($0) } ?? "\"TODO\""
+            let reason = knownDifferences[d].map { text in
+                SuiteCause.allCases.first { $0.text == text }.map { "SuiteCause.\($0).text" } ?? swiftLiteral(text)
+            } ?? "SuiteCause.todo.text"
             text += "    Difference(capture: \(swiftLiteral(d.capture)), time: \(swiftLiteral(d.time)), "
                 + "field: \(swiftLiteral(d.field))):\n        \(reason),\n"
         }

@@ -7,7 +7,7 @@
 // and must be given one (everyListedDifferenceHasACause fails on `.todo`).
 
 /// Why a difference exists.
-enum SuiteCause: String, Sendable {
+enum SuiteCause: String, Sendable, CaseIterable {
     // Assembler defects (Sources/GNSS/EpochAssembler.swift, issue 8).
     case perConstellationGGA
     case groupSplitByCloser
