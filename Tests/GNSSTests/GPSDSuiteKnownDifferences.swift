@@ -60,9 +60,9 @@ enum SuiteCause: String, Sendable, CaseIterable {
                 + "of the GSV/GSA group; the group's other sentences become epochs of their own without time, and "
                 + "the epoch's sky and used satellites are incomplete"
         case .usedMarksLost:
-            "assembler defect: the cycle's GSA and GSV end up in different epochs (or a GSV set comes without "
-                + "a GSA); the new GSV sky replaces the old one without the last GSA's used marks, so no "
-                + "satellite is marked used"
+            "assembler defect: GSV (and GSA) that the receiver sends only on some cycles, after the sentence "
+                + "learned as closer (ZDA, RMC), land in the next epoch; the epoch they belong to has no sky or "
+                + "no used marks, and the new GSV sky replaces the old one without the last GSA's marks"
         case .lateSentenceDropped:
             "assembler defect: a sentence with the time of the epoch just emitted (closer learned too early) "
                 + "is counted late and dropped, and its data (here the GGA altitude) is lost"
