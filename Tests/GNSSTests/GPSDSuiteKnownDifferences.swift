@@ -23,6 +23,7 @@ enum SuiteCause: String, Sendable, CaseIterable {
     case multiplexedStream
     case gpsdDerivedSpeed
     case gpsdMultiGNSSUsed
+    case gpsdNoSNRNotUsed
     case gpsdZeroSatellitesNoFix
     case fixLostEmptyTime
     case garminPGRMZ
@@ -93,6 +94,9 @@ enum SuiteCause: String, Sendable, CaseIterable {
         case .gpsdMultiGNSSUsed:
             "gpsd 3.22 marks used satellites wrongly for multi-GNSS NMEA 4.10 GSAs (system id): it counts a "
                 + "satellite once per signal, marks SBAS 120 and misses Galileo/BeiDou (16 of the 20 listed)"
+        case .gpsdNoSNRNotUsed:
+            "a satellite the GSA lists as used has no SNR in the GSV ('15,18,314,,1'); gpsd 3.22 does not "
+                + "mark it used (uSat one less), we do"
         case .gpsdZeroSatellitesNoFix:
             "GGA quality 1 with 00 satellites: gpsd 3.22 reports no fix, we take the quality"
         case .fixLostEmptyTime:
@@ -298,7 +302,7 @@ let gpsdSuiteDifferenceGroups: [SuiteDifferenceGroup] = [
     .init("mtk-3301.log", "epochs without time (6)", .noTimeWithoutFix, ["no time"]),
     .init("myguide-3100.log", "epochs without time (40)", .groupSplitByCloser, ["no time"]),
     .init("myguide-3100.log", "uSat", .groupSplitByCloser, ["10:50:25.800", "10:50:26.800", "10:50:27.800", "10:50:28.800", "10:50:29.800", "10:50:30.800", "10:50:31.800", "10:50:32.800", "10:50:33.800", "10:50:34.800", "10:50:35.800", "10:50:36.800"]),
-    .init("navika-100-fix.log", "uSat", .untriaged, ["22:32:51.000", "22:32:52.000", "22:32:53.000", "22:32:54.000", "22:32:55.000", "22:32:56.000", "22:32:57.000", "22:32:58.000", "22:32:59.000", "22:33:00.000", "22:33:01.000", "22:33:02.000", "22:33:03.000", "22:33:04.000", "22:33:05.000", "22:33:06.000", "22:33:07.000", "22:33:08.000", "22:33:09.000", "22:33:10.000"]),
+    .init("navika-100-fix.log", "uSat", .gpsdNoSNRNotUsed, ["22:32:51.000", "22:32:52.000", "22:32:53.000", "22:32:54.000", "22:32:55.000", "22:32:56.000", "22:32:57.000", "22:32:58.000", "22:32:59.000", "22:33:00.000", "22:33:01.000", "22:33:02.000", "22:33:03.000", "22:33:04.000", "22:33:05.000", "22:33:06.000", "22:33:07.000", "22:33:08.000", "22:33:09.000", "22:33:10.000"]),
     .init("polarx2.log", "epochs without time (16)", .groupSplitByCloser, ["no time"]),
     .init("polarx2.log", "uSat", .groupSplitByCloser, ["11:22:58.000", "11:22:59.000", "11:23:00.000", "11:23:01.000"]),
     .init("quectel.log", "epochs without time (106)", .groupSplitByCloser, ["no time"]),
@@ -321,7 +325,7 @@ let gpsdSuiteDifferenceGroups: [SuiteDifferenceGroup] = [
     .init("tcp-test.log", "lon", .lastSentencePosition, ["19:32:21.000"]),
     .init("tcp-torture.log", "altMSL", .pipeSplitLines, ["19:32:21.000"]),
     .init("telit-he910.log", "epochs without time (37)", .noTimeWithoutFix, ["no time"]),
-    .init("telit-he910.log", "uSat", .untriaged, ["10:54:47.408", "10:54:48.408", "10:54:49.408"]),
+    .init("telit-he910.log", "uSat", .gpsdNoSNRNotUsed, ["10:54:47.408", "10:54:48.408", "10:54:49.408"]),
     .init("tn204.log", "speed", .gpsdDerivedSpeed, ["23:01:51.000", "23:01:53.000", "23:01:55.000"]),
     .init("tr737A+.log", "speed", .gpsdDerivedSpeed, ["07:17:43.000"]),
     .init("triton400.log", "epochs without time (4)", .groupSplitByCloser, ["no time"]),
