@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test check-warnings check-embedded embed bench fuzz clean
+.PHONY: help deps deps-bench build run test gpsd-suite check-warnings check-embedded embed bench fuzz clean
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -55,7 +55,7 @@ run: deps build ## Run the bridge on the built-in receiver capture (TMM ports 96
 # thread, so rejected sentences would count) and testable imports on (release builds leave them
 # off by default); finally every test runs in debug, so the last line printed is Swift Testing's
 # summary of the whole suite. Both runs always happen; the target fails if either failed.
-test: deps check-embedded check-warnings ## Check generated files and warnings, then run all tests
+test: deps gpsd-suite check-embedded check-warnings ## Check generated files and warnings, then run all tests
 	@status=0; \
 	echo "== allocation suites, optimized build: swift test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)'"; \
 	SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 $(SWIFT) test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)' || status=1; \
@@ -68,6 +68,9 @@ test: deps check-embedded check-warnings ## Check generated files and warnings, 
 		*) echo "make test: tests failed, and the allocation suites failed in the optimized build" >&2 ;; \
 	esac; \
 	exit $$((status != 0))
+
+gpsd-suite: ## Fetch gpsd 3.22's regression suite into .build/gpsd-suite for the GPSDSuite tests (once; GPSD_SUITE_SKIP=1 skips)
+	@scripts/fetch-gpsd-suite.sh
 
 check-warnings: ## Build with tests and fail on any compiler warning in Sources/ or Tests/
 	@scripts/check-warnings.sh
