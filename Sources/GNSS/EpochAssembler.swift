@@ -100,32 +100,48 @@ public struct EpochAssembler: Sendable {
         let kind = message.kind
         let slot = TalkerSlot(talker)
 
-        if let time = message.time {
-            if time == lastEmittedTime && pending.time != time {
+        if kind == .zda {
+            // ZDA dates the cycle it arrives in but never places one: receivers stamp it
+            // differently from their fixes (ac12: RMC 19:32:21 followed by ZDA 19:32:23) and send
+            // it twice (bundg), so its time would split cycles and duplicate epochs.
+        } else if let time = message.time {
+            if let lastEmittedTime, sameCycle(time, lastEmittedTime),
+                !(pending.time.map { sameCycle($0, time) } ?? false)
+            {
                 // A timed sentence for the epoch just emitted: the cycle is longer than learned.
                 // It cannot join that epoch any more and must not make a second one.
                 statistics.lateSentences += 1
                 closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
                 return
             }
-            if let pendingTime = pending.time, pendingTime != time {
+            if let pendingTime = pending.time, !sameCycle(pendingTime, time) {
                 learnCloser()
                 measurePeriod(from: pendingTime, to: time)
-                statistics.closedByTimeChange += 1
-                emitPending(emit)
+                emitPending(.timeChange, emit)
             } else if pending.time == nil && startsNewCycle(message, kind, slot) {
                 learnCloser()
-                statistics.closedByRepeatedSentence += 1
-                emitPending(emit)
+                emitPending(.repeatedSentence, emit)
             }
         } else if startsNewCycle(message, kind, slot) {
             learnCloser()
-            statistics.closedByRepeatedSentence += 1
-            emitPending(emit)
+            emitPending(.repeatedSentence, emit)
         }
 
         if pending.isEmpty { pending.startedAt = now }
-        if let time = message.time, pending.time == nil { pending.time = time }
+        if kind != .zda, let time = message.time {
+            if pending.time == nil { pending.time = time }
+            // The epoch is stamped with its most precise position sentence's time (GGA's `.30`,
+            // not the GLL's `.295` before it), as gpsd reports it.
+            if kind.timeRank > pending.stampRank || pending.stamp == nil {
+                pending.stamp = time
+                pending.stampRank = kind.timeRank
+            }
+        }
+        if kind != .zda {
+            pending.carriesEpoch = true
+        } else if pending.zdaTime == nil {
+            pending.zdaTime = message.time
+        }
         let occurrence = pending.record(message, kind, slot)
         merge(message, slot: slot, first: occurrence <= 1)
         pending.last = occurrence > 0 ? Closer(kind: kind, talker: talker, occurrence: occurrence) : nil
@@ -133,23 +149,20 @@ public struct EpochAssembler: Sendable {
         if let closingSentence, closingSentence.kind == kind, closingSentence.occurrence == occurrence,
             closingSentence.talker == talker
         {
-            statistics.closedByLearnedCloser += 1
-            emitPending(emit)
+            emitPending(.learnedCloser, emit)
         }
     }
 
     /// Emits the pending epoch if it has waited longer than a cycle should take.
     public mutating func flushIfStale(now: Int64, _ emit: (Position) -> Void) {
         guard !pending.isEmpty, now - pending.startedAt >= staleAfter else { return }
-        statistics.closedByTimeout += 1
-        emitPending(emit)
+        emitPending(.timeout, emit)
     }
 
     /// Emits whatever is pending (end of input).
     public mutating func finish(_ emit: (Position) -> Void) {
         guard !pending.isEmpty else { return }
-        statistics.closedAtEnd += 1
-        emitPending(emit)
+        if !emitPending(.end, emit) { pending.reset() }  // a lone ZDA dates nothing now
     }
 
     /// Forgets everything learned about the receiver (it was unplugged or replaced).
@@ -168,6 +181,12 @@ public struct EpochAssembler: Sendable {
     /// Whether `message`, which cannot be placed by its time, begins the next cycle.
     private func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
         switch message {
+        case .gsv where closingSentence != nil, .gsa where closingSentence != nil:
+            // Group repeats only serve to learn the first closer. Once it is known, cycles end on it
+            // or on a new time; a repeat seen then is as likely a previous cycle's tail that a
+            // dropped sentence left behind (tr737A+: a GGA with 60 minutes of latitude is refused,
+            // its GSA and GSV stay pending) and must not cut the next cycle in two.
+            return false
         case .gsv(let s):
             // A new group for a talker and signal whose group this cycle already completed.
             return s.sentenceNumber == 1 && pending.completedGroup(slot, signal: s.signalID ?? 0)
@@ -192,6 +211,17 @@ public struct EpochAssembler: Sendable {
         if closingSentence == nil || closingSentence?.kind == last.kind { closingSentence = last }
     }
 
+    /// Two times of day name one receiver cycle when they are within 10 ms (a quarter period for
+    /// receivers faster than 25 Hz): receivers print one instant at different precisions in one
+    /// burst (magellan315: GLL `120824.758`, GGA and RMC `120824.76`; eXplorist210: GLL
+    /// `200619.295`, GGA `200619.30`).
+    func sameCycle(_ a: NMEATime, _ b: NMEATime) -> Bool {
+        var delta = a.nanosecondsOfDay - b.nanosecondsOfDay
+        if delta < 0 { delta = -delta }
+        delta = min(delta, UTCTimestamp.nanosecondsPerDay - delta)
+        return delta < min(10_000_000, (period ?? .max) / 4)
+    }
+
     private mutating func measurePeriod(from old: NMEATime, to new: NMEATime) {
         var delta = new.nanosecondsOfDay - old.nanosecondsOfDay
         if delta < 0 { delta += UTCTimestamp.nanosecondsPerDay }
@@ -199,11 +229,23 @@ public struct EpochAssembler: Sendable {
         if delta > 0 && delta <= 10_000_000_000 { period = delta }
     }
 
-    private mutating func emitPending(_ emit: (Position) -> Void) {
-        guard !pending.isEmpty else { return }
+    /// Emits the pending epoch, counting it under `reason`; false when there was none to emit.
+    @discardableResult
+    private mutating func emitPending(_ reason: CloseReason, _ emit: (Position) -> Void) -> Bool {
+        guard !pending.isEmpty else { return false }
+        // Only a ZDA so far: a date, not an epoch. It stays pending and dates the cycle that follows.
+        guard pending.carriesEpoch else { return false }
 
         // Date: this cycle's RMC/ZDA/GGK date, else the last one seen, rolled over at midnight.
-        if let time = pending.time {
+        // A cycle without any other time (Hemisphere without a fix: HDT, GGA and VTG with empty
+        // times, ZDA once a second) is stamped with its ZDA's time, but that time does not make
+        // later sentences late: it did not come from a fix.
+        // Nor does it stamp a fragment of the epoch just emitted (bundg relays RMC, VTG and ZDA
+        // twice: the second VTG and ZDA must not become a second epoch for that second).
+        var zdaStamp = pending.zdaTime
+        if let zda = zdaStamp, let lastEmittedTime, sameCycle(zda, lastEmittedTime) { zdaStamp = nil }
+        let stampedByZDA = pending.stamp == nil && zdaStamp != nil
+        if let time = pending.stamp ?? zdaStamp {
             var date = pending.date
             if date == nil, let lastDate, let lastTimeOfDay {
                 var calendar = CalendarDate(year: lastDate.year, month: lastDate.month, day: lastDate.day)
@@ -219,7 +261,7 @@ public struct EpochAssembler: Sendable {
             output.time = UTCTimestamp(
                 date: date.map { CalendarDate(year: $0.year, month: $0.month, day: $0.day) },
                 nanosecondsOfDay: time.nanosecondsOfDay)
-            lastEmittedTime = time
+            if !stampedByZDA { lastEmittedTime = time }
         } else {
             output.time = nil
         }
@@ -242,10 +284,18 @@ public struct EpochAssembler: Sendable {
         output.pdop = dops.pdop
         output.vdop = dops.vdop
         output.hdop = pending.ggaHDOP ?? dops.hdop
+        switch reason {
+        case .learnedCloser: statistics.closedByLearnedCloser += 1
+        case .timeChange: statistics.closedByTimeChange += 1
+        case .repeatedSentence: statistics.closedByRepeatedSentence += 1
+        case .timeout: statistics.closedByTimeout += 1
+        case .end: statistics.closedAtEnd += 1
+        }
         emit(output)
 
         output.clearMeasurements()
         pending.reset()
+        return true
     }
 
     // MARK: - Merging one sentence into the epoch
@@ -407,9 +457,17 @@ extension Position {
     }
 }
 
+/// What ended an epoch (the `Statistics` counter it goes to).
+private enum CloseReason { case learnedCloser, timeChange, repeatedSentence, timeout, end }
+
 /// The bookkeeping of the cycle being collected (its values go straight into the output epoch).
 private struct PendingCycle {
+    /// The first time seen in the cycle (what later sentences are compared with), and the time
+    /// the epoch is stamped with, from the most precise position sentence.
     var time: NMEATime?
+    var stamp: NMEATime?
+    var stampRank = 0
+    var zdaTime: NMEATime?
     var date: NMEADate?
     var startedAt: Int64 = 0
     /// Sentences of each kind from each talker this cycle (GSV: complete groups).
@@ -419,6 +477,8 @@ private struct PendingCycle {
     var last: EpochAssembler.Closer?
     var lastKind: SentenceKind?
     var count = 0
+    /// Whether anything but ZDA arrived (a ZDA alone is no epoch).
+    var carriesEpoch = false
     /// Priority of the sentence that set the position, rank of the one that set the quality.
     var positionPriority = 0
     var qualityRank = 0
@@ -444,12 +504,16 @@ private struct PendingCycle {
 
     mutating func reset() {
         time = nil
+        stamp = nil
+        stampRank = 0
+        zdaTime = nil
         date = nil
         startedAt = 0
         for i in occurrences.indices { occurrences[i] = 0 }
         last = nil
         lastKind = nil
         count = 0
+        carriesEpoch = false
         positionPriority = 0
         qualityRank = 0
         speedFromRMC = false
@@ -579,6 +643,18 @@ struct UsedList {
 }
 
 extension SentenceKind {
+    /// Whose time stamps the epoch: the position sentences in the order of their precision.
+    var timeRank: Int {
+        switch self {
+        case .ptnlGGK: 5
+        case .gga: 4
+        case .gns: 3
+        case .rmc: 2
+        case .gll: 1
+        default: 0
+        }
+    }
+
     /// Number of kinds, for the per-cycle occurrence table.
     static let slotCount = 12
 

@@ -11,8 +11,17 @@ public enum AtomicFile {
         public let operation: String
         public let path: String
         public let errno: Errno
+        /// Why, when errno alone would not say it ("not a regular file", "owned by uid 1000").
+        public let reason: String?
 
-        public var description: String { "\(operation) \(path): \(errno)" }
+        public init(operation: String, path: String, errno: Errno, reason: String? = nil) {
+            self.operation = operation
+            self.path = path
+            self.errno = errno
+            self.reason = reason
+        }
+
+        public var description: String { "\(operation) \(path): \(reason ?? errno.description)" }
     }
 
     /// The temporary file `write` uses for `path` (left behind only by a crash mid-write; the next
@@ -60,25 +69,50 @@ public enum AtomicFile {
         }
     }
 
-    /// The whole file, or nil when it does not exist.
+    /// The whole file, or nil when it does not exist. Only a regular file is read: a FIFO, a
+    /// device or a socket is refused before a read could block (it is opened non-blocking, so
+    /// not even the open waits for a writer), and a file over `limit` bytes is refused by its
+    /// size, saying the limit.
     public static func read(_ path: String, limit: Int = 16 << 20) throws(Failure) -> [UInt8]? {
+        // (A raw descriptor first: deferred initialisation of a noncopyable value across do/catch
+        // trips the compiler.)
+        let raw: CInt
         do throws(Errno) {
-            let fd = try FileDescriptor.open(path, O_RDONLY)
-            var contents: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let result: Result<Int, Errno> = chunk.withUnsafeMutableBytes { raw in
-                    do throws(Errno) { return .success(try fd.read(into: raw)) } catch { return .failure(error) }
-                }
-                let count = try result.get()
-                if count == 0 { return contents }
-                contents += chunk[0..<count]
-                if contents.count > limit { throw Errno(rawValue: EFBIG) }
-            }
+            raw = try retryingInterrupts { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             throw Failure(operation: "read", path: path, errno: error)
         }
+        let fd = FileDescriptor(adopting: raw)
+        var info = stat()
+        do throws(Errno) {
+            _ = try retryingInterrupts { fstat(fd.rawValue, &info) }
+        } catch {
+            throw Failure(operation: "stat", path: path, errno: error)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw Failure(operation: "read", path: path, errno: Errno(rawValue: EINVAL),
+                          reason: "not a regular file (\(fileTypeName(info.st_mode)))")
+        }
+        guard info.st_size <= limit else { throw tooLarge(path, limit) }
+        var contents: [UInt8] = []
+        contents.reserveCapacity(Int(info.st_size))
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let result: Result<Int, Errno> = chunk.withUnsafeMutableBytes { raw in
+                do throws(Errno) { return .success(try fd.read(into: raw)) } catch { return .failure(error) }
+            }
+            let count: Int
+            do { count = try result.get() } catch { throw Failure(operation: "read", path: path, errno: error) }
+            if count == 0 { return contents }
+            contents += chunk[0..<count]
+            if contents.count > limit { throw tooLarge(path, limit) }  // it grew while being read
+        }
+    }
+
+    private static func tooLarge(_ path: String, _ limit: Int) -> Failure {
+        let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return Failure(operation: "read", path: path, errno: Errno(rawValue: EFBIG), reason: "larger than the \(size) limit")
     }
 
     /// The directory part of `path` ("." when it has none).
@@ -90,6 +124,13 @@ public enum AtomicFile {
 
 /// Creates `path` and its missing parents; the last component gets `mode` (e.g. 0o700 for a state
 /// directory), parents 0o755. Returns an error naming the component that could not be made.
+///
+/// The last component is the daemon's own: files in it (the control socket, gpsd's log, the
+/// registry) are trusted. So when it already exists it must be a real directory (not a symlink)
+/// owned by this user, and writable by nobody else: another local user who created
+/// `/tmp/tmm-bridge-UID` first, or swapped in a symlink, could otherwise replace `control.sock`
+/// or point a log at the victim's files. A directory of ours with wider permissions (an older
+/// version, a umask) is narrowed to `mode`; anything else is refused, with the owner named.
 public func makeDirectories(_ path: String, mode: mode_t) throws(AtomicFile.Failure) {
     var prefix = path.hasPrefix("/") ? "" : "."
     let components = path.split(separator: "/")
@@ -103,11 +144,51 @@ public func makeDirectories(_ path: String, mode: mode_t) throws(AtomicFile.Fail
             }
         }
     }
-    var info = stat()
-    guard stat(path, &info) == 0 else {
-        throw AtomicFile.Failure(operation: "stat", path: path, errno: Errno.current)
+    // O_NOFOLLOW | O_DIRECTORY: a symlink in the last component fails here (ELOOP/ENOTDIR), and
+    // the checks below apply to the very directory opened, not to a name that could be swapped.
+    let raw: CInt
+    do throws(Errno) {
+        raw = try retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    } catch {
+        var info = stat()
+        if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK {
+            throw AtomicFile.Failure(operation: "create directory", path: path, errno: error,
+                                     reason: "it is a symbolic link; refusing to use it")
+        }
+        throw AtomicFile.Failure(operation: "create directory", path: path, errno: error)
     }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
-        throw AtomicFile.Failure(operation: "create directory", path: path, errno: Errno(rawValue: ENOTDIR))
+    let directory = FileDescriptor(adopting: raw)
+    var info = stat()
+    do {
+        _ = try retryingInterrupts { fstat(directory.rawValue, &info) }
+    } catch {
+        throw AtomicFile.Failure(operation: "stat", path: path, errno: error)
+    }
+    guard info.st_uid == geteuid() else {
+        throw AtomicFile.Failure(
+            operation: "create directory", path: path, errno: Errno(rawValue: EPERM),
+            reason: "it exists and belongs to uid \(info.st_uid), not to this user (uid \(geteuid())); "
+                + "remove it or choose another directory")
+    }
+    let foreignWrite = mode_t(S_IWGRP | S_IWOTH)
+    if info.st_mode & foreignWrite != 0 || info.st_mode & ~mode & 0o777 != 0 {
+        do {
+            _ = try retryingInterrupts { fchmod(directory.rawValue, mode) }
+        } catch {
+            throw AtomicFile.Failure(operation: "chmod", path: path, errno: error)
+        }
+    }
+}
+
+/// "FIFO", "directory", ... for an error message.
+func fileTypeName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFDIR: "a directory"
+    case S_IFSOCK: "a socket"
+    case S_IFLNK: "a symbolic link"
+    default: "not a regular file"
     }
 }

@@ -355,6 +355,19 @@ struct DecoderTests {
         #expect(rmc.magneticVariation == dec(value, 4))
     }
 
+    @Test func rmcVariationWithoutDirectionAndTheModeMovedUp() throws {
+        // gpsd's motorola-t805.log: the variation's E/W is left out, the FAA mode takes its place.
+        let rmc = try #require(try Self.message(
+            "$GPRMC,212615.879,A,3723.6567,N,12202.2690,W,0.78,237.93,181207,0,A*62").rmc)
+        #expect(rmc.magneticVariation == nil)
+        #expect(rmc.faaMode == ascii("A"))
+        #expect(rmc.speedKnots == dec(78, 2))
+        #expect(rmc.courseTrue == dec(23_793, 2))
+        #expect(throws: NMEAError.invalidField(index: 11)) {
+            try Self.message("$GPRMC,212615.879,A,3723.6567,N,12202.2690,W,0.78,237.93,181207,0,X*7B")
+        }
+    }
+
     @Test func rmcFAAModeNIsNotValid() throws {
         let rmc = try #require(try Self.message(Self.with(Self.rmcBody, 12, "N")).rmc)
         #expect(rmc.status == ascii("A"))

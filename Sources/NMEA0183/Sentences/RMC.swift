@@ -34,20 +34,40 @@ public struct RMC: Sendable, Equatable {
         speedKnots = try c.speed()  // 7
         courseTrue = try c.course()  // 8
         date = try c.date()  // 9
+        var modeInDirectionField: UInt8?
         if var variation = try c.decimal() {  // 10
             switch try c.character() {  // 11
-            case UInt8(ascii: "E"), nil: break
-            case UInt8(ascii: "W"): variation.value = -variation.value
+            case UInt8(ascii: "E"), nil: magneticVariation = variation
+            case UInt8(ascii: "W"):
+                variation.value = -variation.value
+                magneticVariation = variation
+            case let mode? where s.fieldCount == 11 && Self.isFAAMode(mode):
+                // Motorola T805 (gpsd's motorola-t805.log): `...,181207,0,A*75` leaves the
+                // direction out, so the FAA mode moves into the last field, 11. The variation's sign is unknown.
+                modeInDirectionField = mode
             default: throw .invalidField(index: 11)
             }
-            magneticVariation = variation
         } else {
             c.skip()  // 11, not looked at without a variation
         }
-        faaMode = try c.character()  // 12
-        navigationalStatus = try c.character()  // 13
+        if let modeInDirectionField {
+            faaMode = modeInDirectionField
+        } else {
+            faaMode = try c.character()  // 12
+            navigationalStatus = try c.character()  // 13
+        }
     }
 
     /// True when the receiver flags the data valid (status `A`) and the mode is not `N`.
     public var isValid: Bool { status == UInt8(ascii: "A") && faaMode != UInt8(ascii: "N") }
+
+    /// The FAA mode letters of NMEA 2.3 and later.
+    static func isFAAMode(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A"), UInt8(ascii: "D"), UInt8(ascii: "E"), UInt8(ascii: "F"), UInt8(ascii: "M"),
+            UInt8(ascii: "N"), UInt8(ascii: "P"), UInt8(ascii: "R"), UInt8(ascii: "S"):
+            true
+        default: false
+        }
+    }
 }

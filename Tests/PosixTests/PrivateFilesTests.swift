@@ -1,0 +1,74 @@
+// The daemon's own directories and the files it reads, against another local user who got
+// there first (issue 9, defect 5) and against files that are not files (defect 9).
+import CLinux
+import Glibc
+import Posix
+import Testing
+
+/// Runs a shell command as `nobody` (uid/gid 65534) with setpriv; true when it exited 0.
+private func asNobody(_ command: String) -> Bool {
+    system("setpriv --reuid=65534 --regid=65534 --clear-groups /bin/sh -c '\(command)' 2>/dev/null") == 0
+}
+
+private func isRoot() -> Bool { geteuid() == 0 }
+
+@Suite("Private directories and file reads")
+struct PrivateFilesTests {
+    @Test(.enabled(if: isRoot(), "needs root to act as another user"))
+    func aDirectoryAnotherUserCreatedFirstIsRefused() throws {
+        let path = "/tmp/tmm-squat-\(getpid())"
+        defer { _ = system("rm -rf \(path)") }
+        // What a hostile local user does: create the victim's predictable runtime directory, open to all.
+        #expect(asNobody("mkdir -m 0777 \(path)"))
+        let error = #expect(throws: AtomicFile.Failure.self) { try makeDirectories(path, mode: 0o700) }
+        #expect(error?.description.contains("belongs to uid 65534") == true, "\(String(describing: error))")
+    }
+
+    @Test(.enabled(if: isRoot(), "needs root to act as another user"))
+    func aSymlinkInPlaceOfTheDirectoryIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let target = dir.path + "/victim"
+        #expect(mkdir(target, 0o700) == 0)
+        let path = "/tmp/tmm-symlink-\(getpid())"
+        defer { unlink(path) }
+        #expect(asNobody("ln -s \(target) \(path)"))
+        let error = #expect(throws: AtomicFile.Failure.self) { try makeDirectories(path, mode: 0o700) }
+        #expect(error?.description.contains("symbolic link") == true, "\(String(describing: error))")
+    }
+
+    @Test func ourOwnDirectoryIsNarrowedToTheMode() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/state"
+        #expect(mkdir(path, 0o777) == 0)
+        #expect(chmod(path, 0o777) == 0)
+        try makeDirectories(path, mode: 0o700)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+        try makeDirectories(path, mode: 0o700)  // again: already right, nothing to do
+        rmdir(path)
+    }
+
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/capture.log"
+        #expect(mkfifo(path, 0o600) == 0)
+        // Before the fix this open() blocked until a writer came (forever, in `run --replay`).
+        let error = #expect(throws: AtomicFile.Failure.self) { _ = try AtomicFile.read(path) }
+        #expect(error?.description.contains("not a regular file (a FIFO)") == true, "\(String(describing: error))")
+    }
+
+    @Test func aFileOverTheLimitIsRefusedSayingTheLimit() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path + "/big"
+        try AtomicFile.write([UInt8](repeating: 0x24, count: (1 << 20) + 1), to: path, mode: 0o600)
+        let error = #expect(throws: AtomicFile.Failure.self) { _ = try AtomicFile.read(path, limit: 1 << 20) }
+        #expect(error?.description.contains("larger than the 1 MiB limit") == true, "\(String(describing: error))")
+        #expect(try AtomicFile.read(path, limit: 2 << 20)?.count == (1 << 20) + 1)
+        #expect(try AtomicFile.read(dir.path + "/missing") == nil)
+    }
+}
