@@ -150,13 +150,7 @@ public struct JSONWriter: Sendable {
     /// Writes an integer exactly.
     public mutating func integer(_ value: Int) {
         separate()
-        let magnitude = UInt64(value.magnitude)
-        let sign = value < 0 ? 1 : 0
-        let length = Self.decimalLength(magnitude)
-        buffer.append(addingCapacity: sign + length) { out in
-            if sign != 0 { out.append(UInt8(ascii: "-")) }
-            Self.writeDigits(magnitude, length: length, to: &out)
-        }
+        buffer.append(addingCapacity: Self.maximumIntegerLength) { out in Self.writeInteger(value, to: &out) }
         needsComma = true
     }
 
@@ -283,6 +277,19 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes up to `maximumCount` bytes with `body`, straight into the buffer (one capacity
+    /// check for all of them). For the encoders' hot spots (one satellite object): `body`
+    /// writes verbatim runs and values with the static `write...` helpers and must end with a
+    /// value; as with `verbatimKey`, no comma is added before it (its runs carry their own).
+    /// Writing more than `maximumCount` bytes traps.
+    mutating func appendInPlace(maximumCount: Int, _ body: (inout OutputSpan<UInt8>) -> Void) {
+        buffer.append(addingCapacity: maximumCount, initializingWith: body)
+        needsComma = true
+    }
+
+    /// The longest integer: `-9223372036854775808`.
+    static let maximumIntegerLength = 20
+
     // MARK: Private
 
     private mutating func separate() {
@@ -302,7 +309,7 @@ public struct JSONWriter: Sendable {
     private mutating func appendEscaped(_ text: String) {
         // Nearly all text (keys, model names, versions, solution types) needs no escape: one
         // scan, then one bulk copy instead of an append per byte.
-        if !text.utf8.contains(where: Self.needsEscape) {
+        if !Self.containsEscapes(text.utf8.span) {
             buffer.append(contentsOf: text.utf8)
             return
         }
@@ -324,9 +331,15 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// True for the bytes `appendEscaped` must escape: `"`, `\` and U+0000...U+001F.
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    /// True when `bytes` holds one that `appendEscaped` must escape: `"`, `\` or
+    /// U+0000...U+001F. Indexing the span directly: `contains(where:)` on the UTF-8 view went
+    /// through the generic string iterator, several times slower.
+    private static func containsEscapes(_ bytes: Span<UInt8>) -> Bool {
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+        }
+        return false
     }
 
     /// Appends `value` in decimal, left-padded with zeros to at least `minimumDigits` digits.
@@ -338,23 +351,66 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends exactly `length` digits of `value` to `out`, zero-padded on the left (`length`
-    /// must be at least `decimalLength(value)`): padding first, then the digits filled in from
-    /// the right, straight into the array's storage.
-    private static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
-        let start = out.count
-        out.append(repeating: UInt8(ascii: "0"), count: length)
-        var remaining = value
-        var index = start + length - 1
-        while remaining != 0 {
-            let quotient = remaining / 10
-            out[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining &- quotient &* 10)
-            remaining = quotient
-            index -= 1
+    /// must be at least `decimalLength(value)`), straight into the array's storage.
+    static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
+        var value = value
+        var length = length
+        // Eight digits at a time, most significant group first.
+        if length > 16 {
+            writeDigitGroup(value / 10_000_000_000_000_000, length: length - 16, to: &out)
+            value %= 10_000_000_000_000_000
+            length = 16
+        }
+        if length > 8 {
+            writeDigitGroup(value / 100_000_000, length: length - 8, to: &out)
+            value %= 100_000_000
+            length = 8
+        }
+        writeDigitGroup(value, length: length, to: &out)
+    }
+
+    /// Appends exactly `length` (at most 8) digits of `value` (below 10^length), zero-padded.
+    /// The digits come out least significant first, so they are stacked into one UInt64, a byte
+    /// each (the most significant digit ends up in the low byte), then appended from the low
+    /// byte up: no padding pass, no second write per digit.
+    private static func writeDigitGroup(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
+        var rest = value
+        var stacked: UInt64 = 0
+        for _ in 0..<length {
+            let quotient = rest / 10
+            stacked = stacked << 8 | (UInt64(UInt8(ascii: "0")) | (rest &- quotient &* 10))
+            rest = quotient
+        }
+        for _ in 0..<length {
+            out.append(UInt8(truncatingIfNeeded: stacked))
+            stacked >>= 8
         }
     }
 
+    /// Appends `value` in decimal (`-` and up to 19 digits, at most 20 bytes).
+    static func writeInteger(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = UInt64(value.magnitude)
+        writeDigits(magnitude, length: decimalLength(magnitude), to: &out)
+    }
+
+    /// Appends the bytes of `run` (constant JSON text, see `verbatimKey`) one by one: for the
+    /// short runs inside a reservation, cheaper than a separate bulk copy per run.
+    static func writeVerbatim(_ run: String, to out: inout OutputSpan<UInt8>) {
+        let bytes = run.utf8.span
+        for index in bytes.indices { out.append(bytes[index]) }
+    }
+
+    /// Appends `null`.
+    static func writeNull(to out: inout OutputSpan<UInt8>) {
+        out.append(UInt8(ascii: "n"))
+        out.append(UInt8(ascii: "u"))
+        out.append(UInt8(ascii: "l"))
+        out.append(UInt8(ascii: "l"))
+    }
+
     /// The number of decimal digits of `value` (1 for 0), by comparison, without dividing.
-    private static func decimalLength(_ value: UInt64) -> Int {
+    static func decimalLength(_ value: UInt64) -> Int {
         var length = 1
         var bound: UInt64 = 10
         // 10^19 is the largest power of ten a UInt64 holds; UInt64.max has 20 digits.

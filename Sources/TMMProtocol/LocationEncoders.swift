@@ -221,32 +221,36 @@ public enum LocationV1: LocationMessage {
 /// (signals already merged by `SkyView`), in the sky view's order. Unknown elevation, azimuth
 /// or SNR is `null` (V2) or `0` (V1).
 ///
-/// A 30-satellite sky is most of a message, so each object is five verbatim runs around its
-/// integers (`Use` and the next key share one: `,"Use":true,"Type":`), and each object's `}`
-/// travels with the next object's first key.
+/// A 30-satellite sky is most of a message, so each object is written in place in one
+/// reservation: five verbatim runs around its integers (`Use` and the next key share one:
+/// `,"Use":true,"Type":`), each object's `}` travelling with the next object's first key.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    func value(_ number: Int?) {
+    /// The longest object: the runs (8 + 7 + 7 + 7 + 20 bytes), a UInt16, three Int16 and a UInt8.
+    let maximumObjectLength = 49 + 5 + 3 * 6 + 3
+    func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
         if let number {
-            writer.integer(number)
+            JSONWriter.writeInteger(number, to: &out)
         } else if unknownAsNull {
-            writer.null()
+            JSONWriter.writeNull(to: &out)
         } else {
-            writer.integer(0)
+            out.append(UInt8(ascii: "0"))
         }
     }
     writer.beginArray()
     for index in 0..<sky.count {
         let satellite = sky[index]
-        writer.verbatimKey(index == 0 ? #"{"Id":"# : #"},{"Id":"#)
-        writer.integer(Int(satellite.id))
-        writer.verbatimKey(#","Elv":"#)
-        value(satellite.elevation.map { Int($0) })
-        writer.verbatimKey(#","Azm":"#)
-        value(satellite.azimuth.map { Int($0) })
-        writer.verbatimKey(#","Snr":"#)
-        value(satellite.snr.map { Int($0) })
-        writer.verbatimKey(satellite.used ? #","Use":true,"Type":"# : #","Use":false,"Type":"#)
-        writer.integer(Int(satellite.constellation.rawValue))
+        writer.appendInPlace(maximumCount: maximumObjectLength) { out in
+            JSONWriter.writeVerbatim(index == 0 ? #"{"Id":"# : #"},{"Id":"#, to: &out)
+            JSONWriter.writeInteger(Int(satellite.id), to: &out)
+            JSONWriter.writeVerbatim(#","Elv":"#, to: &out)
+            value(satellite.elevation.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(#","Azm":"#, to: &out)
+            value(satellite.azimuth.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(#","Snr":"#, to: &out)
+            value(satellite.snr.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(satellite.used ? #","Use":true,"Type":"# : #","Use":false,"Type":"#, to: &out)
+            JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
+        }
     }
     if sky.count > 0 { writer.endObject() }
     writer.endArray()
