@@ -225,8 +225,10 @@ public enum LocationV1: LocationMessage {
 /// reservation: five verbatim runs around its integers (`Use` and the next key share one:
 /// `,"Use":true,"Type":`), each object's `}` travelling with the next object's first key.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    /// The longest object: the runs (8 + 7 + 7 + 7 + 20 bytes), a UInt16, three Int16 and a UInt8.
-    let maximumObjectLength = 49 + 5 + 3 * 6 + 3
+    /// The longest object: the runs (8 + 7 + 7 + 7 + 20 bytes), the id (UInt16, 5 digits), two
+    /// Int16 (`-32768`, 6 bytes) and two UInt8 (SNR and constellation, 3 digits). Writing more
+    /// would trap; the extreme-values test writes exactly this many.
+    let maximumObjectLength = 49 + 5 + 2 * 6 + 2 * 3
     func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
         if let number {
             JSONWriter.writeInteger(number, to: &out)
