@@ -21,6 +21,9 @@
 /// - when |value| × 10^d does not fit the Int64 range, fewer decimals are used (down to none);
 ///   a value whose magnitude is 9×10^18 or more prints `null`. See `maximumMagnitude`.
 ///
+/// Keys are escaped like strings, except the encoders' constant runs (`verbatimKey`), which are
+/// written as they are.
+///
 /// Strings: `"` and `\` are escaped with a backslash, the control characters U+0000...U+001F as
 /// `\u00xx` (lowercase hex); everything else, including DEL and all non-ASCII UTF-8, passes
 /// through unchanged (Swift strings are always valid UTF-8).
@@ -118,8 +121,8 @@ public struct JSONWriter: Sendable {
     /// escaped: `run` must be valid JSON at this point (the tests pin every message). No comma
     /// is added before it (the run carries its own) and none before the value that follows.
     public mutating func verbatimKey(_ run: String) {
-        // A literal's UTF-8 is stored contiguously in the binary: this is one bounds check and
-        // one memcpy, no per-byte append.
+        // A literal's UTF-8 is stored contiguously in the binary: one capacity check and one
+        // memcpy, no per-byte append.
         buffer.append(contentsOf: run.utf8)
         needsComma = false
     }
@@ -355,6 +358,11 @@ public struct JSONWriter: Sendable {
     static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
         var value = value
         var length = length
+        // Padding beyond UInt64's 20 digits (a caller's `minimumDigits`) is all zeros.
+        if length > 20 {
+            out.append(repeating: UInt8(ascii: "0"), count: length - 20)
+            length = 20
+        }
         // Eight digits at a time, most significant group first.
         if length > 16 {
             writeDigitGroup(value / 10_000_000_000_000_000, length: length - 16, to: &out)

@@ -74,6 +74,19 @@ struct JSONWriterFastPathTests {
         #expect(written { $0.fixedPoint(scaled: scaled, decimals: decimals) } == expected)
     }
 
+    /// Zero padding within a group, across groups, and beyond UInt64's 20 digits.
+    @Test func paddedDigits() {
+        let text = written {
+            $0.beginString()
+            $0.appendStringDigits(7, minimumDigits: 4)
+            $0.appendStringDigits(123, minimumDigits: 10)
+            $0.appendStringDigits(UInt64.max, minimumDigits: 22)
+            $0.appendStringDigits(5, minimumDigits: 0)
+            $0.endString()
+        }
+        #expect(text == #""0007000000012300184467440737095516155""#)
+    }
+
     @Test func verbatimKeyIsCopiedAsIsWithoutSeparators() {
         let text = written {
             $0.beginObject()
