@@ -21,6 +21,9 @@
 /// - when |value| × 10^d does not fit the Int64 range, fewer decimals are used (down to none);
 ///   a value whose magnitude is 9×10^18 or more prints `null`. See `maximumMagnitude`.
 ///
+/// Keys are escaped like strings, except the encoders' constant runs (`verbatimKey`), which are
+/// written as they are.
+///
 /// Strings: `"` and `\` are escaped with a backslash, the control characters U+0000...U+001F as
 /// `\u00xx` (lowercase hex); everything else, including DEL and all non-ASCII UTF-8, passes
 /// through unchanged (Swift strings are always valid UTF-8).
@@ -109,6 +112,21 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// Writes `run` byte for byte: constant JSON text that ends where a value goes, such as
+    /// `"latitude":`, `,"geoidModel":null,"hrms":` or `},{"Id":`.
+    ///
+    /// For the per-epoch encoders: escaping the same constant keys one byte at a time on every
+    /// message cost more than all their values, so they write keys pre-escaped, merged with the
+    /// punctuation and constant values around them into one copy. Nothing is checked or
+    /// escaped: `run` must be valid JSON at this point (the tests pin every message). No comma
+    /// is added before it (the run carries its own) and none before the value that follows.
+    public mutating func verbatimKey(_ run: String) {
+        // A literal's UTF-8 is stored contiguously in the binary: one capacity check and one
+        // memcpy, no per-byte append.
+        buffer.append(contentsOf: run.utf8)
+        needsComma = false
+    }
+
     // MARK: Values
 
     /// Writes `null`.
@@ -135,8 +153,7 @@ public struct JSONWriter: Sendable {
     /// Writes an integer exactly.
     public mutating func integer(_ value: Int) {
         separate()
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        appendDigits(UInt64(value.magnitude), minimumDigits: 1)
+        buffer.append(addingCapacity: Self.maximumIntegerLength) { out in Self.writeInteger(value, to: &out) }
         needsComma = true
     }
 
@@ -162,20 +179,26 @@ public struct JSONWriter: Sendable {
         separate()
         let d = min(max(decimals, 0), 18)
         let magnitude = scaled.magnitude
-        if scaled < 0 { buffer.append(UInt8(ascii: "-")) }
         let divisor = Self.integerPowerOfTen(d)
-        appendDigits(magnitude / divisor, minimumDigits: 1)
-        buffer.append(UInt8(ascii: "."))
+        let whole = magnitude / divisor
         var fraction = magnitude % divisor
-        var digits = d
-        if fraction == 0 {
-            buffer.append(UInt8(ascii: "0"))
-        } else {
+        // Trailing zeros trimmed, but a zero fraction still prints one `0`.
+        var fractionLength = 1
+        if fraction != 0 {
+            fractionLength = d
             while fraction % 10 == 0 {
                 fraction /= 10
-                digits -= 1
+                fractionLength -= 1
             }
-            appendDigits(fraction, minimumDigits: digits)
+        }
+        let sign = scaled < 0 ? 1 : 0
+        let wholeLength = Self.decimalLength(whole)
+        // One reservation for the whole number, digits written in place.
+        buffer.append(addingCapacity: sign + wholeLength + 1 + fractionLength) { out in
+            if sign != 0 { out.append(UInt8(ascii: "-")) }
+            Self.writeDigits(whole, length: wholeLength, to: &out)
+            out.append(UInt8(ascii: "."))
+            Self.writeDigits(fraction, length: fractionLength, to: &out)
         }
         needsComma = true
     }
@@ -245,11 +268,30 @@ public struct JSONWriter: Sendable {
         appendDigits(value, minimumDigits: minimumDigits)
     }
 
+    /// Appends one ASCII byte that needs no escaping (`-`, `T`, `:`) inside an open string:
+    /// the timestamps' separators, without a trip through `String`.
+    mutating func appendStringByte(_ byte: UInt8) {
+        buffer.append(byte)
+    }
+
     /// Closes a string opened by `beginString()`.
     public mutating func endString() {
         buffer.append(UInt8(ascii: "\""))
         needsComma = true
     }
+
+    /// Writes up to `maximumCount` bytes with `body`, straight into the buffer (one capacity
+    /// check for all of them). For the encoders' hot spots (one satellite object): `body`
+    /// writes verbatim runs and values with the static `write...` helpers and must end with a
+    /// value; as with `verbatimKey`, no comma is added before it (its runs carry their own).
+    /// Writing more than `maximumCount` bytes traps.
+    mutating func appendInPlace(maximumCount: Int, _ body: (inout OutputSpan<UInt8>) -> Void) {
+        buffer.append(addingCapacity: maximumCount, initializingWith: body)
+        needsComma = true
+    }
+
+    /// The longest integer: `-9223372036854775808`.
+    static let maximumIntegerLength = 20
 
     // MARK: Private
 
@@ -258,7 +300,7 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendASCII(_ text: String) {
-        for byte in text.utf8 { buffer.append(byte) }
+        buffer.append(contentsOf: text.utf8)
     }
 
     private mutating func appendQuoted(_ text: String) {
@@ -268,6 +310,12 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendEscaped(_ text: String) {
+        // Nearly all text (keys, model names, versions, solution types) needs no escape: one
+        // scan, then one bulk copy instead of an append per byte.
+        if !Self.containsEscapes(text.utf8.span) {
+            buffer.append(contentsOf: text.utf8)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
@@ -286,42 +334,151 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// Appends `value` in decimal, left-padded with zeros to at least `minimumDigits` digits:
-    /// reserves the digits in place, then fills them from the right.
+    /// True when `bytes` holds one that `appendEscaped` must escape: `"`, `\` or
+    /// U+0000...U+001F. Indexing the span directly: `contains(where:)` on the UTF-8 view went
+    /// through the generic string iterator, several times slower.
+    private static func containsEscapes(_ bytes: Span<UInt8>) -> Bool {
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+        }
+        return false
+    }
+
+    /// Appends `value` in decimal, left-padded with zeros to at least `minimumDigits` digits.
     private mutating func appendDigits(_ value: UInt64, minimumDigits: Int) {
+        let length = max(Self.decimalLength(value), minimumDigits)
+        buffer.append(addingCapacity: length) { out in
+            Self.writeDigits(value, length: length, to: &out)
+        }
+    }
+
+    /// Appends exactly `length` digits of `value` to `out`, zero-padded on the left (`length`
+    /// must be at least `decimalLength(value)`), straight into the array's storage.
+    static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
+        var value = value
+        var length = length
+        // Padding beyond UInt64's 20 digits (a caller's `minimumDigits`) is all zeros.
+        if length > 20 {
+            out.append(repeating: UInt8(ascii: "0"), count: length - 20)
+            length = 20
+        }
+        // Eight digits at a time, most significant group first.
+        if length > 16 {
+            writeDigitGroup(value / 10_000_000_000_000_000, length: length - 16, to: &out)
+            value %= 10_000_000_000_000_000
+            length = 16
+        }
+        if length > 8 {
+            writeDigitGroup(value / 100_000_000, length: length - 8, to: &out)
+            value %= 100_000_000
+            length = 8
+        }
+        writeDigitGroup(value, length: length, to: &out)
+    }
+
+    /// Appends exactly `length` (at most 8) digits of `value` (below 10^length), zero-padded.
+    /// The digits come out least significant first, so they are stacked into one UInt64, a byte
+    /// each (the most significant digit ends up in the low byte), then appended from the low
+    /// byte up: no padding pass, no second write per digit.
+    private static func writeDigitGroup(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
+        var rest = value
+        var stacked: UInt64 = 0
+        for _ in 0..<length {
+            let quotient = rest / 10
+            stacked = stacked << 8 | (UInt64(UInt8(ascii: "0")) | (rest &- quotient &* 10))
+            rest = quotient
+        }
+        for _ in 0..<length {
+            out.append(UInt8(truncatingIfNeeded: stacked))
+            stacked >>= 8
+        }
+    }
+
+    /// Appends `value` in decimal (`-` and up to 19 digits, at most 20 bytes).
+    static func writeInteger(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = UInt64(value.magnitude)
+        writeDigits(magnitude, length: decimalLength(magnitude), to: &out)
+    }
+
+    /// Appends the bytes of `run` (constant JSON text, see `verbatimKey`) one by one: for the
+    /// short runs inside a reservation, cheaper than a separate bulk copy per run.
+    static func writeVerbatim(_ run: String, to out: inout OutputSpan<UInt8>) {
+        let bytes = run.utf8.span
+        for index in bytes.indices { out.append(bytes[index]) }
+    }
+
+    /// Appends `null`.
+    static func writeNull(to out: inout OutputSpan<UInt8>) {
+        out.append(UInt8(ascii: "n"))
+        out.append(UInt8(ascii: "u"))
+        out.append(UInt8(ascii: "l"))
+        out.append(UInt8(ascii: "l"))
+    }
+
+    /// The number of decimal digits of `value` (1 for 0), by comparison, without dividing.
+    static func decimalLength(_ value: UInt64) -> Int {
         var length = 1
-        var rest = value / 10
-        while rest != 0 {
+        var bound: UInt64 = 10
+        // 10^19 is the largest power of ten a UInt64 holds; UInt64.max has 20 digits.
+        while length < 20, value >= bound {
             length += 1
-            rest /= 10
+            bound &*= 10
         }
-        length = max(length, minimumDigits)
-        let start = buffer.count
-        for _ in 0..<length { buffer.append(UInt8(ascii: "0")) }
-        var remaining = value
-        var index = start + length - 1
-        while remaining != 0 {
-            buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-            remaining /= 10
-            index -= 1
-        }
+        return length
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
     }
 
-    /// 10^d as a Double, exact for 0...15 (every power of ten up to 10^22 is representable).
+    /// 10^d as a Double for 0...15, exact (every power of ten up to 10^22 is representable).
+    /// A switch rather than a loop or an array: it compiles to a constant table, with no lazy
+    /// global to initialise.
     private static func powerOfTen(_ d: Int) -> Double {
-        var result = 1.0
-        for _ in 0..<d { result *= 10 }
-        return result
+        switch d {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        case 13: 1e13
+        case 14: 1e14
+        default: 1e15
+        }
     }
 
     /// 10^d as a UInt64 for 0...18.
     private static func integerPowerOfTen(_ d: Int) -> UInt64 {
-        var result: UInt64 = 1
-        for _ in 0..<d { result *= 10 }
-        return result
+        switch d {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        default: 1_000_000_000_000_000_000
+        }
     }
 }

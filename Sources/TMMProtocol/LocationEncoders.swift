@@ -57,63 +57,82 @@ public typealias LocationV1Encoder = LocationEncoder<LocationV1>
 /// Choices are recorded in docs/protocol-choices.md.
 public enum LocationV2: LocationMessage {
     /// Appends the message for `position` to `writer` as one JSON object value.
+    ///
+    /// Keys, the punctuation between them and the constant values (`null`s, `subscriptionType`,
+    /// `imuAlignmentStatus`, `isTIP`) are written as verbatim runs, one copy each, rather than
+    /// escaped one key at a time on every epoch (see `JSONWriter.verbatimKey`).
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
         func ifFix(_ value: Double?) -> Double? { fix ? value : nil }
 
         writer.beginObject()
-        writer.field("latitude", number: ifFix(position.latitude), decimals: LocationDecimals.degrees)
-        writer.field("longitude", number: ifFix(position.longitude), decimals: LocationDecimals.degrees)
-        writer.field("altitude", number: ifFix(position.altitude), decimals: LocationDecimals.height)
-        writer.field("speed", number: ifFix(position.speed), decimals: LocationDecimals.speed)
-        writer.field("bearing", number: ifFix(position.bearing), decimals: LocationDecimals.bearing)
-        writer.nullField("geoidModel")
-        writer.field("hrms", number: ifFix(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.field("vrms", number: ifFix(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.field("satellites", integer: position.satellitesInView)
-        writer.field("totalSatInUse", integer: position.satellitesUsed)
-        writer.field("totalSatInView", integer: position.satellitesInView)
-        writer.field("pdop", number: ifFix(position.pdop), decimals: LocationDecimals.dop)
-        writer.field("hdop", number: ifFix(position.hdop), decimals: LocationDecimals.dop)
-        writer.field("vdop", number: ifFix(position.vdop), decimals: LocationDecimals.dop)
-        writer.field("diffAge", number: ifFix(position.diffAge), decimals: LocationDecimals.diffAge)
-        writer.field("diffStatus", integer: fix ? position.quality.diffStatus : nil)
-        writer.key("diffID")
+        writer.verbatimKey(#""latitude":"#)
+        writer.number(ifFix(position.latitude), decimals: LocationDecimals.degrees)
+        writer.verbatimKey(#","longitude":"#)
+        writer.number(ifFix(position.longitude), decimals: LocationDecimals.degrees)
+        writer.verbatimKey(#","altitude":"#)
+        writer.number(ifFix(position.altitude), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","speed":"#)
+        writer.number(ifFix(position.speed), decimals: LocationDecimals.speed)
+        writer.verbatimKey(#","bearing":"#)
+        writer.number(ifFix(position.bearing), decimals: LocationDecimals.bearing)
+        writer.verbatimKey(#","geoidModel":null,"hrms":"#)
+        writer.number(ifFix(position.hrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","vrms":"#)
+        writer.number(ifFix(position.vrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","satellites":"#)
+        writer.integer(position.satellitesInView)
+        writer.verbatimKey(#","totalSatInUse":"#)
+        writer.integer(position.satellitesUsed)
+        writer.verbatimKey(#","totalSatInView":"#)
+        writer.integer(position.satellitesInView)
+        writer.verbatimKey(#","pdop":"#)
+        writer.number(ifFix(position.pdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","hdop":"#)
+        writer.number(ifFix(position.hdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","vdop":"#)
+        writer.number(ifFix(position.vdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","diffAge":"#)
+        writer.number(ifFix(position.diffAge), decimals: LocationDecimals.diffAge)
+        writer.verbatimKey(#","diffStatus":"#)
+        writer.integer(fix ? position.quality.diffStatus : nil)
+        writer.verbatimKey(#","diffID":"#)
         writer.diffIDValue(fix ? position.diffStationID : nil)
-        writer.field("solutionType", string: fix ? position.quality.solutionType : nil)
-        writer.field("receiverModel", string: identity.receiverModel)
-        writer.field("receiverSerialNumber", string: identity.receiverSerialNumber)
-        writer.field("mockProvider", string: ReceiverIdentity.mockProvider)
-        writer.field("appVersion", string: identity.appVersion)
-        writer.nullField("battery")
-        writer.field("mslHeight", number: ifFix(position.mslHeight), decimals: LocationDecimals.height)
-        writer.field("undulation", number: ifFix(position.undulation), decimals: LocationDecimals.height)
-        writer.key("utcTime")
+        writer.verbatimKey(#","solutionType":"#)
+        writer.string(fix ? position.quality.solutionType : nil)
+        writer.verbatimKey(#","receiverModel":"#)
+        writer.string(identity.receiverModel)
+        writer.verbatimKey(#","receiverSerialNumber":"#)
+        writer.string(identity.receiverSerialNumber)
+        writer.verbatimKey(#","mockProvider":"#)
+        writer.string(ReceiverIdentity.mockProvider)
+        writer.verbatimKey(#","appVersion":"#)
+        writer.string(identity.appVersion)
+        writer.verbatimKey(#","battery":null,"mslHeight":"#)
+        writer.number(ifFix(position.mslHeight), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","undulation":"#)
+        writer.number(ifFix(position.undulation), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","utcTime":"#)
         writer.utcTimeValue(position.time, nullWhenUnknown: true)
-        writer.key("utcTimeStamp")
+        writer.verbatimKey(#","utcTimeStamp":"#)
         writer.isoTimestampValue(position.time)
-        writer.key("gpsTimeStamp")
+        writer.verbatimKey(#","gpsTimeStamp":"#)
         writer.gpsTimestampValue(position.time)
-        writer.field("subscriptionType", integer: nonCatalystSubscription)
-        writer.nullField("sourceReferenceFrameName")
-        writer.nullField("sourceReferenceFrameEpoch")
-        writer.nullField("targetReferenceFrameName")
-        writer.nullField("targetReferenceFrameEpoch")
-        writer.field("imuAlignmentStatus", integer: imuNotAvailable)
-        writer.field("isTIP", bool: false)
-        writer.nullField("pitch")
-        writer.nullField("roll")
-        writer.nullField("yaw")
-        writer.nullField("pitchPrecision")
-        writer.nullField("rollPrecision")
-        writer.nullField("yawPrecision")
-        writer.nullField("igsAntenna")
-        writer.nullField("antennaHeight")
-        writer.key("satelliteView")
+        // subscriptionType 100: a non-Catalyst receiver; imuAlignmentStatus 0: not available
+        // (TMM-API.md §6.5). The reference frames, attitude and antenna are unknown to the bridge.
+        writer.verbatimKey("""
+            ,"subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
+            "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,\
+            "isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,\
+            "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
+            """)
         writeSatelliteView(position.sky, unknownAsNull: true, to: &writer)
-        writer.field("accuracy", number: ifFix(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.field("verticalAccuracyMeters", number: ifFix(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.nullField("sourceReferenceEpoch")
+        writer.verbatimKey(#","accuracy":"#)
+        writer.number(ifFix(position.hrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","verticalAccuracyMeters":"#)
+        writer.number(ifFix(position.vrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","sourceReferenceEpoch":"#)
+        writer.null()
         writer.endObject()
     }
 }
@@ -129,7 +148,8 @@ public enum LocationV2: LocationMessage {
 /// `utcTimeStamp`, `gpsTimeStamp`).
 /// Choices are recorded in docs/protocol-choices.md.
 public enum LocationV1: LocationMessage {
-    /// Appends the message for `position` to `writer` as one JSON object value.
+    /// Appends the message for `position` to `writer` as one JSON object value. Keys and
+    /// constants are verbatim runs, as in `LocationV2.write`.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
         /// The value with a fix when it is known and printable, else 0 (never null in V1).
@@ -140,65 +160,100 @@ public enum LocationV1: LocationMessage {
         func ifFix(_ value: Double?) -> Double? { fix ? value : nil }
 
         writer.beginObject()
-        writer.field("latitude", number: orZero(position.latitude), decimals: LocationDecimals.degrees)
-        writer.field("longitude", number: orZero(position.longitude), decimals: LocationDecimals.degrees)
-        writer.field("altitude", number: orZero(position.altitude), decimals: LocationDecimals.height)
-        writer.field("speed", number: orZero(position.speed), decimals: LocationDecimals.speed)
-        writer.field("bearing", number: orZero(position.bearing), decimals: LocationDecimals.bearing)
-        writer.field("accuracy", number: orZero(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.field("verticalAccuracyMeters", number: orZero(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.field("satellites", integer: position.satellitesInView)
-        writer.field("totalSatInView", integer: position.satellitesInView)
-        writer.field("pdop", number: orZero(position.pdop), decimals: LocationDecimals.dop)
-        writer.field("hdop", number: orZero(position.hdop), decimals: LocationDecimals.dop)
-        writer.field("vdop", number: orZero(position.vdop), decimals: LocationDecimals.dop)
-        writer.field("diffAge", number: orZero(position.diffAge), decimals: LocationDecimals.diffAge)
-        writer.field("diffStatus", integer: fix ? position.quality.diffStatus ?? 0 : 0)
-        writer.key("diffID")
+        writer.verbatimKey(#""latitude":"#)
+        writer.number(orZero(position.latitude), decimals: LocationDecimals.degrees)
+        writer.verbatimKey(#","longitude":"#)
+        writer.number(orZero(position.longitude), decimals: LocationDecimals.degrees)
+        writer.verbatimKey(#","altitude":"#)
+        writer.number(orZero(position.altitude), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","speed":"#)
+        writer.number(orZero(position.speed), decimals: LocationDecimals.speed)
+        writer.verbatimKey(#","bearing":"#)
+        writer.number(orZero(position.bearing), decimals: LocationDecimals.bearing)
+        writer.verbatimKey(#","accuracy":"#)
+        writer.number(orZero(position.hrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","verticalAccuracyMeters":"#)
+        writer.number(orZero(position.vrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","satellites":"#)
+        writer.integer(position.satellitesInView)
+        writer.verbatimKey(#","totalSatInView":"#)
+        writer.integer(position.satellitesInView)
+        writer.verbatimKey(#","pdop":"#)
+        writer.number(orZero(position.pdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","hdop":"#)
+        writer.number(orZero(position.hdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","vdop":"#)
+        writer.number(orZero(position.vdop), decimals: LocationDecimals.dop)
+        writer.verbatimKey(#","diffAge":"#)
+        writer.number(orZero(position.diffAge), decimals: LocationDecimals.diffAge)
+        writer.verbatimKey(#","diffStatus":"#)
+        writer.integer(fix ? position.quality.diffStatus ?? 0 : 0)
+        writer.verbatimKey(#","diffID":"#)
         writer.diffIDValue(fix ? position.diffStationID : nil)
-        writer.field("vrms", number: orZero(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.field("hrms", number: orZero(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.field("receiverModel", string: identity.receiverModel)
-        writer.field("mockProvider", string: ReceiverIdentity.mockProvider)
-        writer.field("appVersion", string: identity.appVersion)
-        writer.nullField("battery")
-        writer.nullField("geoidModel")
-        writer.field("mslHeight", number: ifFix(position.mslHeight), decimals: LocationDecimals.height)
-        writer.field("undulation", number: ifFix(position.undulation), decimals: LocationDecimals.height)
-        writer.key("utcTime")
+        writer.verbatimKey(#","vrms":"#)
+        writer.number(orZero(position.vrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","hrms":"#)
+        writer.number(orZero(position.hrms), decimals: LocationDecimals.accuracy)
+        writer.verbatimKey(#","receiverModel":"#)
+        writer.string(identity.receiverModel)
+        writer.verbatimKey(#","mockProvider":"#)
+        writer.string(ReceiverIdentity.mockProvider)
+        writer.verbatimKey(#","appVersion":"#)
+        writer.string(identity.appVersion)
+        writer.verbatimKey(#","battery":null,"geoidModel":null,"mslHeight":"#)
+        writer.number(ifFix(position.mslHeight), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","undulation":"#)
+        writer.number(ifFix(position.undulation), decimals: LocationDecimals.height)
+        writer.verbatimKey(#","utcTime":"#)
         writer.utcTimeValue(position.time, nullWhenUnknown: false)
-        writer.key("utcTimeStamp")
+        writer.verbatimKey(#","utcTimeStamp":"#)
         writer.isoTimestampValue(position.time)
-        writer.key("gpsTimeStamp")
+        writer.verbatimKey(#","gpsTimeStamp":"#)
         writer.gpsTimestampValue(position.time)
-        writer.field("subscriptionType", integer: nonCatalystSubscription)
-        writer.key("satelliteView")
+        // subscriptionType 100: a non-Catalyst receiver (TMM-API.md §6.5).
+        writer.verbatimKey(#","subscriptionType":100,"satelliteView":"#)
         writeSatelliteView(position.sky, unknownAsNull: false, to: &writer)
         writer.endObject()
     }
 }
 
-/// `subscriptionType` 100: a non-Catalyst receiver (TMM-API.md §6.5).
-let nonCatalystSubscription = 100
-/// `imuAlignmentStatus` 0: not available (TMM-API.md §6.5).
-let imuNotAvailable = 0
-
 /// `satelliteView`: one `{"Id","Elv","Azm","Snr","Use","Type"}` object per satellite in view
 /// (signals already merged by `SkyView`), in the sky view's order. Unknown elevation, azimuth
 /// or SNR is `null` (V2) or `0` (V1).
+///
+/// A 30-satellite sky is most of a message, so each object is written in place in one
+/// reservation: five verbatim runs around its integers (`Use` and the next key share one:
+/// `,"Use":true,"Type":`), each object's `}` travelling with the next object's first key.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    func value(_ number: Int?) -> Int? { unknownAsNull ? number : number ?? 0 }
+    /// The longest object: the runs (8 + 7 + 7 + 7 + 20 bytes), the id (UInt16, 5 digits), two
+    /// Int16 (`-32768`, 6 bytes) and two UInt8 (SNR and constellation, 3 digits). Writing more
+    /// would trap; the extreme-values test writes exactly this many.
+    let maximumObjectLength = 49 + 5 + 2 * 6 + 2 * 3
+    func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
+        if let number {
+            JSONWriter.writeInteger(number, to: &out)
+        } else if unknownAsNull {
+            JSONWriter.writeNull(to: &out)
+        } else {
+            out.append(UInt8(ascii: "0"))
+        }
+    }
     writer.beginArray()
     for index in 0..<sky.count {
         let satellite = sky[index]
-        writer.beginObject()
-        writer.field("Id", integer: Int(satellite.id))
-        writer.field("Elv", integer: value(satellite.elevation.map { Int($0) }))
-        writer.field("Azm", integer: value(satellite.azimuth.map { Int($0) }))
-        writer.field("Snr", integer: value(satellite.snr.map { Int($0) }))
-        writer.field("Use", bool: satellite.used)
-        writer.field("Type", integer: Int(satellite.constellation.rawValue))
-        writer.endObject()
+        writer.appendInPlace(maximumCount: maximumObjectLength) { out in
+            JSONWriter.writeVerbatim(index == 0 ? #"{"Id":"# : #"},{"Id":"#, to: &out)
+            JSONWriter.writeInteger(Int(satellite.id), to: &out)
+            JSONWriter.writeVerbatim(#","Elv":"#, to: &out)
+            value(satellite.elevation.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(#","Azm":"#, to: &out)
+            value(satellite.azimuth.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(#","Snr":"#, to: &out)
+            value(satellite.snr.map { Int($0) }, to: &out)
+            JSONWriter.writeVerbatim(satellite.used ? #","Use":true,"Type":"# : #","Use":false,"Type":"#, to: &out)
+            JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
+        }
     }
+    if sky.count > 0 { writer.endObject() }
     writer.endArray()
 }

@@ -52,21 +52,21 @@ extension JSONWriter {
         else { return null() }
         beginString()
         appendStringDigits(UInt64(date.year), minimumDigits: 4)
-        appendStringContent("-")
+        appendStringByte(UInt8(ascii: "-"))
         appendStringDigits(UInt64(date.month), minimumDigits: 2)
-        appendStringContent("-")
+        appendStringByte(UInt8(ascii: "-"))
         appendStringDigits(UInt64(date.day), minimumDigits: 2)
-        appendStringContent("T")
+        appendStringByte(UInt8(ascii: "T"))
         appendStringDigits(UInt64(clock.hour), minimumDigits: 2)
-        appendStringContent(":")
+        appendStringByte(UInt8(ascii: ":"))
         appendStringDigits(UInt64(clock.minute), minimumDigits: 2)
-        appendStringContent(":")
+        appendStringByte(UInt8(ascii: ":"))
         appendStringDigits(UInt64(clock.second), minimumDigits: 2)
         if clock.millisecond != 0 {
-            appendStringContent(".")
+            appendStringByte(UInt8(ascii: "."))
             appendStringDigits(UInt64(clock.millisecond), minimumDigits: 3)
         }
-        appendStringContent("Z")
+        appendStringByte(UInt8(ascii: "Z"))
         endString()
     }
 
