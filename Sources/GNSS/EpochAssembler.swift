@@ -80,6 +80,13 @@ public struct EpochAssembler: Sendable {
     public var closer: SentenceKind? { closingSentence?.kind }
     /// The receiver's epoch period, measured from consecutive epoch times.
     public private(set) var period: Int64?
+    /// Whether the closer was given up on: late sentences kept coming however it was learned.
+    public private(set) var closerAbandoned = false
+    /// Late sentences since the closer last closed a run of epochs cleanly.
+    private var recentLateSentences = 0
+    static let lateSentencesBeforeGivingUp = 4
+    static let cleanEpochsToForgiveLateness = 20
+    private var cleanEpochs = 0
 
     /// The epoch being built; its sky view is the persistent one.
     private var output = Position()
@@ -111,7 +118,15 @@ public struct EpochAssembler: Sendable {
                 // A timed sentence for the epoch just emitted: the cycle is longer than learned.
                 // It cannot join that epoch any more and must not make a second one.
                 statistics.lateSentences += 1
-                closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
+                recentLateSentences += 1
+                if recentLateSentences >= Self.lateSentencesBeforeGivingUp {
+                    // The burst order keeps changing (a chartplotter relaying several sources):
+                    // no sentence reliably ends the cycle, so cycles end on the next time only.
+                    closingSentence = nil
+                    closerAbandoned = true
+                } else if !closerAbandoned {
+                    closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
+                }
                 return
             }
             if let pendingTime = pending.time, !sameCycle(pendingTime, time) {
@@ -207,7 +222,7 @@ public struct EpochAssembler: Sendable {
     /// when it drops a constellation, one GSA fewer) moves the closer there. A cycle that ended
     /// on another kind keeps it (GSV or GST every few cycles must not be forgotten).
     private mutating func learnCloser() {
-        guard let last = pending.last else { return }
+        guard !closerAbandoned, let last = pending.last else { return }
         if closingSentence == nil || closingSentence?.kind == last.kind { closingSentence = last }
     }
 
@@ -284,6 +299,13 @@ public struct EpochAssembler: Sendable {
         output.pdop = dops.pdop
         output.vdop = dops.vdop
         output.hdop = pending.ggaHDOP ?? dops.hdop
+        if reason == .learnedCloser {
+            cleanEpochs += 1
+            if cleanEpochs >= Self.cleanEpochsToForgiveLateness {
+                cleanEpochs = 0
+                recentLateSentences = 0
+            }
+        }
         switch reason {
         case .learnedCloser: statistics.closedByLearnedCloser += 1
         case .timeChange: statistics.closedByTimeChange += 1
@@ -371,12 +393,16 @@ public struct EpochAssembler: Sendable {
                 pending.used.append((id, Constellation(satelliteID: id, system: system, talker: slot.talker)))
             }
         case .gsv(let s):
+            if s.sentenceNumber == 1 { pending.gsvGroupsStarted |= 1 << slot.index }
+            let groupSeenWhole = pending.gsvGroupsStarted & (1 << slot.index) != 0
             for i in 0..<s.count {
                 let entry = s[i]
                 let constellation = Constellation(satelliteID: entry.id, system: nil, talker: slot.talker)
                 let bit: UInt16 = 1 << constellation.rawValue
-                if pending.gsvConstellations & bit == 0 {
-                    // This cycle's first GSV for the constellation replaces what the last one said.
+                if pending.gsvConstellations & bit == 0 && groupSeenWhole {
+                    // This cycle's group for the constellation replaces what the last one said; a
+                    // group seen from the middle (the capture starts there, or its first sentence
+                    // was lost to line noise: isync.log) only adds to the sky it had.
                     output.sky.removeAll(of: constellation)
                     pending.gsvConstellations |= bit
                 }
@@ -494,6 +520,8 @@ private struct PendingCycle {
     var completedGroups = SmallCodeSet()
     var gsaSystems = SmallCodeSet()
     var gsvConstellations: UInt16 = 0
+    /// Talker slots whose GSV group was seen from its first sentence this cycle.
+    var gsvGroupsStarted: UInt16 = 0
     var used = UsedList()
     var sawAnyGSA = false
     var gsaPDOP: Double?
@@ -525,6 +553,7 @@ private struct PendingCycle {
         completedGroups.removeAll()
         gsaSystems.removeAll()
         gsvConstellations = 0
+        gsvGroupsStarted = 0
         used.removeAll()
         sawAnyGSA = false
         gsaPDOP = nil

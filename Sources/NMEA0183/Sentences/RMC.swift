@@ -41,7 +41,7 @@ public struct RMC: Sendable, Equatable {
             case UInt8(ascii: "W"):
                 variation.value = -variation.value
                 magneticVariation = variation
-            case let mode? where s.fieldCount == 11 && Self.isFAAMode(mode):
+            case let mode? where s.fieldCount == 12 && Self.isFAAMode(mode):  // field 11 is the last
                 // Motorola T805 (gpsd's motorola-t805.log): `...,181207,0,A*75` leaves the
                 // direction out, so the FAA mode moves into the last field, 11. The variation's sign is unknown.
                 modeInDirectionField = mode
