@@ -30,6 +30,9 @@ struct ReceiverStyle: CustomStringConvertible, Sendable {
     var lateSentences = 0
     /// Least share of epochs emitted on their own last sentence, once the closer is learned.
     var promptShare = 0.9
+    /// Cycles at the start whose values may be incomplete (sentences dropped as late while the
+    /// assembler learns); their times are still checked.
+    var settleCycles = 0
     var description: String { name }
 }
 
@@ -172,6 +175,33 @@ let receiverStyles: [ReceiverStyle] = [
                 + (withGST ? [gst("GP", hhmmss(t), sigma: v.sigma)] : []),
             time: t, speedKnots: v.knots, course: v.course, sigmaLatitude: sigmaExpected ? v.sigma : nil, satellitesInUse: 9)
     },
+    style("GLL first, its time rounded its own way (Magellan eXplorist)", cycles: 12) { i in
+        let t = base + 1000 * i + 300, v = values(i)
+        // GLL says .295 or .305 for the .30 fix: one cycle, stamped with the GGA's time.
+        let gllTime = hhmmss(t).prefix(7) + (i % 2 == 0 ? "295" : "305")
+        return SyntheticCycle(
+            sentences: ["GPGLL,4807.03800,N,01131.00000,E,\(gllTime),A,A", gga("GP", hhmmss(t), satellites: 5),
+                        rmc("GP", hhmmss(t), knots: v.knots, course: v.course)],
+            time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 5)
+    },
+    style("ZDA two seconds ahead of the fixes, sometimes twice", cycles: 12, promptShare: 0.3) { i in
+        // (A repeated ZDA moves the learned closer between the 1st and 2nd ZDA: those cycles end one
+        // period later, on the next GGA. The values stay right.)
+        let t = base + 1000 * i, v = values(i)
+        let zda = "GPZDA,\(hhmmss(t + 2000)),01,01,2026,00,00"
+        return SyntheticCycle(
+            sentences: [gga("GP", hhmmss(t), satellites: 7), rmc("GP", hhmmss(t), knots: v.knots, course: v.course), zda]
+                + (i % 3 == 1 ? [zda] : []),
+            time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 7)
+    },
+    style("burst order changes every cycle (chartplotter relay)", cycles: 20, late: 4, promptShare: 0, settle: 5) { i in
+        let t = base + 1000 * i, v = values(i)
+        let pair = [gga("GP", hhmmss(t), satellites: 8), rmc("GP", hhmmss(t), knots: v.knots, course: v.course)]
+        // Whichever sentence the assembler learns as closer comes first in the next cycle: after 4
+        // late sentences it gives up on a closer and every cycle is complete again.
+        return SyntheticCycle(sentences: i % 2 == 0 ? pair : pair.reversed(), time: t, speedKnots: v.knots,
+                              course: v.course, satellitesInUse: 8)
+    },
     style("no fix: empty times, per-constellation GGA", cycles: 10) { _ in
         SyntheticCycle(
             sentences: ["GPGGA,,,,,,0,00,99.99,,,,,,", "GLGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N",
@@ -191,10 +221,11 @@ let receiverStyles: [ReceiverStyle] = [
 ]
 
 private func style(
-    _ name: String, cycles: Int, late: Int = 0, promptShare: Double = 0.9,
+    _ name: String, cycles: Int, late: Int = 0, promptShare: Double = 0.9, settle: Int = 0,
     _ burst: @escaping @Sendable (Int) -> SyntheticCycle
 ) -> ReceiverStyle {
-    ReceiverStyle(name: name, cycles: cycles, burst: burst, lateSentences: late, promptShare: promptShare)
+    ReceiverStyle(name: name, cycles: cycles, burst: burst, lateSentences: late, promptShare: promptShare,
+                  settleCycles: settle)
 }
 
 @Suite("Epoch assembly per receiver style (synthetic bursts)")
@@ -217,6 +248,7 @@ struct EpochBurstTableTests {
             if let t = epoch.time?.nanosecondsOfDay {
                 #expect(seen.insert(t).inserted, "\(label): a second epoch for one time")
             }
+            if index < style.settleCycles { continue }
             #expect(epoch.hasFix == cycle.hasFix, "\(label): fix")
             #expect(epoch.speed.map { ($0 / metresPerKnot * 1000).rounded() / 1000 } == cycle.speedKnots, "\(label): speed")
             #expect(epoch.bearing == cycle.course, "\(label): course")
