@@ -48,13 +48,16 @@ public struct SkyView: Sendable, Equatable {
 
     public subscript(index: Int) -> Satellite {
         precondition(index >= 0 && index < count, "satellite index out of range")
-        return storage[index]
+        // Through `span`: reading `storage[index]` in a non-mutating accessor copied the whole
+        // inline storage (1.8 KB) per call, once per satellite per encoded message.
+        return storage.span[index]
     }
 
     /// Number of satellites marked as used.
     public var usedCount: Int {
         var used = 0
-        for i in 0..<count where storage[i].used { used += 1 }
+        let satellites = storage.span
+        for i in 0..<count where satellites[i].used { used += 1 }
         return used
     }
 
@@ -65,7 +68,8 @@ public struct SkyView: Sendable, Equatable {
 
     /// Index of the satellite with this id in this constellation, if present.
     public func index(of id: UInt16, in constellation: Constellation) -> Int? {
-        for i in 0..<count where storage[i].id == id && storage[i].constellation == constellation {
+        let satellites = storage.span
+        for i in 0..<count where satellites[i].id == id && satellites[i].constellation == constellation {
             return i
         }
         return nil
@@ -126,7 +130,8 @@ public struct SkyView: Sendable, Equatable {
 
     public static func == (lhs: SkyView, rhs: SkyView) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        for i in 0..<lhs.count where lhs.storage[i] != rhs.storage[i] { return false }
+        let left = lhs.storage.span, right = rhs.storage.span
+        for i in 0..<lhs.count where left[i] != right[i] { return false }
         return true
     }
 }
