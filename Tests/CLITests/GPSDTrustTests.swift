@@ -178,9 +178,9 @@ struct GPSDTrustTests {
     }
 
     /// (b, c) Inside a network namespace of its own, where 127.0.0.1:2947 is ours to fill: a
-    /// `nobody` gpsd there is passed over with a clear line (a private gpsd is read instead), and
-    /// `--demo` ignores even a root-owned one.
-    @Test(arguments: [(asNobody: true, demo: false), (asNobody: false, demo: true)])
+    /// `nobody` gpsd there is passed over with a clear line (a private gpsd is read instead), a
+    /// root-owned one is read, and `--demo` ignores even a root-owned one.
+    @Test(arguments: [(asNobody: true, demo: false), (asNobody: false, demo: false), (asNobody: false, demo: true)])
     func theSystemPortIsUsedOnlyWhenTrustedAndNeverForTheDemo(asNobody: Bool, demo: Bool) throws {
         let directory = try EndToEnd.makeDirectory("system-port")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -197,12 +197,18 @@ struct GPSDTrustTests {
         #expect(waitUntil(25) { run.output.text.contains("connected to gpsd ") || !run.isRunning }, "\(run.output.text)")
         let log = run.output.text
         #expect(log.contains("bound 2947"), "the fake gpsd did not start: \(log)")
-        #expect(!log.contains("connected to gpsd \(fakeRelease)"), "the bridge read the fake gpsd on 2947:\n\(log)")
-        #expect(log.contains("private gpsd started") && log.contains("connected to gpsd 3.22"), "\(log)")
+        if !asNobody && !demo {
+            #expect(log.contains("using the system gpsd at 127.0.0.1:2947: its socket belongs to uid 0 (root)")
+                    && log.contains("connected to gpsd \(fakeRelease)") && !log.contains("private gpsd started"),
+                    "a root-owned gpsd on 2947 is the system gpsd:\n\(log)")
+        } else {
+            #expect(!log.contains("connected to gpsd \(fakeRelease)"), "the bridge read the fake gpsd on 2947:\n\(log)")
+            #expect(log.contains("private gpsd started") && log.contains("connected to gpsd 3.22"), "\(log)")
+        }
         if asNobody {
             #expect(log.contains("not using the gpsd at 127.0.0.1:2947") && log.contains("(nobody)"), "\(log)")
         }
-        // The namespace's processes end with the bridge: kill it and its gpsd (its own pid file).
+        // The bridge's gpsd ends with it (parent-death signal); the fake ends after 20 s.
         run.killNow()
     }
 
