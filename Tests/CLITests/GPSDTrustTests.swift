@@ -229,7 +229,8 @@ struct GPSDTrustTests {
     }
 
     /// (d) A gpsd recorded by an earlier run is ended at start; a process whose pid merely
-    /// matches a record (another start time: the pid was reused) is left alone.
+    /// matches a record (another start time: the pid was reused) is left alone, and so is a gpsd
+    /// named by a record another user wrote.
     @Test func aStaleRecordedGPSDIsEndedAndAnUnrelatedProcessIsNot() throws {
         let directory = try EndToEnd.makeDirectory("stale")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -261,6 +262,21 @@ struct GPSDTrustTests {
         #expect(unrelated.poll() == nil, "an unrelated process with a reused pid was killed")
         #expect(second.output.text.contains("recorded private gpsd pid \(unrelated.pid) is now another process: left alone"),
                 "\(second.output.text)")
+        second.killNow()
+
+        // A record naming a real gpsd, but written by another user: never acted on.
+        let other = try #require(processExecutableOfNewChild(
+            gpsdPath, ["-N", "-n", "-b", "-S", String(try freePort()), "-F", directory + "/other-gpsd.sock"]))
+        defer { other.child.stop() }
+        let otherStat = try #require(ProcessStat.of(other.child.pid))
+        try "\(other.child.pid) \(otherStat.startTime) \(other.executable)\n".write(toFile: runtime + "/gpsd.pid", atomically: true, encoding: .utf8)
+        let nobody = try #require(getpwnam("nobody") as UnsafeMutablePointer<passwd>?).pointee
+        #expect(chown(runtime + "/gpsd.pid", nobody.pw_uid, nobody.pw_gid) == 0)
+        let third = try startBridge(directory, ports: try PortSet.pick(), ["--demo"])
+        defer { third.killNow() }
+        #expect(waitUntil(20) { third.output.text.contains("tmm-bridge: ready\n") }, "\(third.output.text)")
+        #expect(other.child.poll() == nil, "a gpsd named by another user's record was killed")
+        #expect(third.output.text.contains("ignoring the private gpsd record"), "\(third.output.text)")
     }
 }
 
