@@ -216,7 +216,10 @@ public final class ReceiverInput {
             return nil
         }
         if let gpsd = options.gpsd {
-            let verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port)
+            // `unknown` (the server end closed before it was looked up) is asked again: a
+            // refusal ends the daemon, so it must not rest on a race.
+            var verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port)
+            for _ in 0..<3 where verdict == .unknown { verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port) }
             switch verdict {
             case .untrusted, .unknown:
                 throw StartError(
