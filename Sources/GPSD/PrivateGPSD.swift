@@ -349,7 +349,6 @@ public final class PrivateGPSD: Sendable {
 
 public enum PrivateGPSDError: Error, Sendable, CustomStringConvertible {
     case gpsdNotInstalled
-    case noFreePort
     case spawnFailed(Errno)
     case exitedAtStart(ChildProcess.Termination, log: String)
     case notListening(port: UInt16, log: String)
@@ -358,7 +357,6 @@ public enum PrivateGPSDError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .gpsdNotInstalled: "gpsd is not installed (apt-get install gpsd); it is needed when no gpsd runs"
-        case .noFreePort: "no free TCP port on loopback for a private gpsd"
         case .spawnFailed(let errno): "cannot start gpsd: \(errno)"
         case .exitedAtStart(let how, let log): "gpsd \(how) right after start; see \(log)"
         case .notListening(let port, let log): "gpsd did not answer on port \(port) within 3 s; see \(log)"
