@@ -71,7 +71,14 @@ public final class ReceiverInput {
     /// Why the input side could not start.
     public struct StartError: Error, Sendable, CustomStringConvertible {
         public var message: String
+        /// The configuration asks for something the bridge refuses (exit 78, not 1).
+        public var isConfigurationProblem = false
         public var description: String { message }
+
+        public init(message: String, isConfigurationProblem: Bool = false) {
+            self.message = message
+            self.isConfigurationProblem = isConfigurationProblem
+        }
     }
 
     /// gpsd's events (positions included); readable descriptor in `descriptors`.
@@ -156,14 +163,8 @@ public final class ReceiverInput {
         }
 
         var configuration: GPSDSession.Configuration
-        if let gpsd = options.gpsd {
-            configuration = GPSDSession.Configuration(host: gpsd.host, port: gpsd.port)
-            configuration.controlSocket = options.gpsdControlSocket
-        } else if loopbackPortAnswers(2947) {
-            configuration = GPSDSession.Configuration()
-            configuration.controlSocket = options.gpsdControlSocket
-                ?? (access("/run/gpsd.sock", W_OK) == 0 ? "/run/gpsd.sock" : nil)
-            log("using the system gpsd at 127.0.0.1:2947")
+        if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
+            configuration = gpsd
         } else {
             do {
                 try makeDirectories(options.runtimeDirectory, mode: 0o755)
@@ -173,7 +174,7 @@ public final class ReceiverInput {
                 configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
                 configuration.controlSocket = gpsd.configuration.controlSocket
             } catch {
-                throw StartError(message: "no gpsd answers at 127.0.0.1:2947 and a private one could not start: \(error)")
+                throw StartError(message: "a private gpsd could not start: \(error)")
             }
         }
         controlSocket = configuration.controlSocket
@@ -196,6 +197,65 @@ public final class ReceiverInput {
         for path in devices {
             perform(inventory.addExplicitDevice(path: path))
         }
+    }
+
+    /// The gpsd to read that the bridge did not start, or nil for a private one. Whichever it
+    /// is, its socket must belong to root, the gpsd user or us (GPSDTrust; the session checks
+    /// again on every connection): anyone else on the port would feed every TMM client.
+    ///
+    /// - A replay (`--demo`, `--replay`) always gets a private gpsd: it must read the capture,
+    ///   and nothing else.
+    /// - A configured `gpsd` that is there and fails the check is refused (exit 78): the
+    ///   operator asked for it by name, so quietly reading another would hide the problem. One
+    ///   that is not there yet is used and checked when it comes.
+    /// - Otherwise the system gpsd on 127.0.0.1:2947 is used if it passes; if something else
+    ///   holds that port, the bridge says why and starts a private gpsd.
+    private func chooseSystemGPSD(replaying: Bool) throws(StartError) -> GPSDSession.Configuration? {
+        if replaying {
+            if options.gpsd != nil { log("replaying: the configured gpsd is not used; a private gpsd reads the capture") }
+            return nil
+        }
+        if let gpsd = options.gpsd {
+            // `unknown` (the server end closed before it was looked up) is asked again: a
+            // refusal ends the daemon, so it must not rest on a race.
+            var verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port)
+            for _ in 0..<3 where verdict == .unknown { verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port) }
+            switch verdict {
+            case .untrusted, .unknown:
+                throw StartError(
+                    message: "refusing the configured gpsd at \(gpsd.host):\(gpsd.port): \(verdict). Stop whatever listens there or configure the gpsd that should be read",
+                    isConfigurationProblem: true)
+            case .trusted, .remote, .unreachable:
+                log("using the configured gpsd at \(gpsd.host):\(gpsd.port): \(verdict)")
+            }
+            var configuration = GPSDSession.Configuration(host: gpsd.host, port: gpsd.port)
+            configuration.controlSocket = options.gpsdControlSocket
+            return configuration
+        }
+        let verdict = GPSDTrust.probe(host: "127.0.0.1", port: 2947)
+        switch verdict {
+        case .trusted:
+            var configuration = GPSDSession.Configuration()
+            configuration.controlSocket = options.gpsdControlSocket ?? trustedSystemControlSocket()
+            log("using the system gpsd at 127.0.0.1:2947: \(verdict)")
+            return configuration
+        case .untrusted, .unknown, .remote:
+            log("not using the gpsd at 127.0.0.1:2947: \(verdict); starting a private gpsd")
+            return nil
+        case .unreachable:
+            return nil
+        }
+    }
+
+    /// /run/gpsd.sock when it is a socket we may write that root or the gpsd user made (/run is
+    /// root's, so this holds unless the system is already someone else's).
+    private func trustedSystemControlSocket() -> String? {
+        let path = "/run/gpsd.sock"
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, GPSDTrust.trustedOwners.contains(info.st_uid),
+              access(path, W_OK) == 0
+        else { return nil }
+        return path
     }
 
     /// Stops everything `start()` started, in reverse order.

@@ -40,3 +40,109 @@ void clinux_set_thread_name(const char *name) { (void)pthread_setname_np(pthread
 int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+// Writes `value` in decimal at `out` (NUL-terminated); async-signal-safe.
+static void clinux_write_decimal(char *out, long value) {
+    char digits[24];
+    int n = 0;
+    do { digits[n++] = (char)('0' + value % 10); value /= 10; } while (value > 0 && n < 23);
+    while (n > 0) *out++ = digits[--n];
+    *out = 0;
+}
+
+// The child's half: only async-signal-safe calls and raw syscalls (the parent is threaded, and
+// glibc's setuid & co would try to signal threads that do not exist in the child). Returns the
+// errno of the failing step; never returns after a successful exec.
+static int clinux_supervised_child(const clinux_supervised_spawn *s, int *reportp) {
+    int report = *reportp;
+    // Default dispositions and an empty mask: an ignored signal would stay ignored across exec.
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP) (void)sigaction(sig, &dfl, NULL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) return errno;
+    // Its own process group: Ctrl-C reaches the parent only, which stops its children in order.
+    if (setpgid(0, 0) != 0) return errno;
+
+    // Passed descriptors go to 3, 4, ... by way of numbers above every descriptor in play, so
+    // no move overwrites one still to be moved (dup2 onto the same number would keep CLOEXEC).
+    int staging = report > s->log_fd ? report : s->log_fd;
+    for (int i = 0; i < s->passing_count; i++) if (s->passing[i] > staging) staging = s->passing[i];
+    staging += 1;
+    for (int i = 0; i < s->passing_count; i++) {
+        if (dup2(s->passing[i], staging + i) < 0) return errno;
+    }
+    int moved_report = staging + s->passing_count;
+    if (dup3(report, moved_report, O_CLOEXEC) < 0) return errno;
+    report = *reportp = moved_report;
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0) return errno;
+    if (dup2(null, 0) < 0) return errno;
+    if (s->log_fd >= 0 && (dup2(s->log_fd, 1) < 0 || dup2(s->log_fd, 2) < 0)) return errno;
+    for (int i = 0; i < s->passing_count; i++) {
+        if (dup2(staging + i, 3 + i) < 0) return errno;
+    }
+    int report_target = 3 + s->passing_count;
+    if (report != report_target) {
+        if (dup3(report, report_target, O_CLOEXEC) < 0) return errno;
+        report = *reportp = report_target;
+    }
+    if (syscall(SYS_close_range, (unsigned)report + 1, ~0U, 0) != 0) return errno;
+
+    // Credentials first: changing them clears the parent-death signal (commit_creds).
+    if (s->gid >= 0) {
+        gid_t groups[1] = {(gid_t)s->gid};
+        if (syscall(SYS_setgroups, 1, groups) != 0) return errno;
+        if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) != 0) return errno;
+    }
+    if (s->uid >= 0 && syscall(SYS_setresuid, s->uid, s->uid, s->uid) != 0) return errno;
+    if (s->death_signal > 0) {
+        if (prctl(PR_SET_PDEATHSIG, s->death_signal) != 0) return errno;
+        // The parent may have died before the setting took: then no signal will ever come.
+        if (getppid() != s->parent_pid) return ESRCH;
+    }
+    if (s->listen_pid_entry) {
+        // The copy is the child's own (fork), so the parent's environment is untouched.
+        clinux_write_decimal(s->listen_pid_entry + sizeof("LISTEN_PID=") - 1, (long)getpid());
+    }
+    execve(s->path, s->argv, s->envp);
+    return errno;
+}
+
+int clinux_spawn_supervised(const clinux_supervised_spawn *spawn, pid_t *pid) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return errno;
+    pid_t child = _Fork();
+    if (child < 0) {
+        int error = errno;
+        close(ends[0]);
+        close(ends[1]);
+        return error;
+    }
+    if (child == 0) {
+        close(ends[0]);
+        int report = ends[1];  // moved by the child's set-up; it says where
+        int error = clinux_supervised_child(spawn, &report);
+        (void)!write(report, &error, sizeof(error));
+        _exit(127);
+    }
+    close(ends[1]);
+    int error = 0;
+    ssize_t got;
+    do { got = read(ends[0], &error, sizeof(error)); } while (got < 0 && errno == EINTR);
+    close(ends[0]);
+    if (got == (ssize_t)sizeof(error)) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        return error ? error : EIO;
+    }
+    *pid = child;
+    return 0;
+}

@@ -161,6 +161,10 @@ public final class GPSDSession: Sendable {
 
     private static func open(_ configuration: Configuration) throws(GPSDError) -> GPSDConnection {
         let connection = try GPSDConnection(host: configuration.host, port: configuration.port)
+        // Checked on every connection, before a single line is read: whatever answered after a
+        // restart may not be the gpsd that answered before (GPSDTrust).
+        let verdict = GPSDTrust.check(connected: connection.descriptor)
+        guard verdict.isUsable else { throw GPSDError("refusing to read this gpsd: \(verdict)") }
         try connection.watch()
         return connection
     }

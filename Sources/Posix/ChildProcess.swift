@@ -73,6 +73,75 @@ public final class ChildProcess: Sendable {
         self.pid = pid
     }
 
+    /// What a supervised child gets beyond a plain one (posix_spawn can give none of it).
+    public struct Supervision: Sendable {
+        /// Sent to the child when the *thread* that starts it ends (PR_SET_PDEATHSIG): start it
+        /// from a thread that lives as long as the child should. The child checks after setting
+        /// it that its parent has not already ended (then it does not run at all).
+        public var deathSignal: Int32
+        /// Credentials taken in the child before exec (nil: ours). Changing credentials clears
+        /// the death signal, so a daemon that drops root itself would lose it: dropping here,
+        /// before the signal is set, keeps it.
+        public var user: (uid: uid_t, gid: gid_t)?
+        /// systemd socket activation: the passed descriptors are announced to the child with
+        /// LISTEN_FDS and LISTEN_PID (its own pid, which only the child knows).
+        public var socketActivation: Bool
+
+        public init(deathSignal: Int32 = SIGKILL, user: (uid: uid_t, gid: gid_t)? = nil, socketActivation: Bool = false) {
+            self.deathSignal = deathSignal
+            self.user = user
+            self.socketActivation = socketActivation
+        }
+    }
+
+    /// Starts a supervised child: like the plain initializer (standard descriptors, `passing`
+    /// as 3, 4, ..., default signals, own process group), plus what `supervision` asks. Forks in
+    /// C (`clinux_spawn_supervised`), where the child calls only async-signal-safe functions.
+    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = [],
+                supervision: Supervision) throws(Errno)
+    {
+        self.executable = executable
+        let argv = [executable] + arguments
+        var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        // Our environment without any LISTEN_* of our own (a socket-activated daemon's).
+        var environment: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let text = String(cString: entry)
+            if !text.hasPrefix("LISTEN_") { environment.append(text) }
+            index += 1
+        }
+        var listenPIDSlot: Int?
+        if supervision.socketActivation {
+            environment.append("LISTEN_FDS=\(passing.count)")
+            listenPIDSlot = environment.count
+            // Room for any pid; the child writes its own over the padding.
+            environment.append("LISTEN_PID=" + String(repeating: "0", count: 20))
+        }
+        var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { for pointer in cEnvironment { free(pointer) } }
+        var pid: pid_t = 0
+        let status = passing.withUnsafeBufferPointer { fds in
+            cArguments.withUnsafeMutableBufferPointer { argvBuffer in
+                cEnvironment.withUnsafeMutableBufferPointer { envBuffer in
+                    executable.withCString { path in
+                        var spawn = clinux_supervised_spawn(
+                            path: path, argv: argvBuffer.baseAddress, envp: envBuffer.baseAddress,
+                            listen_pid_entry: listenPIDSlot.map { envBuffer[$0] } ?? nil,
+                            passing: fds.baseAddress, passing_count: CInt(fds.count), log_fd: logDescriptor ?? -1,
+                            uid: supervision.user.map { CInt(bitPattern: $0.uid) } ?? -1,
+                            gid: supervision.user.map { CInt(bitPattern: $0.gid) } ?? -1,
+                            death_signal: supervision.deathSignal, parent_pid: getpid())
+                        return clinux_spawn_supervised(&spawn, &pid)
+                    }
+                }
+            }
+        }
+        guard status == 0 else { throw Errno(rawValue: status) }
+        self.pid = pid
+    }
+
     /// Non-blocking check: the termination if the child has ended (and is reaped now).
     public func poll() -> Termination? {
         var status: CInt = 0

@@ -147,7 +147,8 @@ struct RunCommand: Equatable {
             try input.start()
         } catch {
             log(error.message)
-            return ExitCode.failure
+            // A configured gpsd that fails the ownership check is a configuration problem.
+            return error.isConfigurationProblem ? ExitCode.config : ExitCode.failure
         }
         do {
             try server.run()

@@ -43,3 +43,31 @@ int clinux_wtermsig(int status);
 int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 /// Names the calling thread (pthread_setname_np is a GNU extension).
 void clinux_set_thread_name(const char *name);
+
+/// How `clinux_spawn_supervised` sets up its child (see ChildProcess.Supervision).
+typedef struct clinux_supervised_spawn {
+    const char *path;
+    char *const *argv;
+    /// The environment; `listen_pid_entry`, when not NULL, is one of its entries, with room
+    /// after "LISTEN_PID=" for the child's pid (written in the child, after the fork).
+    char *const *envp;
+    char *listen_pid_entry;
+    /// Descriptors the child gets as 3, 4, ... (every other one above 2 is closed).
+    const int *passing;
+    int passing_count;
+    /// Standard output and error (-1: inherited).
+    int log_fd;
+    /// Credentials to take before exec (-1: keep ours).
+    int uid;
+    int gid;
+    /// Sent to the child when the thread that spawned it ends (0: none), and our pid to
+    /// check that we did not end before the setting took.
+    int death_signal;
+    int parent_pid;
+} clinux_supervised_spawn;
+
+/// Forks (_Fork: no atfork handlers; the child calls only async-signal-safe functions and raw
+/// syscalls), sets up the child as described, and execs. Returns 0 with *pid set once the exec
+/// succeeded, or the errno of the step that failed in the child (reported through a
+/// close-on-exec pipe) or of the fork.
+int clinux_spawn_supervised(const clinux_supervised_spawn *spawn, pid_t *pid);
