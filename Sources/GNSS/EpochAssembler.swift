@@ -112,8 +112,8 @@ public struct EpochAssembler: Sendable {
             // differently from their fixes (ac12: RMC 19:32:21 followed by ZDA 19:32:23) and send
             // it twice (bundg), so its time would split cycles and duplicate epochs.
         } else if let time = message.time {
-            if let lastEmittedTime, sameCycle(time, lastEmittedTime),
-                !(pending.time.map { sameCycle($0, time) } ?? false)
+            if let lastEmittedTime, Self.sameCycle(time, lastEmittedTime, period: period),
+                !(pending.time.map { Self.sameCycle($0, time, period: period) } ?? false)
             {
                 // A timed sentence for the epoch just emitted: the cycle is longer than learned.
                 // It cannot join that epoch any more and must not make a second one.
@@ -129,7 +129,7 @@ public struct EpochAssembler: Sendable {
                 }
                 return
             }
-            if let pendingTime = pending.time, !sameCycle(pendingTime, time) {
+            if let pendingTime = pending.time, !Self.sameCycle(pendingTime, time, period: period) {
                 learnCloser()
                 measurePeriod(from: pendingTime, to: time)
                 emitPending(.timeChange, emit)
@@ -194,7 +194,9 @@ public struct EpochAssembler: Sendable {
     }
 
     /// Whether `message`, which cannot be placed by its time, begins the next cycle.
-    private func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
+    // (`mutating` only so that `self` is passed by address: a non-mutating call from `add` copied
+    // the whole assembler, its 2 KB output epoch included, for every sentence.)
+    private mutating func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
         switch message {
         case .gsv where closingSentence != nil, .gsa where closingSentence != nil:
             // Group repeats only serve to learn the first closer. Once it is known, cycles end on it
@@ -230,7 +232,7 @@ public struct EpochAssembler: Sendable {
     /// receivers faster than 25 Hz): receivers print one instant at different precisions in one
     /// burst (magellan315: GLL `120824.758`, GGA and RMC `120824.76`; eXplorist210: GLL
     /// `200619.295`, GGA `200619.30`).
-    func sameCycle(_ a: NMEATime, _ b: NMEATime) -> Bool {
+    static func sameCycle(_ a: NMEATime, _ b: NMEATime, period: Int64?) -> Bool {
         var delta = a.nanosecondsOfDay - b.nanosecondsOfDay
         if delta < 0 { delta = -delta }
         delta = min(delta, UTCTimestamp.nanosecondsPerDay - delta)
@@ -258,7 +260,7 @@ public struct EpochAssembler: Sendable {
         // Nor does it stamp a fragment of the epoch just emitted (bundg relays RMC, VTG and ZDA
         // twice: the second VTG and ZDA must not become a second epoch for that second).
         var zdaStamp = pending.zdaTime
-        if let zda = zdaStamp, let lastEmittedTime, sameCycle(zda, lastEmittedTime) { zdaStamp = nil }
+        if let zda = zdaStamp, let lastEmittedTime, Self.sameCycle(zda, lastEmittedTime, period: period) { zdaStamp = nil }
         let stampedByZDA = pending.stamp == nil && zdaStamp != nil
         if let time = pending.stamp ?? zdaStamp {
             var date = pending.date

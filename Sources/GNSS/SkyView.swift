@@ -48,9 +48,15 @@ public struct SkyView: Sendable, Equatable {
 
     public subscript(index: Int) -> Satellite {
         precondition(index >= 0 && index < count, "satellite index out of range")
-        // Through `span`: reading `storage[index]` in a non-mutating accessor copied the whole
-        // inline storage (1.8 KB) per call, once per satellite per encoded message.
-        return storage.span[index]
+        return storage[index]
+    }
+
+    /// The satellites in view, borrowed. Loops over a sky view should read through this: every
+    /// `sky[index]` on a sky view held as a value (a parameter) copies its 1.8 KB of inline
+    /// storage to a temporary to read one element; a span is taken once.
+    public var satellites: Span<Satellite> {
+        @_lifetime(borrow self)
+        get { storage.span.extracting(0..<count) }
     }
 
     /// Number of satellites marked as used.
@@ -88,21 +94,23 @@ public struct SkyView: Sendable, Equatable {
     /// Adds a satellite, or merges it into the entry already seen on another signal (NMEA 4.10
     /// GSV lists a satellite once per signal): the strongest SNR wins, known angles are kept.
     public mutating func merge(_ satellite: Satellite) {
-        if let i = slot(of: satellite.id, in: satellite.constellation) {
-            var existing = storage[i]
-            existing.elevation = satellite.elevation ?? existing.elevation
-            existing.azimuth = satellite.azimuth ?? existing.azimuth
-            if let snr = satellite.snr { existing.snr = max(snr, existing.snr ?? 0) }
-            existing.used = existing.used || satellite.used
-            storage[i] = existing
+        // Through a mutable span of the storage: element reads and writes on the inline array
+        // itself copied it (1.8 KB) per satellite of every GSV sentence.
+        let n = count
+        var slots = storage.mutableSpan
+        for i in 0..<n where slots[i].id == satellite.id && slots[i].constellation == satellite.constellation {
+            if let elevation = satellite.elevation { slots[i].elevation = elevation }
+            if let azimuth = satellite.azimuth { slots[i].azimuth = azimuth }
+            if let snr = satellite.snr { slots[i].snr = max(snr, slots[i].snr ?? 0) }
+            if satellite.used { slots[i].used = true }
             return
         }
-        guard count < Self.capacity else {
+        guard n < Self.capacity else {
             overflowed += 1
             return
         }
-        storage[count] = satellite
-        count += 1
+        slots[n] = satellite
+        count = n + 1
     }
 
     /// Marks a satellite as used in the solution; returns false if it is not in view.

@@ -37,6 +37,9 @@ public struct JSONWriter: Sendable {
     private var buffer: [UInt8]
     /// True when the next value or key is a sibling of something already written and needs a comma.
     private var needsComma = false
+    /// Fragments remembered across messages (the location encoders' satellite objects); nil for
+    /// writers that write one-off bodies.
+    var fragments: FragmentCache?
 
     /// Creates an empty writer with `capacity` bytes reserved.
     public init(reservingCapacity capacity: Int = 16_384) {
@@ -290,6 +293,21 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Appends the fragment remembered in `slot` if it was written for `key`; false (nothing
+    /// written) when there is none or it was written for another key.
+    mutating func appendRemembered(slot: Int, key: FragmentCache.Key) -> Bool {
+        guard let range = fragments?.range(slot: slot, key: key) else { return false }
+        buffer.append(contentsOf: fragments!.pool[range])
+        needsComma = true
+        return true
+    }
+
+    /// Remembers the bytes written since `start` as the fragment of `slot` for `key` (a
+    /// fragment longer than a slot is not remembered).
+    mutating func remember(slot: Int, key: FragmentCache.Key, since start: Int) {
+        fragments?.store(slot: slot, key: key, from: buffer, start..<buffer.count)
+    }
+
     /// The longest integer: `-9223372036854775808`.
     static let maximumIntegerLength = 20
 
@@ -480,5 +498,51 @@ public struct JSONWriter: Sendable {
         case 17: 100_000_000_000_000_000
         default: 1_000_000_000_000_000_000
         }
+    }
+}
+
+/// Byte fragments a writer keeps from one message to the next, one per slot, each valid for
+/// the key it was written for. The location encoders keep each satellite object of the sky
+/// view here: from one epoch to the next most satellites have the same elevation, azimuth, SNR
+/// and use, and copying their 40-70 bytes costs a small fraction of formatting them again.
+struct FragmentCache: Sendable {
+    /// What a fragment was written from (for a satellite: every field, packed).
+    struct Key: Equatable, Sendable {
+        var high: UInt64
+        var low: UInt64
+    }
+
+    static let slotSize = 80
+
+    private var keys: [Key?]
+    private var lengths: [UInt8]
+    private(set) var pool: [UInt8]
+
+    /// Allocates every slot up front, so that remembering never allocates.
+    init(slots: Int) {
+        keys = [Key?](repeating: nil, count: slots)
+        lengths = [UInt8](repeating: 0, count: slots)
+        pool = [UInt8](repeating: 0, count: slots * Self.slotSize)
+    }
+
+    func range(slot: Int, key: Key) -> Range<Int>? {
+        guard slot < keys.count, keys[slot] == key else { return nil }
+        let start = slot * Self.slotSize
+        return start..<start + Int(lengths[slot])
+    }
+
+    mutating func store(slot: Int, key: Key, from bytes: [UInt8], _ range: Range<Int>) {
+        guard slot < keys.count else { return }
+        guard range.count <= Self.slotSize else {
+            keys[slot] = nil
+            return
+        }
+        var target = slot * Self.slotSize
+        for index in range {
+            pool[target] = bytes[index]
+            target += 1
+        }
+        lengths[slot] = UInt8(range.count)
+        keys[slot] = key
     }
 }

@@ -13,6 +13,7 @@ public struct LocationEncoder<Message: LocationMessage>: Sendable {
 
     public init(reservingCapacity capacity: Int = 16_384) {
         writer = JSONWriter(reservingCapacity: capacity)
+        writer.fragments = FragmentCache(slots: SkyView.capacity)
     }
 
     /// Replaces the output with the message for `position`.
@@ -239,10 +240,19 @@ func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JS
         }
     }
     writer.beginArray()
-    for index in 0..<sky.count {
-        let satellite = sky[index]
+    let satellites = sky.satellites
+    for index in satellites.indices {
+        let satellite = satellites[index]
+        // The object's body (after its `{`) is remembered per position in the sky view; the
+        // separator in front of it is written each time.
+        writer.appendInPlace(maximumCount: 3) { out in
+            JSONWriter.writeVerbatim(index == 0 ? "{" : "},{", to: &out)
+        }
+        let key = FragmentCache.Key(satellite, unknownAsNull: unknownAsNull)
+        if writer.appendRemembered(slot: index, key: key) { continue }
+        let start = writer.count
         writer.appendInPlace(maximumCount: maximumObjectLength) { out in
-            JSONWriter.writeVerbatim(index == 0 ? #"{"Id":"# : #"},{"Id":"#, to: &out)
+            JSONWriter.writeVerbatim(#""Id":"#, to: &out)
             JSONWriter.writeInteger(Int(satellite.id), to: &out)
             JSONWriter.writeVerbatim(#","Elv":"#, to: &out)
             value(satellite.elevation.map { Int($0) }, to: &out)
@@ -253,7 +263,20 @@ func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JS
             JSONWriter.writeVerbatim(satellite.used ? #","Use":true,"Type":"# : #","Use":false,"Type":"#, to: &out)
             JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
         }
+        writer.remember(slot: index, key: key, since: start)
     }
     if sky.count > 0 { writer.endObject() }
     writer.endArray()
+}
+
+extension FragmentCache.Key {
+    /// Every field of a satellite object, packed: id (16 bits), constellation (8), elevation,
+    /// azimuth (16 each, plus a presence bit), SNR (8 plus presence), used, and the null mode.
+    init(_ satellite: Satellite, unknownAsNull: Bool) {
+        func field(_ value: Int16?) -> UInt64 { value.map { 1 << 16 | UInt64(UInt16(bitPattern: $0)) } ?? 0 }
+        high = UInt64(satellite.id) << 48 | UInt64(satellite.constellation.rawValue) << 40
+            | UInt64(satellite.snr.map { 1 << 8 | UInt16($0) } ?? 0) << 24
+            | (satellite.used ? 1 << 1 : 0) | (unknownAsNull ? 1 : 0)
+        low = field(satellite.elevation) << 32 | field(satellite.azimuth)
+    }
 }
