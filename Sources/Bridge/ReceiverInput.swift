@@ -142,8 +142,20 @@ public final class ReceiverInput {
                 switch replay {
                 case .demo: capture = try ReplayCapture(text: options.demoCapture, name: "the built-in capture")
                 case .file(let path):
-                    guard let bytes = try? AtomicFile.read(path), let text = String(validating: bytes, as: UTF8.self)
-                    else { throw StartError(message: "replay: cannot read \(path) as text") }
+                    // AtomicFile.read refuses what is not a regular file (a FIFO would block the
+                    // start with the stop signals blocked) and files over the 16 MiB limit.
+                    let bytes: [UInt8]?
+                    do { bytes = try AtomicFile.read(path) } catch {
+                        throw StartError(message: "replay: cannot use \(path): \(error.reason ?? error.errno.description)",
+                                         isConfigurationProblem: true)
+                    }
+                    guard let bytes else {
+                        throw StartError(message: "replay: \(path) does not exist", isConfigurationProblem: true)
+                    }
+                    guard let text = String(validating: bytes, as: UTF8.self) else {
+                        throw StartError(message: "replay: \(path) is not text (a gpsd-format NMEA log is expected)",
+                                         isConfigurationProblem: true)
+                    }
                     capture = try ReplayCapture(text: text, name: path)
                 }
             } catch let error as StartError {
@@ -173,6 +185,9 @@ public final class ReceiverInput {
                 privateGPSD = gpsd
                 configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
                 configuration.controlSocket = gpsd.configuration.controlSocket
+            } catch let error as AtomicFile.Failure {
+                // The runtime directory is another user's, a symlink, or not a directory.
+                throw StartError(message: "runtime directory: \(error)", isConfigurationProblem: true)
             } catch {
                 throw StartError(message: "a private gpsd could not start: \(error)")
             }

@@ -187,7 +187,9 @@ public final class PrivateGPSD: Sendable {
 
     /// Starts gpsd with our sockets and waits until it answers. Runs on the supervisor thread.
     private func launch() throws(PrivateGPSDError) {
-        let logFD = Glibc.open(configuration.logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        // O_NOFOLLOW: the log lives in the bridge's own directory (checked by makeDirectories), but
+        // a symlink planted as gpsd.log must never redirect gpsd's output into someone's files.
+        let logFD = Glibc.open(configuration.logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
         defer { if logFD >= 0 { Glibc.close(logFD) } }
         // Only a gpsd that never has to drop root keeps its parent-death signal.
         var supervision = ChildProcess.Supervision(deathSignal: SIGKILL, socketActivation: true)
