@@ -164,15 +164,15 @@ extension BridgeServer {
         writer.writeError(.unauthorized, message: unauthorizedMessage(header), date: httpDate(), keepAlive: head.keepAlive,
                           requestVersion: head.version, isHeadRequest: isHead, cors: .allowAnyOrigin,
                           extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
-        if connection.authenticationBudget.spend(now: now) {
+        let wait = connection.authenticationBudget.spend(now: now)
+        if wait == 0 {
             send(writer.bytes, to: connection)
             if !head.keepAlive { closeAfterFlush(connection) }
         } else {
             // Out of failures: the 401 waits, and so does every request behind it (a deferred reply
             // stops reading), so one connection guesses at most once per refill interval.
-            connection.deferred = Connection.DeferredReply(
-                deadline: now + Connection.AuthenticationBudget.refillInterval, keepAlive: head.keepAlive,
-                version: head.version, prepared: writer.bytes)
+            connection.deferred = Connection.DeferredReply(deadline: now + wait, keepAlive: head.keepAlive,
+                                                           version: head.version, prepared: writer.bytes)
         }
         return false
     }

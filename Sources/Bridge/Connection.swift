@@ -35,20 +35,22 @@ final class Connection {
         var tokens = burst
         var refilledAt: Int64 = 0
 
-        /// Takes a token for a failure; false when none is left (then the answer waits).
-        mutating func spend(now: Int64) -> Bool {
-            if tokens < Self.burst {
-                let earned = Int((now - refilledAt) / Self.refillInterval)
-                if earned > 0 {
-                    tokens = min(Self.burst, tokens + earned)
-                    refilledAt += Int64(earned) * Self.refillInterval
-                }
-            } else {
-                refilledAt = now
+        /// Takes a token for a failure and returns how long its answer waits: 0 while tokens are
+        /// left; else until the next token is earned, which this failure then uses up (so a client
+        /// that keeps failing gets one answer per `refillInterval`, not two).
+        mutating func spend(now: Int64) -> Int64 {
+            if tokens == Self.burst { refilledAt = now }
+            let earned = max(0, (now - refilledAt) / Self.refillInterval)
+            if earned > 0 {
+                tokens = min(Self.burst, tokens + Int(earned))
+                refilledAt += earned * Self.refillInterval
             }
-            guard tokens > 0 else { return false }
-            tokens -= 1
-            return true
+            if tokens > 0 {
+                tokens -= 1
+                return 0
+            }
+            refilledAt += Self.refillInterval
+            return refilledAt - now
         }
     }
 

@@ -63,7 +63,7 @@ struct ServerRobustnessTests {
     @Test func wrongCodesDoNotStallTheStreams() throws {
         let ids = generatedIDs(20_000)
         let bridge = try TestBridge.start(stateDirectory: try stateDirectory(registering: ids)) {
-            $0.limits.maxRegisteredApplications = 20_000
+            $0.limits.maxRegisteredApplications = 20_001
         }
         defer { bridge.stop() }
         try bridge.register(testAppID)
@@ -82,7 +82,7 @@ struct ServerRobustnessTests {
         let attackers = try (0..<8).map { _ in
             try OSThread(name: "attacker") {
                 // A fresh connection per attempt, so the per-connection budget does not slow it.
-                for _ in 0..<60 {
+                for _ in 0..<150 {
                     _ = try? request(bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(wrongCode)"],
                                      authorized: false)
                 }
@@ -110,7 +110,7 @@ struct ServerRobustnessTests {
         done.store(true, ordering: .relaxed)
         feeder.join()
         let seconds = Double(monotonicNanoseconds() - attackStarted) / 1e9
-        print("V2 during 8 × 60 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms")
+        print("V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms")
         #expect(frames > 0)
         #expect(largestGap < 250_000_000, "largest gap \(Double(largestGap) / 1e6) ms")
     }
@@ -211,7 +211,9 @@ struct ServerRobustnessTests {
             try socket.descriptor.writeAll(line + "\n")
             var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 4096)
-            while try socket.descriptor.waitReadable(milliseconds: 3000) {
+            // Up to the reply's newline: the daemon closes with the rest of an over-long line
+            // unread, so a read after the reply fails with ECONNRESET (unix sockets).
+            while !bytes.contains(10), try socket.descriptor.waitReadable(milliseconds: 3000) {
                 let count = try chunk.withUnsafeMutableBytes { try socket.descriptor.read(into: $0) }
                 if count == 0 { break }
                 bytes += chunk[0..<count]
