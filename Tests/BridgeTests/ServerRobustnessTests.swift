@@ -261,34 +261,9 @@ struct ServerRobustnessTests {
     /// registration through the control socket is answered. Before, the table filled, the control
     /// listener reported EMFILE about 13,000 times a second and `open` timed out.
     @Test func aFullDescriptorTableNeitherSpinsNorLocksOutTheControlSocket() throws {
-        let binary = try daemonBinary()
-        let base = NSTemporaryDirectory() + "tmm-bridge-nofile-\(getpid())-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        let ports = try freePorts()
-        let logPath = base + "/stderr"
-        #expect(FileManager.default.createFile(atPath: logPath, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--nofile=128", binary, "run", "--registration", "open", "--listen", "127.0.0.1",
-                             "--location-port", "\(ports.location)", "--location-secure-port", "\(ports.locationSecure)",
-                             "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
-                             "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
-                             "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
-                             "--gpsd", "127.0.0.1:1"]
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let log = { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-        let deadline = monotonicNanoseconds() + 20_000_000_000
-        while !log().contains("tmm-bridge: ready") {
-            #expect(process.isRunning, "the daemon exited: \(log())")
-            guard process.isRunning, monotonicNanoseconds() < deadline else { return }
-            sleep(nanoseconds: 20_000_000)  // polling a condition, bounded by the deadline
-        }
+        let daemon = try Daemon(nofile: 128)
+        defer { daemon.stop() }
+        let (process, ports, base, log) = (daemon.process, daemon.ports, daemon.base, daemon.log)
         #expect(log().contains("lowered to"), "\(log())")
 
         var clients: [RawClient] = []
@@ -306,6 +281,100 @@ struct ServerRobustnessTests {
         print("with 300 clients under --nofile=128: open answered in \(elapsed) s, daemon CPU \(ticks) ticks meanwhile")
         #expect(ticks < 50, "the loop spun: \(ticks) ticks of CPU")
         _ = clients.count
+    }
+}
+
+extension ServerRobustnessTests {
+    /// A table filled for real (the limit lowered under the running daemon to what it holds plus
+    /// a few idle control clients): a control or TCP client is taken off the queue and closed at
+    /// once, the loop does not spin, and once descriptors free up registration works again.
+    /// Before, the control listener spun on EMFILE (~13,000 wake-ups a second) and the client hung.
+    @Test func everyListenerSurvivesARealFullTable() throws {
+        let daemon = try Daemon(nofile: 256)
+        defer { daemon.stop() }
+        let pid = daemon.process.processIdentifier
+        func descriptors() -> [Int] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap { Int($0) }
+        }
+        // Descriptor numbers must stay below the limit: put it eight above the highest in use, so
+        // exactly `free` more fit (eight plus any gaps below), and fill them with idle control clients.
+        let held = descriptors()
+        let limit = (held.max() ?? 0) + 1 + 8
+        let free = limit - held.count
+        #expect(!held.isEmpty && free <= BridgeServer.maxControlClients, "\(held)")
+        let lower = Process()
+        lower.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        lower.arguments = ["--pid", "\(pid)", "--nofile=\(limit)"]
+        try lower.run()
+        lower.waitUntilExit()
+        #expect(lower.terminationStatus == 0)
+        var idle: [HeldSocket] = []
+        for _ in 0..<free { idle.append(HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock"))) }
+        // Wait until the daemon has taken them all (its table is then full); the next finds no room.
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while descriptors().count < limit {
+            guard monotonicNanoseconds() < deadline else { Issue.record("the daemon did not fill its table"); return }
+            sleep(nanoseconds: 2_000_000)  // polling a condition, bounded by the deadline
+        }
+        let before = cpuTicks(pid)
+        let refused = HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock"))
+        #expect(try refused.isClosedByPeer(), "a control client at a full table is closed, not left queued")
+        let tcp = try RawClient(port: daemon.ports.location)
+        #expect(try tcp.isClosedByServer(), "so is a TCP client")
+        let ticks = cpuTicks(pid) - before
+        print("at a full table: control and TCP clients refused, daemon CPU \(ticks) ticks meanwhile")
+        #expect(ticks < 50, "the loop spun: \(ticks) ticks")
+        #expect(daemon.log().contains("out of file descriptors"), "\(daemon.log())")
+
+        idle.removeAll()  // descriptors free again: the listeners are back within a tick
+        let reply = try ControlProtocol.open(
+            "tmmregister://?" + Base64.encode(Array("{\"application_id\":\"\(testAppID)\",\"returl\":\"a://b\"}".utf8)),
+            socketPath: daemon.base + "/run/control.sock", timeoutMilliseconds: 5000)
+        if case .ok(let result, _) = reply { #expect(result == "OK") } else { Issue.record("\(reply)") }
+    }
+}
+
+/// The real daemon under `prlimit --nofile=N`, on free loopback ports, until `stop()`.
+final class Daemon {
+    let process = Process()
+    let ports: PortAssignment
+    let base: String
+    private let logPath: String
+
+    init(nofile: Int) throws {
+        let binary = try daemonBinary()
+        base = NSTemporaryDirectory() + "tmm-bridge-nofile-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        ports = try freePorts()
+        logPath = base + "/stderr"
+        guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
+            throw TestBridge.StartFailure(description: "cannot create \(logPath)")
+        }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--nofile=\(nofile)", binary, "run", "--registration", "open", "--listen", "127.0.0.1",
+                             "--location-port", "\(ports.location)", "--location-secure-port", "\(ports.locationSecure)",
+                             "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
+                             "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
+                             "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
+                             "--gpsd", "127.0.0.1:1"]
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = monotonicNanoseconds() + 20_000_000_000
+        while !log().contains("tmm-bridge: ready") {
+            guard process.isRunning, monotonicNanoseconds() < deadline else {
+                stop()
+                throw TestBridge.StartFailure(description: "the daemon did not get ready: \(log())")
+            }
+            sleep(nanoseconds: 20_000_000)  // polling a condition, bounded by the deadline
+        }
+    }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
     }
 }
 
