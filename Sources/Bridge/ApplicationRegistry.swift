@@ -40,12 +40,16 @@ public struct ApplicationRegistry: Sendable {
     public enum Failure: Error, Sendable, CustomStringConvertible {
         case io(AtomicFile.Failure)
         case invalid(path: String, reason: String)
+        /// `register` would exceed `max-registered-apps`.
+        case full(maximum: Int)
 
         public var description: String {
             switch self {
             case .io(let failure): "registry: \(failure)"
             case .invalid(let path, let reason):
                 "registry \(path) is not a valid tmm-bridge registry (\(reason)); fix it, or move it away to start with no registered applications"
+            case .full(let maximum):
+                "the registry is full (\(maximum) applications, max-registered-apps): remove unused entries with the daemon stopped, or raise max-registered-apps"
             }
         }
     }
@@ -92,12 +96,21 @@ public struct ApplicationRegistry: Sendable {
 
     public func contains(_ id: GUID) -> Bool { index[id] != nil }
 
+    /// How an application is named in log lines: its last four hex digits. The full id is a
+    /// credential (Access Code V1 is computed from it and the clock) and the log is readable by
+    /// more people than the registry (journald's readers, a terminal); four digits are enough
+    /// for an operator to tell a handful of apps apart and reveal 16 of its 122 random bits.
+    public static func logName(_ id: GUID) -> String { "application …" + id.canonical.suffix(4) }
+
     /// Registers `id` (a no-op if it already is) and writes the file before returning; on a write
-    /// failure nothing changes, in memory or on disk.
+    /// failure nothing changes, in memory or on disk. A new id is refused with `.full` when
+    /// `maximum` applications are registered already (every registered id costs a digest per
+    /// second and a line in the file, which is read whole at start-up).
     /// - Returns: true when `id` is new.
     @discardableResult
-    public mutating func register(_ id: GUID, unixSeconds: Int64) throws(Failure) -> Bool {
+    public mutating func register(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Failure) -> Bool {
         guard index[id] == nil else { return false }
+        guard entries.count < maximum else { throw .full(maximum: maximum) }
         var next = self
         next.index[id] = next.entries.count
         next.entries.append(Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))

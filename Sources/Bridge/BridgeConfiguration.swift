@@ -84,7 +84,12 @@ public struct ServerLimits: Sendable, Equatable {
     /// A request whose head or body is still incomplete after this gets 408 and is closed.
     public var httpRequestTimeout: Int64 = 10_000_000_000
     /// Open client connections (all servers together) beyond which new ones are closed at once.
+    /// Clamped at start to what the open-file limit leaves (BridgeServer), and a share of it is
+    /// kept for REST so WebSocket clients cannot lock out the API.
     public var maxConnections = 4096
+    /// Registered applications beyond which a registration is refused (each costs a digest per
+    /// second on the access-code worker and a line of the registry file).
+    public var maxRegisteredApplications = 1000
     /// WebSocket frame and message limits, ping interval, pong and close time-outs.
     public var webSocket = WebSocketConnection.Configuration()
     /// A client's unsent backlog at which queued positions are replaced by the latest one.
@@ -194,6 +199,10 @@ extension BridgeConfiguration {
         },
         option("max-connections", "N", "client connections beyond this are closed at once (default 4096)") {
             c, v throws(ConfigurationError) in c.limits.maxConnections = try count(v, "max-connections", 1...1_000_000)
+        },
+        option("max-registered-apps", "N", "registrations beyond this many applications are refused (default 1000)") {
+            c, v throws(ConfigurationError) in
+            c.limits.maxRegisteredApplications = try count(v, "max-registered-apps", 1...100_000)
         },
         option("ws-ping-interval", "SECONDS", "ping a WebSocket client silent this long (default 20)") {
             c, v throws(ConfigurationError) in c.limits.webSocket.pingInterval = try seconds(v, "ws-ping-interval")

@@ -45,13 +45,37 @@ extension BridgeServer {
         connection.pendingBatchEnd = batch.end
         connection.pendingBatchError = batch.error
         connection.pendingBatchEndsConnection = batch.endsConnection
-        if batch.sendContinue && batch.error == nil {
-            var writer = HTTPResponseWriter(capacity: 32)
-            writer.writeContinue()
-            send(writer.bytes, to: connection)
-        }
+        // Decided after the requests before it are answered (responses stay in order), and only
+        // for a request that will not be refused: docs/http.md.
+        if batch.sendContinue && batch.error == nil { connection.pendingContinue = true }
         continueBatch(connection)
     }
+
+    /// The answer to a request that expects `100 Continue`, once the ones before it are answered:
+    /// a request the server will refuse whatever its body (401: no or a wrong access code) is
+    /// refused now, without `100 Continue`, and the connection closed, since the body the client
+    /// may still send cannot be told from a next request.
+    private func answerContinue(_ connection: Connection) {
+        connection.pendingContinue = false
+        if connection.server == .api, let head = connection.reader.pendingHead {
+            // The pending head's indices start at its own first byte, where the batch ended.
+            let pending = Array(connection.input[connection.pendingBatchEnd...])
+            let span = pending.span
+            if RESTRouter.needsAuthentication(head, in: span) {
+                let header = head.string(of: "Authorization", in: span)
+                if !authenticate(header, on: connection) {
+                    respondError(connection, .unauthorized, message: unauthorizedMessage(header), keepAlive: false,
+                                 version: head.version, extra: [Self.authenticateChallenge])
+                    return
+                }
+            }
+        }
+        var writer = HTTPResponseWriter(capacity: 32)
+        writer.writeContinue()
+        send(writer.bytes, to: connection)
+    }
+
+    static let authenticateChallenge = (name: "WWW-Authenticate", value: "AccessCode realm=\"tmm-bridge\"")
 
     /// Works through `pendingRequests` until one is deferred or all are answered, then deals
     /// with the end of the batch.
@@ -74,6 +98,10 @@ extension BridgeServer {
         if connection.pendingBatchEndsConnection {
             closeAfterFlush(connection)
             return
+        }
+        if connection.pendingContinue {
+            answerContinue(connection)
+            guard connections[connection.fd] === connection, !connection.closeAfterFlush else { return }
         }
         // Drop what was answered; keep the start of the next request.
         let end = connection.pendingBatchEnd
@@ -114,29 +142,46 @@ extension BridgeServer {
         case .error(let status, let message, let allow):
             respondError(connection, status, message: message, keepAlive: keepAlive, version: head.version,
                          isHead: head.method == .head, allow: allow)
+        case .invalid(let status, let message):
+            guard authenticateOrRefuse(head, on: connection, isHead: head.method == .head) else { return }
+            respondError(connection, status, message: message, keepAlive: keepAlive, version: head.version,
+                         isHead: head.method == .head)
         case .call(let call, let isHead):
             if call.needsAuthentication {
-                let header = head.string(of: "Authorization", in: connection.input.span)
-                guard authenticate(header) else {
-                    respondError(connection, .unauthorized, message: unauthorizedMessage(header), keepAlive: keepAlive,
-                                 version: head.version, isHead: isHead,
-                                 extra: [("WWW-Authenticate", "AccessCode realm=\"tmm-bridge\"")])
-                    return
-                }
+                guard authenticateOrRefuse(head, on: connection, isHead: isHead) else { return }
             }
             perform(call, on: connection, keepAlive: keepAlive, version: head.version, isHead: isHead)
         }
     }
 
-    /// Access Code V1 against every registered application allowed by the policy, for now±1 s.
-    private func authenticate(_ header: String?) -> Bool {
-        guard let header else { return false }
-        let allowed = registry.applicationIDs.filter { policy.evaluate($0) == .ok }
-        guard !allowed.isEmpty else { return false }
-        let now = wallClockMilliseconds() / 1000
-        guard let id = AccessCodeV1.verify(headerValue: header, registeredIDs: allowed, now: now, sha256: Digest.sha256)
-        else { return false }
-        unlockLocationV2(because: "authenticated REST call by \(id)")
+    /// Checks the request's access code; on failure answers 401 (late, once the connection has
+    /// used up its failures: `authenticate(_:on:)`) and returns false.
+    private func authenticateOrRefuse(_ head: HTTPRequestHead, on connection: Connection, isHead: Bool) -> Bool {
+        let header = head.string(of: "Authorization", in: connection.input.span)
+        if authenticate(header, on: connection) { return true }
+        let now = monotonicNanoseconds()
+        var writer = HTTPResponseWriter(capacity: 512)
+        writer.writeError(.unauthorized, message: unauthorizedMessage(header), date: httpDate(), keepAlive: head.keepAlive,
+                          requestVersion: head.version, isHeadRequest: isHead, cors: .allowAnyOrigin,
+                          extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
+        let wait = connection.authenticationBudget.spend(now: now)
+        if wait == 0 {
+            send(writer.bytes, to: connection)
+            if !head.keepAlive { closeAfterFlush(connection) }
+        } else {
+            // Out of failures: the 401 waits, and so does every request behind it (a deferred reply
+            // stops reading), so one connection guesses at most once per refill interval.
+            connection.deferred = Connection.DeferredReply(deadline: now + wait, keepAlive: head.keepAlive,
+                                                           version: head.version, prepared: writer.bytes)
+        }
+        return false
+    }
+
+    /// Access Code V1 against every registered application allowed by the policy, for now±1 s:
+    /// a lookup in the access-code table, whatever the number of applications.
+    func authenticate(_ header: String?, on connection: Connection) -> Bool {
+        guard let header, !registry.entries.isEmpty, let id = accessCodes.verify(headerValue: header) else { return false }
+        unlockLocationV2(because: "authenticated REST call by \(ApplicationRegistry.logName(id))")
         return true
     }
 
@@ -198,9 +243,15 @@ extension BridgeServer {
     func answerDeferred(_ connection: Connection) {
         guard let deferred = connection.deferred else { return }
         connection.deferred = nil
-        var body = JSONWriter(reservingCapacity: 512)
-        RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
-        respond(connection, .ok, json: body.bytes, keepAlive: deferred.keepAlive, version: deferred.version)
+        if let prepared = deferred.prepared {
+            send(prepared, to: connection)
+            if !deferred.keepAlive { closeAfterFlush(connection) }
+        } else {
+            var body = JSONWriter(reservingCapacity: 512)
+            RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
+            respond(connection, .ok, json: body.bytes, keepAlive: deferred.keepAlive, version: deferred.version)
+        }
+        guard connections[connection.fd] === connection, !connection.closeAfterFlush else { return }
         continueBatch(connection)
         if connections[connection.fd] === connection && !connection.closeAfterFlush { processRequests(connection) }
         if connections[connection.fd] === connection { updateInterest(connection) }

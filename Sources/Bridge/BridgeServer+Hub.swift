@@ -111,7 +111,7 @@ extension BridgeServer {
 
     private func answerDeferredWhenConnected() {
         guard input.receiverInfo.isConnected else { return }
-        for connection in Array(connections.values) where connection.deferred != nil {
+        for connection in Array(connections.values) where connection.deferred != nil && connection.deferred?.prepared == nil {
             answerDeferred(connection)
         }
     }

@@ -111,6 +111,18 @@ public final class BridgeServer {
     /// A spare descriptor, given up to accept (and close) a connection when the process runs out
     /// of descriptors, so a full table cannot make a listener spin.
     private var spareDescriptor: CInt = -1
+    /// Listeners (TCP and control) whose readiness is ignored until a descriptor frees: the table
+    /// was full and no spare was left to refuse with, so epoll would report them forever.
+    private var pausedListeners: Set<CInt> = []
+    /// `max-connections` as clamped to the open-file limit (see `init`).
+    public let maxConnections: Int
+    /// Connections the location ports (V1 and V2, before and after the upgrade) may hold together:
+    /// `maxConnections` minus the REST reserve, so WebSocket clients never lock out the API.
+    public let locationConnectionBudget: Int
+    /// Open connections per server (the budgets above).
+    private var connectionCounts: [TMMServer: Int] = [:]
+    /// Valid access codes of the current window (a worker keeps it; see AccessCodeTable).
+    let accessCodes: AccessCodeTable
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
 
@@ -126,6 +138,10 @@ public final class BridgeServer {
     public struct Statistics: Sendable, Equatable {
         public var accepted = 0
         public var refusedOverLimit = 0
+        /// Connections taken off a listener's queue and closed because the descriptor table was full.
+        public var refusedOutOfDescriptors = 0
+        /// Control-socket clients closed to make room for a new one (`maxControlClients`).
+        public var controlClientsEvicted = 0
         public var requests = 0
         public var upgrades = 0
         public var positions = 0
@@ -177,6 +193,18 @@ public final class BridgeServer {
             listeners[socket.descriptor] = socket
         }
 
+        // Every client costs a descriptor: a limit above what the open-file limit leaves would let
+        // clients fill the table (then accept fails with EMFILE for every listener, the control
+        // socket and the registry file included).
+        var openFiles = rlimit()
+        let available = getrlimit(CInt(RLIMIT_NOFILE.rawValue), &openFiles) == 0
+            ? Int(clamping: openFiles.rlim_cur) - Self.descriptorHeadroom - Self.maxControlClients : Int.max
+        maxConnections = max(1, min(configuration.limits.maxConnections, available))
+        if maxConnections < configuration.limits.maxConnections {
+            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles.rlim_cur) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+        }
+        locationConnectionBudget = maxConnections - Self.restReserve(maxConnections)
+
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
         do {
             try makeDirectories(environment.runtimeDirectory, mode: 0o755)
@@ -186,7 +214,30 @@ public final class BridgeServer {
         } catch {
             throw failure("cannot open the control socket \(controlSocketPath): \(error)")
         }
+
+        // Last, so nothing after it can fail and leave its worker thread running.
+        do {
+            let policy = self.policy
+            accessCodes = try AccessCodeTable(ids: registry.applicationIDs.filter { policy.evaluate($0) == .ok })
+        } catch {
+            throw failure("cannot start the access-code worker: \(error)")
+        }
+        if registry.entries.count > configuration.limits.maxRegisteredApplications {
+            log("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(configuration.limits.maxRegisteredApplications)): they stay registered, new ones are refused")
+        }
     }
+
+    deinit { accessCodes.stop() }
+
+    /// Descriptors kept free of clients for everything else: listeners (up to 12), reserved
+    /// ports, epoll, timers, eventfds, the signalfd, gpsd and udev, a private gpsd's pipes, the
+    /// registry's temporary file and directory, the spare.
+    static let descriptorHeadroom = 64
+    /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
+    static let maxControlClients = 16
+    /// Slots only REST connections may take: an eighth of the limit (at least one when the limit
+    /// is over one), so V1 or V2 clients, which need no access code, cannot hold every slot.
+    static func restReserve(_ maxConnections: Int) -> Int { maxConnections > 1 ? max(1, maxConnections / 8) : 0 }
 
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
     /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
@@ -300,6 +351,7 @@ public final class BridgeServer {
             close(connection)
         }
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
+        accessCodes.stop()
         input.stop()
         log("stopped: \(statistics.accepted) connections, \(statistics.requests) requests, \(statistics.positions) positions")
     }
@@ -314,7 +366,7 @@ public final class BridgeServer {
             do {
                 result = try socket.listener.accept()
             } catch {
-                handleAcceptFailure(error, fd: fd)
+                if refuseWithoutDescriptor(error, listener: fd) { continue }
                 return
             }
             switch consume result {
@@ -322,16 +374,24 @@ public final class BridgeServer {
                 return
             case .accepted(let socket):
                 statistics.accepted += 1
-                guard connections.count < configuration.limits.maxConnections else {
+                guard hasRoom(for: server) else {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
-                        log("connection limit (\(configuration.limits.maxConnections)) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
+                        log("connection limit (\(maxConnections), \(locationConnectionBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
                     }
                     continue  // `socket` closes here
                 }
                 adopt(socket, server: server)
             }
         }
+    }
+
+    /// Whether a new connection on `server` fits: all servers share `maxConnections`, and the
+    /// location ports together stay within `locationConnectionBudget`.
+    private func hasRoom(for server: TMMServer) -> Bool {
+        guard connections.count < maxConnections else { return false }
+        if server == .api { return true }
+        return connections.count - (connectionCounts[.api] ?? 0) < locationConnectionBudget
     }
 
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
@@ -347,20 +407,46 @@ public final class BridgeServer {
         }
         handlers[fd] = .connection
         connections[fd] = connection
+        connectionCounts[server, default: 0] += 1
     }
 
-    private func handleAcceptFailure(_ error: Errno, fd: CInt) {
-        guard error.rawValue == EMFILE || error.rawValue == ENFILE, spareDescriptor >= 0 else {
+    /// After accept failed on `listener`: when the descriptor table is full (EMFILE, ENFILE) the
+    /// pending connection stays queued and a level-triggered epoll reports the listener again at
+    /// once, forever (a 100% CPU loop). Give up the spare descriptor to take the connection off
+    /// the queue and close it; without a spare, stop watching the listener until `tick` finds a
+    /// descriptor free again. Returns true when a connection was refused (try the next one).
+    func refuseWithoutDescriptor(_ error: Errno, listener fd: CInt) -> Bool {
+        guard error.rawValue == EMFILE || error.rawValue == ENFILE else {
             log("accept failed: \(error)")
-            return
+            return false
         }
-        // Out of descriptors: give up the spare one to take the pending connection off the queue
-        // and close it, so the listener does not report readable forever.
-        log("out of file descriptors (\(error)): refusing a connection")
-        Glibc.close(spareDescriptor)
-        let accepted = clinux_accept4(fd, nil, nil, CInt(SOCK_CLOEXEC.rawValue))
-        if accepted >= 0 { Glibc.close(accepted) }
-        spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        statistics.refusedOutOfDescriptors += 1
+        if statistics.refusedOutOfDescriptors == 1 || statistics.refusedOutOfDescriptors % 1000 == 0 {
+            log("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
+        }
+        if spareDescriptor >= 0 {
+            Glibc.close(spareDescriptor)
+            let accepted = clinux_accept4(fd, nil, nil, CInt(SOCK_CLOEXEC.rawValue))
+            if accepted >= 0 { Glibc.close(accepted) }
+            spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            if accepted >= 0 && spareDescriptor >= 0 { return true }
+        }
+        pauseListener(fd)
+        return false
+    }
+
+    private func pauseListener(_ fd: CInt) {
+        guard pausedListeners.insert(fd).inserted else { return }
+        log("out of file descriptors: not accepting until one is free")
+        try? selector.modify(fd, interest: [])
+    }
+
+    /// From `tick`: once a descriptor is free again (the spare can be reopened), listen again.
+    private func resumeListeners() {
+        if spareDescriptor < 0 { spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        guard spareDescriptor >= 0 else { return }
+        for fd in pausedListeners { try? selector.modify(fd, interest: .readable) }
+        pausedListeners.removeAll()
     }
 
     // MARK: - Connection I/O
@@ -512,6 +598,7 @@ public final class BridgeServer {
         try? selector.deregister(fd)
         handlers[fd] = nil
         connections[fd] = nil  // the last reference: the socket closes with the object
+        connectionCounts[connection.server, default: 1] -= 1
     }
 
     func registerControlClient(_ fd: CInt, _ client: ControlClient) {
@@ -560,6 +647,7 @@ public final class BridgeServer {
         for (fd, client) in controlClients where now - client.openedAt > 10_000_000_000 {
             closeControlClient(fd)
         }
+        if !pausedListeners.isEmpty { resumeListeners() }
         if let interval = watchdogInterval, now - lastWatchdog >= interval / 2 {
             lastWatchdog = now
             _ = try? SDNotify.notify("WATCHDOG=1")

@@ -18,10 +18,40 @@ enum Channel: Equatable {
 final class Connection {
     /// A request answered later: `PUT /api/v1/receiver {"isConnected":true}` waits for the
     /// receiver to connect, bounded by `deadline`.
+    /// Also a 401 held back by `AuthenticationBudget` (`prepared`: the response, sent at `deadline`).
     struct DeferredReply {
         var deadline: Int64
         var keepAlive: Bool
         var version: HTTPVersion
+        var prepared: [UInt8]? = nil
+    }
+
+    /// Failed access codes a connection may send before each further failure is answered late:
+    /// a burst for clients whose clock or registration is off, then one per `refillInterval`.
+    /// A token bucket, so a client that fails now and then is never slowed.
+    struct AuthenticationBudget {
+        static let burst = 4
+        static let refillInterval: Int64 = 1_000_000_000
+        var tokens = burst
+        var refilledAt: Int64 = 0
+
+        /// Takes a token for a failure and returns how long its answer waits: 0 while tokens are
+        /// left; else until the next token is earned, which this failure then uses up (so a client
+        /// that keeps failing gets one answer per `refillInterval`, not two).
+        mutating func spend(now: Int64) -> Int64 {
+            if tokens == Self.burst { refilledAt = now }
+            let earned = max(0, (now - refilledAt) / Self.refillInterval)
+            if earned > 0 {
+                tokens = min(Self.burst, tokens + Int(earned))
+                refilledAt += earned * Self.refillInterval
+            }
+            if tokens > 0 {
+                tokens -= 1
+                return 0
+            }
+            refilledAt += Self.refillInterval
+            return refilledAt - now
+        }
     }
 
     let socket: SocketConnection
@@ -44,6 +74,9 @@ final class Connection {
     var pendingBatchError: HTTPRequestError?
     var pendingBatchEndsConnection = false
     var deferred: DeferredReply?
+    /// A request that expects `100 Continue` waits behind the batch (see answerContinue).
+    var pendingContinue = false
+    var authenticationBudget = AuthenticationBudget()
 
     var output = OutboundQueue()
     /// The selector currently also waits for writability.

@@ -30,7 +30,12 @@ enum RESTCall: Equatable {
 /// The router's answer: a call, or the error response to send.
 enum RESTRouting: Equatable {
     case call(RESTCall, isHead: Bool)
+    /// No such endpoint or method: answered without authentication (it reveals nothing).
     case error(HTTPStatus, message: String, allow: String?)
+    /// A known endpoint with a malformed body or query: answered only after the access code is
+    /// checked, so an unauthenticated client learns nothing from a 400 (a missing or wrong code is
+    /// a 401 whatever the body).
+    case invalid(HTTPStatus, message: String)
 }
 
 enum RESTRouter {
@@ -76,18 +81,16 @@ enum RESTRouter {
         case (receiver, .put):
             switch parseReceiverBody(request.bodyBytes(in: bytes)) {
             case .success(let isConnected): return .call(.putReceiver(isConnected: isConnected), isHead: false)
-            case .failure(let failure): return .error(.badRequest, message: failure.message, allow: nil)
+            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
             }
         case (receiver, _):
             return .call(.getReceiver, isHead: isHead)
         case (positionStream, _):
             guard let value = head.queryValue("format", in: bytes) else {
-                return .error(.badRequest, message: "positionStream needs ?format=locationV1 or ?format=locationV2",
-                              allow: nil)
+                return .invalid(.badRequest, message: "positionStream needs ?format=locationV1 or ?format=locationV2")
             }
             guard let format = RESTBodies.StreamFormat(queryValue: value) else {
-                return .error(.badRequest, message: "format must be locationV1 or locationV2, not '\(value)'",
-                              allow: nil)
+                return .invalid(.badRequest, message: "format must be locationV1 or locationV2, not '\(value)'")
             }
             return .call(.positionStream(format), isHead: isHead)
         case (tmmInfo, _):
@@ -95,6 +98,14 @@ enum RESTRouter {
         default:
             return .call(.ping, isHead: isHead)
         }
+    }
+
+    /// Whether a request with this head will need an access code (a known endpoint and one of its
+    /// methods, not the preflight): the server checks it before sending `100 Continue`.
+    static func needsAuthentication(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> Bool {
+        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }) else { return false }
+        let effective = head.method == .head ? HTTPMethod.get : head.method
+        return route.methods.contains(effective)
     }
 
     struct BodyFailure: Error, Equatable {

@@ -115,6 +115,31 @@ public enum AccessCodeV1 {
         return difference == 0
     }
 
+    /// The SHA-256 digest an application's code encodes: `idBytes` (the canonical lower-case ID
+    /// as UTF-8) followed by `timestamp` (from `timestampBytes(unixSeconds:)`). The server's code
+    /// table keys on this, so it hashes each ID once per second and never Base64-encodes.
+    public static func digest(idBytes: [UInt8], timestamp: [UInt8], sha256: SHA256) -> InlineArray<32, UInt8> {
+        var text = idBytes
+        text.append(contentsOf: timestamp)
+        return sha256(text.span)
+    }
+
+    /// `timestampBytes` for callers outside the module (the server's code table).
+    public static func timestampUTF8(unixSeconds: Int64) -> [UInt8] { timestampBytes(unixSeconds: unixSeconds) }
+
+    /// The digest a presented `Basic <code>` header carries, or nil when the code is not exactly
+    /// the 44-character padded Base64 of 32 bytes that `code(applicationID:unixSeconds:sha256:)`
+    /// produces. Exactness matters: Base64 decoding is tolerant (URL-safe letters, optional
+    /// padding, ignored low bits), and a lookup by digest must accept no code that the byte-wise
+    /// comparison of `verify` would refuse.
+    public static func presentedDigest(headerValue: some StringProtocol) -> [UInt8]? {
+        guard let presented = presentedCode(headerValue: headerValue), presented.count == codeLength,
+              let raw = Base64.decode(presented.span), raw.count == 32,
+              Base64.encodeBytes(raw.span) == presented
+        else { return nil }
+        return raw
+    }
+
     /// Checks an `Authorization` header value against every registered application ID for the
     /// seconds `now - 1`, `now` and `now + 1`, and returns the matching ID (nil: answer 401).
     ///

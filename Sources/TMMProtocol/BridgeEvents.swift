@@ -20,8 +20,10 @@ public enum BridgeEvent: Sendable, Equatable {
     case inputLost(reason: String, message: String)
     /// Positions flow again after `inputLost`.
     case inputRestored
-    /// A registration request was answered (`applicationId` as registered, lower-case).
-    case registration(applicationID: String, result: RegistrationResult)
+    /// A registration request was answered. The application's id is deliberately not part of it:
+    /// Access Code V1 is computable from the id and the clock, so any reader of `/events` (a local
+    /// process, or a web page once V2 is unlocked) could otherwise authenticate as that app.
+    case registration(result: RegistrationResult)
 
     /// The `reason` codes of `inputLost`, as documented.
     public static let inputLossReasons = ["gpsdUnreachable", "gpsdConnectionLost", "receiverRemoved", "receiverSilent"]
@@ -85,8 +87,7 @@ public enum BridgeEventEncoder {
             writer.field("message", string: message)
         case .inputRestored:
             break
-        case .registration(let applicationID, let result):
-            writer.field("applicationId", string: applicationID)
+        case .registration(let result):
             writer.field("registrationResult", string: result.rawValue)
         }
         writer.endObject()

@@ -39,9 +39,12 @@ struct EndToEndTests {
         #expect(registry.ids == Array(allowedIDs.prefix(6)))
         #expect(registry.mode == 0o600)
         #expect(!FileManager.default.fileExists(atPath: daemon.setup.registryPath + ".tmp"))
-        for id in allowedIDs.prefix(6) { #expect(daemon.log.contains("registered application \(id)")) }
-        #expect(daemon.log.contains("registration of \(unknownID) refused: Unauthorized"))
-        #expect(daemon.log.contains("LocationV2 unlocked: registration of \(allowedIDs[0])"))
+        // Logs name an application by its last four hex digits only (an id is a credential).
+        func logName(_ id: String) -> String { "application …" + id.lowercased().suffix(4) }
+        for id in allowedIDs.prefix(6) { #expect(daemon.log.contains("registered \(logName(id))")) }
+        #expect(daemon.log.contains("registration of \(logName(unknownID)) refused: Unauthorized"))
+        #expect(daemon.log.contains("LocationV2 unlocked: registration of \(logName(allowedIDs[0]))"))
+        for id in allowedIDs.prefix(6) + [unknownID] { #expect(!daemon.log.lowercased().contains(id.lowercased())) }
         var info = stat()
         #expect(stat(daemon.setup.runtimeDirectory + "/control.sock", &info) == 0 && info.st_mode & 0o777 == 0o660,
                 "control socket mode \(String(info.st_mode & 0o777, radix: 8)), documented 0660")
@@ -66,7 +69,8 @@ struct EndToEndTests {
         let daemon = try start("rest", receiver: receiver, directory: directory, ports: ports)
         #expect(daemon.log.contains("1 registered"), "\(daemon.log)")
         try expectScriptPasses("rest.py", against: daemon, minimumChecks: 80)
-        #expect(daemon.log.contains("LocationV2 unlocked: authenticated REST call by \(allowedIDs[0])"))
+        #expect(daemon.log.contains("LocationV2 unlocked: authenticated REST call by application …" + allowedIDs[0].suffix(4)))
+        #expect(!daemon.log.contains(allowedIDs[0]), "an application id is a credential: never logged")
         #expect(daemon.log.contains("disconnected \(receiver.devicePath) (REST request)"))
         #expect(daemon.log.contains("connected \(receiver.devicePath) (REST request)"))
         daemon.stopAndExpectCleanExit()

@@ -177,3 +177,31 @@ struct AccessCodeV1Tests {
         #expect(AccessCodeV1.constantTimeEqual([], []))
     }
 }
+
+/// `presentedDigest`: the server's table lookup accepts exactly the codes `verify` compares equal.
+@Suite("AccessCodeV1 presented digest")
+struct AccessCodeV1PresentedDigestTests {
+    @Test func theDocumentVectorDecodesToItsDigest() throws {
+        let digest = try #require(AccessCodeV1.presentedDigest(headerValue: "Basic " + vectorCodeNow))
+        let expected = AccessCodeV1.digest(idBytes: Array(vectorID.lowercased().utf8),
+                                           timestamp: AccessCodeV1.timestampUTF8(unixSeconds: vectorSecond),
+                                           sha256: referenceSHA256)
+        #expect(digest == (0..<32).map { expected[$0] })
+        #expect(AccessCodeV1.presentedDigest(headerValue: "  basic\t" + vectorCodeNow + " ") != nil)
+    }
+
+    /// Tolerant Base64 would map these to the same 32 bytes; `verify` refuses them, so must the table.
+    @Test(arguments: [
+        vectorCodeNow.replacingOccurrences(of: "/", with: "_"),  // URL-safe letters
+        String(vectorCodeNow.dropLast()),  // padding dropped
+        String(vectorCodeNow.dropLast(2)) + "1=",  // low bits of the last sextet set
+        "Bearer " + vectorCodeNow,
+        String(repeating: "A", count: 40),
+    ])
+    func nonCanonicalCodesAreRefused(_ code: String) {
+        let header = code.hasPrefix("Bearer") ? code : "Basic " + code
+        #expect(AccessCodeV1.presentedDigest(headerValue: header) == nil, "\(code)")
+        #expect(AccessCodeV1.verify(headerValue: header, registeredIDs: [GUID(vectorID)!], now: vectorSecond,
+                                    sha256: referenceSHA256) == nil)
+    }
+}
