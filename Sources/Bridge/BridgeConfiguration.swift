@@ -169,7 +169,7 @@ extension BridgeConfiguration {
         },
         option("device", "PATH", "a receiver udev does not find, e.g. /dev/ttyS0 or a pty (repeatable)",
                repeatable: true) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
-        option("gpsd", "HOST:PORT", "the gpsd to read (default: 127.0.0.1:2947 if it answers, else a private gpsd)") {
+        option("gpsd", "HOST:PORT", "the gpsd to read (default: 127.0.0.1:2947 if a trusted gpsd answers there, else a private gpsd)") {
             c, v throws(ConfigurationError) in
             guard let colon = v.lastIndex(of: ":"), colon > v.startIndex,
                   let number = UInt16(v[v.index(after: colon)...]), number > 0

@@ -113,7 +113,7 @@ extension BridgeServer {
             return .error("cannot answer this URL: \(error)")
         }
         var resultText = "-"
-        // Ids appear in logs only as `logName` (a registered id is a credential; docs/security-server.md).
+        // Ids appear in logs only as `logName` (a registered id is a credential; docs/security.md).
         if case .register(let id) = request.kind {
             let name = ApplicationRegistry.logName(id)
             let result = policy.evaluate(id)

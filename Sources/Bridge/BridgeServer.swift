@@ -211,6 +211,9 @@ public final class BridgeServer {
             controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
         } catch let error as ListenerError where error.isAddressInUse {
             throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
+        } catch let error as AtomicFile.Failure {
+            // Another user's directory, or a symlink: the control socket there could be swapped.
+            throw failure("runtime directory: \(error)", configuration: true)
         } catch {
             throw failure("cannot open the control socket \(controlSocketPath): \(error)")
         }
