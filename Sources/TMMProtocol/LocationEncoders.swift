@@ -222,14 +222,15 @@ public enum LocationV1: LocationMessage {
 /// (signals already merged by `SkyView`), in the sky view's order. Unknown elevation, azimuth
 /// or SNR is `null` (V2) or `0` (V1).
 ///
-/// A 30-satellite sky is most of a message, so each object is written in place in one
+/// A 30-satellite sky is most of a message, so each object's body is written in place in one
 /// reservation: five verbatim runs around its integers (`Use` and the next key share one:
-/// `,"Use":true,"Type":`), each object's `}` travelling with the next object's first key.
+/// `,"Use":true,"Type":`); the `{` or `},{` in front of it is written apart, so that the body
+/// can be remembered and copied the next time the satellite looks the same.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    /// The longest object: the runs (8 + 7 + 7 + 7 + 20 bytes), the id (UInt16, 5 digits), two
+    /// The longest body: the runs (5 + 7 + 7 + 7 + 20 bytes), the id (UInt16, 5 digits), two
     /// Int16 (`-32768`, 6 bytes) and two UInt8 (SNR and constellation, 3 digits). Writing more
     /// would trap; the extreme-values test writes exactly this many.
-    let maximumObjectLength = 49 + 5 + 2 * 6 + 2 * 3
+    let maximumObjectLength = 46 + 5 + 2 * 6 + 2 * 3
     func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
         if let number {
             JSONWriter.writeInteger(number, to: &out)

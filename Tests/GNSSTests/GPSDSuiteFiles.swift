@@ -61,23 +61,3 @@ enum GPSDSuite {
 struct GPSDSuiteError: Error, CustomStringConvertible {
     var description: String
 }
-
-extension Fixtures {
-    /// Splits bytes on LF, removing one trailing CR from each line, as `lines(_:)` does.
-    static func splitLines(_ data: [UInt8]) -> [[UInt8]] {
-        let lf = UInt8(ascii: "\n")
-        let cr = UInt8(ascii: "\r")
-        var result: [[UInt8]] = []
-        var start = data.startIndex
-        while start < data.endIndex {
-            let end = data[start...].firstIndex(of: lf) ?? data.endIndex
-            var line = data[start..<end]
-            if line.last == cr {
-                line = line.dropLast()
-            }
-            result.append(Array(line))
-            start = end == data.endIndex ? end : end + 1
-        }
-        return result
-    }
-}

@@ -49,9 +49,13 @@ public enum Fixtures {
     /// The file split on LF, with one trailing CR removed from each line. Empty lines are kept;
     /// a final LF does not produce an extra empty line.
     public static func lines(_ name: String) throws -> [[UInt8]] {
+        splitLines(try bytes(name))
+    }
+
+    /// Splits bytes as `lines(_:)` does.
+    public static func splitLines(_ data: [UInt8]) -> [[UInt8]] {
         let lf = UInt8(ascii: "\n")
         let cr = UInt8(ascii: "\r")
-        let data = try bytes(name)
         var result: [[UInt8]] = []
         var start = data.startIndex
         while start < data.endIndex {
