@@ -18,6 +18,7 @@ extension ControlProtocol {
                 : error.rawValue == EACCES ? "permission denied (run as root or as a member of the daemon's group)" : "\(error)"
             throw ControlFailure(message: "cannot reach the daemon at \(socketPath): \(hint)")
         }
+        try requireTrustedDaemon(socket, socketPath: socketPath)
         do {
             try socket.descriptor.writeAll("OPEN \(url)\n")
         } catch {
@@ -35,5 +36,36 @@ extension ControlProtocol {
             throw ControlFailure(message: "the daemon at \(socketPath) answered something unexpected: '\(text.prefix(80))'")
         }
         return reply
+    }
+
+    /// The reply is a URL this process hands to `xdg-open`, so it is read only from a daemon this
+    /// user can trust: one running as this user or as root, or as the owner of the socket's
+    /// directory when only root could have made that directory (its parent is root's and writable
+    /// by no one else, as /run is for a service's RuntimeDirectory). A socket another user placed
+    /// in a directory they squatted (under /tmp, say) is refused before anything is sent.
+    static func requireTrustedDaemon(_ socket: borrowing StreamSocket, socketPath: String) throws(ControlFailure) {
+        let peer: uid_t
+        do {
+            peer = try socket.peerUserID()
+        } catch {
+            throw ControlFailure(message: "cannot tell who serves \(socketPath): \(error)")
+        }
+        if peer == getuid() || peer == 0 { return }
+        let directory = parentDirectory(of: socketPath)
+        if let status = try? PathStatus.of(directory), status.isDirectory, status.owner == peer, !status.isWritableByOthers,
+           let parent = try? PathStatus.of(parentDirectory(of: directory)), parent.isDirectory, parent.owner == 0,
+           !parent.isWritableByOthers
+        {
+            return
+        }
+        throw ControlFailure(message: "refusing the daemon at \(socketPath): it runs as uid \(peer), which is neither this user "
+            + "(uid \(getuid())), root, nor the owner of a directory only root could have created; another user may have "
+            + "placed that socket (give the daemon's own socket with --control or --runtime-dir)")
+    }
+
+    /// `path` without its last component ("/" for a top-level name, "." for a bare name).
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

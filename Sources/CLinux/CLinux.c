@@ -27,6 +27,14 @@ socklen_t clinux_sockaddr_un(struct sockaddr_un *addr, const char *path) {
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
 }
 
+int clinux_peer_uid(int fd, uid_t *uid) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
+}
+
 void clinux_sigset_empty(sigset_t *set) { sigemptyset(set); }
 void clinux_sigset_add(sigset_t *set, int signal) { sigaddset(set, signal); }
 

@@ -86,3 +86,20 @@ public func openDescriptorCount() -> Int {
     }
     return count
 }
+
+/// Owner and mode of `path` itself (lstat: a symbolic link is described, not followed).
+public struct PathStatus: Sendable, Equatable {
+    public var owner: uid_t
+    public var mode: mode_t
+
+    public var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
+    public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
+    /// Group or others may create and rename entries in it (as in /tmp, sticky or not).
+    public var isWritableByOthers: Bool { mode & (S_IWGRP | S_IWOTH) != 0 }
+
+    public static func of(_ path: String) throws(Errno) -> PathStatus {
+        var info = stat()
+        _ = try retryingInterrupts { lstat(path, &info) }
+        return PathStatus(owner: info.st_uid, mode: info.st_mode)
+    }
+}

@@ -41,6 +41,14 @@ public struct StreamSocket: ~Copyable {
         return StreamSocket(descriptor: descriptor)
     }
 
+    /// The user id of the process that created the socket at the other end (a unix socket's
+    /// SO_PEERCRED, recorded by the kernel at connect/listen: the peer cannot forge it).
+    public func peerUserID() throws(Errno) -> uid_t {
+        var uid: uid_t = 0
+        _ = try retryingInterrupts { clinux_peer_uid(descriptor.rawValue, &uid) }
+        return uid
+    }
+
     /// Reads until `terminator` (included) or EOF, up to `limit` bytes, waiting at most
     /// `milliseconds` in total. Throws `.timedOut` on timeout.
     public func readUntil(_ terminator: UInt8, limit: Int, milliseconds: Int32) throws(Errno) -> [UInt8] {

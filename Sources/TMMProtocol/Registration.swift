@@ -93,6 +93,9 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
     /// The return URL holds spaces, control characters or non-ASCII bytes (it would be handed to
     /// `xdg-open` as is).
     case returnURLInvalidCharacters(String)
+    /// The return URL's scheme names a file, a script, a network share or another system
+    /// handler rather than an app (the reply is handed to `xdg-open`, which would act on it).
+    case returnURLSchemeRefused(scheme: String, url: String)
 
     public var description: String {
         switch self {
@@ -111,6 +114,8 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
         case .missingReturnURL: "no return URL (returl or returnurl on iOS, callback on Windows)"
         case .returnURLWithoutScheme(let url): "return URL \"\(url)\" has no scheme (expected e.g. myapp://response)"
         case .returnURLInvalidCharacters(let url): "return URL \"\(url)\" contains spaces, control or non-ASCII characters"
+        case .returnURLSchemeRefused(let scheme, let url):
+            "return URL \"\(url)\" is refused: \"\(scheme):\" is not an app's scheme (expected the app's own scheme, e.g. myapp://response, or http(s) for a web app)"
         }
     }
 }
@@ -276,8 +281,26 @@ public enum RegistrationURL {
         guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")), isScheme(url[..<colon]) else {
             throw .returnURLWithoutScheme(url)
         }
+        let scheme = asciiLowercased(url[..<colon])
+        guard !refusedReturnSchemes.contains(scheme) else { throw .returnURLSchemeRefused(scheme: scheme, url: url) }
         return url
     }
+
+    /// Schemes a return URL may not have. The reply goes to `xdg-open`, so a return URL is only
+    /// ever an app's own custom scheme (or `http`/`https`, where a web app registers): never a
+    /// local file or share (`xdg-open` would open or run it), a script or inline document a
+    /// browser would evaluate, another system handler, or one of this bridge's own request
+    /// schemes (a reply would loop back as a new request). Compared lower-cased.
+    static let refusedReturnSchemes: Set<String> = [
+        // Local files and network shares.
+        "file", "smb", "cifs", "nfs", "afp", "ftp", "ftps", "sftp", "webdav", "davs", "dav",
+        // Script and inline content.
+        "javascript", "vbscript", "data", "blob", "about", "view-source", "jar", "filesystem",
+        // Other system handlers that act on the URL rather than return it to an app.
+        "ssh", "telnet", "ldap", "ldaps", "mailto", "tel", "sms", "ms-settings", "search-ms", "ms-msdt",
+        // The requests this bridge answers.
+        iOSRegisterScheme, iOSSocketServerPortScheme, windowsScheme,
+    ]
 
     // MARK: Replies
 

@@ -6,6 +6,7 @@
 import Bridge
 import Glibc
 import Posix
+import TMMProtocol
 
 struct OpenCommand: Equatable {
     var url: String
@@ -50,6 +51,15 @@ struct OpenCommand: Equatable {
         signal(SIGPIPE, SIG_IGN)
         let socket = controlSocket
             ?? BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory ?? defaultRuntimeDirectory())
+        // Checked here too, before the daemon is asked: a return URL this command would never open
+        // (file:, javascript:, ...) is refused with the parser's own message.
+        let request: RegistrationRequest
+        do {
+            request = try RegistrationURL.parse(url)
+        } catch {
+            log("cannot open \(url): \(error)")
+            return ExitCode.failure
+        }
         let reply: ControlProtocol.Reply
         do {
             reply = try ControlProtocol.open(url, socketPath: socket)
@@ -64,6 +74,11 @@ struct OpenCommand: Equatable {
         case .ok(let result, let replyURL):
             if result != "OK" && result != "-" {
                 log("registration refused: \(result) (the reply tells the application so)")
+            }
+            // Only ever the app's own return URL: whatever the daemon says, nothing else is opened.
+            guard replyURL.hasPrefix(request.returnURL + "?") || replyURL.hasPrefix(request.returnURL + "&") else {
+                log("the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))")
+                return ExitCode.failure
             }
             if printOnly {
                 Output.standard(replyURL + "\n")

@@ -289,10 +289,39 @@ extension ServerRobustnessTests {
     /// a few idle control clients): a control or TCP client is taken off the queue and closed at
     /// once, the loop does not spin, and once descriptors free up registration works again.
     /// Before, the control listener spun on EMFILE (~13,000 wake-ups a second) and the client hung.
-    @Test(.disabled("flaky: 1 of 3 clean-clone runs saw the TCP client accepted at a full table (a descriptor freed between the control refusal and the TCP connect, likely the control-client cap closing the oldest); to be fixed under issue 9"))
-    func everyListenerSurvivesARealFullTable() throws {
-        let daemon = try Daemon(nofile: 256)
+    ///
+    /// The daemon reads a "gpsd" (a listener here) that accepts and stays silent, so it holds one
+    /// steady connection: pointed at a closed port it would open a socket for each reconnect attempt, and an attempt
+    /// caught in the count below once left a descriptor free at the "full" table.
+    @Test func everyListenerSurvivesARealFullTable() throws {
+        let gpsd = try TCPListener.bind(address: "127.0.0.1", port: 0)
+        let daemon = try Daemon(nofile: 256, gpsdPort: gpsd.localPort)
         defer { daemon.stop() }
+        // Its ?WATCH read: the daemon has checked this gpsd (a /proc read) and now only waits on
+        // the connection, with no descriptor coming or going. Every connection is held (a start-up
+        // probe may come first) and closed at the end.
+        var gpsdConnections: [CInt] = []
+        defer { for fd in gpsdConnections { close(fd) } }
+        var watched = false
+        let connectDeadline = monotonicNanoseconds() + 20_000_000_000
+        while !watched {
+            guard monotonicNanoseconds() < connectDeadline else {
+                Issue.record("the daemon never sent ?WATCH to the silent gpsd: \(daemon.log())")
+                return
+            }
+            let fd = accept(gpsd.descriptor.rawValue, nil, nil)
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+                gpsdConnections.append(fd)
+            }
+            for fd in gpsdConnections {
+                var chunk = [UInt8](repeating: 0, count: 512)
+                let count = read(fd, &chunk, chunk.count)
+                if count > 0, String(decoding: chunk[..<count], as: UTF8.self).contains("?WATCH") { watched = true }
+            }
+            sleep(nanoseconds: 5_000_000)  // polling a condition, bounded by the deadline
+        }
         let pid = daemon.process.processIdentifier
         func descriptors() -> [Int] {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap { Int($0) }
@@ -343,7 +372,7 @@ final class Daemon {
     let base: String
     private let logPath: String
 
-    init(nofile: Int) throws {
+    init(nofile: Int, gpsdPort: UInt16 = 1) throws {
         let binary = try daemonBinary()
         base = NSTemporaryDirectory() + "tmm-bridge-nofile-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -358,7 +387,7 @@ final class Daemon {
                              "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
                              "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
                              "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
-                             "--gpsd", "127.0.0.1:1"]
+                             "--gpsd", "127.0.0.1:\(gpsdPort)"]
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()

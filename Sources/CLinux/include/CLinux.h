@@ -30,6 +30,9 @@ int clinux_ptsname_r(int fd, char *buf, size_t len);
 int clinux_errno(void);
 /// Fills a sockaddr_un for `path`; returns the length to pass to bind/connect, or -1 if too long.
 socklen_t clinux_sockaddr_un(struct sockaddr_un *addr, const char *path);
+/// The user id of the process at the other end of a connected unix socket (SO_PEERCRED; struct
+/// ucred needs _GNU_SOURCE, which Swift's Glibc module does not define). 0 or -1 with errno.
+int clinux_peer_uid(int fd, uid_t *uid);
 /// sigset helpers (sigaddset and friends are macros in some libcs).
 void clinux_sigset_empty(sigset_t *set);
 void clinux_sigset_add(sigset_t *set, int signal);
