@@ -255,6 +255,31 @@ struct ServerOriginTests {
     }
 }
 
+extension ServerOriginTests {
+    @Test(.enabled(if: hasPythonWebsockets && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
+                   "needs python3-websockets, curl and prlimit"))
+    func theDaemonTakesTheListFromItsCommandLine() throws {
+        // The real binary: option parsing, configuration and server wired together.
+        let daemon = try Daemon(nofile: 1024, extraArguments: ["--allowed-origins", "HTTPS://App.Example:443, null"])
+        defer { daemon.stop() }
+        #expect(daemon.log().contains("allowed-origins: https://app.example null"), "\(daemon.log())")
+        let run = try runTool("/usr/bin/python3", ["-c", pythonHandshakes,
+                                                   "ws://127.0.0.1:\(daemon.ports.location)/", evil,
+                                                   "ws://127.0.0.1:\(daemon.ports.location)/", app,
+                                                   "ws://127.0.0.1:\(daemon.ports.location)/", "null"])
+        #expect(run.output.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+            == ["403", "101", "101"], "\(run.output)")
+        let url = "http://127.0.0.1:\(daemon.ports.api)/api/v1/test/ping"
+        for (origin, status) in [(evil, "403"), (app, "401")] {
+            let curl = try runTool("/usr/bin/curl", ["-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                                                     "-H", "Origin: \(origin)", url])
+            #expect(curl.output == status, "\(origin): \(curl.output)")
+        }
+        #expect(daemon.log().contains("refused Origin 'https://evil.example' on locationPort"), "\(daemon.log())")
+    }
+}
+
 /// For each (url, origin) pair of its arguments, prints `url origin status`: 101 when the
 /// upgrade succeeded, else the refusal's HTTP status. `-` sends no Origin. websockets 10 (Debian
 /// 12) has the asyncio client only; it raises InvalidStatusCode for a refused handshake.
