@@ -32,7 +32,7 @@ public struct HTTPOrigin: Sendable, Hashable, CustomStringConvertible {
     /// Parses `bytes[range]` (an `Origin` field value, or a configured entry).
     public init(_ bytes: Span<UInt8>, _ range: Range<Int>) throws(HTTPOriginError) {
         // `null` is a keyword, not a scheme: browsers send it lower-case, and nothing else means it.
-        if Self.equals(bytes, range, "null") {
+        if ASCII.equals(bytes, range, "null") {
             self = .null
             return
         }
@@ -117,11 +117,6 @@ public struct HTTPOrigin: Sendable, Hashable, CustomStringConvertible {
         case "https", "wss": 443
         default: nil
         }
-    }
-
-    private static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ text: String) -> Bool {
-        guard range.count == text.utf8.count else { return false }
-        return zip(range, text.utf8).allSatisfy { bytes[$0] == $1 }
     }
 }
 
