@@ -20,6 +20,8 @@
 //    a full parse at the end must then find it).
 // 4. `HTTPChunkedDecoder` directly on the input, whole and in two chunks: same body and outcome.
 // 5. `HTTPQuery` and `HTTPPath` on the raw input.
+// 6. `HTTPOrigin` on the raw input: a parsed origin's normal form parses to itself, and a
+//    complete head's `Origin` decision agrees with a parse of its first `Origin` value.
 //
 // Any Swift runtime trap (overflow, bounds, force unwrap), AddressSanitizer report or failed
 // `check` is a crash for libFuzzer, which then writes the reproducer to `Fuzz/build/http-crash-<sha1>`.
@@ -50,6 +52,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let path = HTTPPath(normalizing: span)
     check(path.matches(span), "a path does not match its own normalisation")
     check(!path.normalized.isEmpty, "empty normalised path")
+
+    // 6. Origins on arbitrary bytes.
+    if let origin = try? HTTPOrigin(span, 0..<span.count) {
+        check((try? HTTPOrigin(origin.serialization)) == origin, "origin \(origin) does not parse to its normal form")
+        check(HTTPOriginPolicy.only([origin]).allows(origin), "a policy listing \(origin) refuses it")
+    }
     return 0
 }
 
@@ -172,6 +180,15 @@ func checkHead(_ head: HTTPRequestHead, in bytes: Span<UInt8>) {
     let normalized = head.normalizedPath(in: bytes)
     check(!normalized.isEmpty, "empty normalised path")
     check(head.pathMatches(HTTPPath(normalizing: path), in: bytes), "path does not match itself")
+    check(HTTPOriginPolicy.any.decide(head, in: bytes) == .any, "the any policy read the Origin field")
+    let listed = HTTPOriginPolicy.only([.null])
+    switch listed.decide(head, in: bytes) {
+    case .any: violation("a list decided any")
+    case .absent: check(head.index(of: "Origin", in: bytes) == nil, "absent with an Origin field")
+    case .allowed(let sent):
+        check(head.count(of: "Origin", in: bytes) == 1 && sent == "null", "allowed \(sent)")
+    case .refused: check(head.index(of: "Origin", in: bytes) != nil, "refused without an Origin field")
+    }
 
     check(head.fieldCount >= 0 && head.fieldCount <= HTTPLimits.maxFieldCount, "field count \(head.fieldCount)")
     var hosts = 0

@@ -1,4 +1,5 @@
 import GPSD
+import HTTP1
 import TMMProtocol
 import WebSocket
 
@@ -41,6 +42,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var replay: ReplaySource?
     /// Time-outs, sizes and rates of the servers.
     public var limits = ServerLimits()
+    /// Web origins whose pages may use the servers (`allowed-origins`): any, as TMM does (the
+    /// default: Trimble's web sample is served from anywhere), or a list (docs/security.md).
+    public var allowedOrigins = HTTPOriginPolicy.any
+    /// `allowed-origins = *` was given, so an origin given as well is a contradiction, whichever
+    /// line comes first (not just a default being replaced).
+    var allowsAnyOriginExplicitly = false
 
     public init() {}
 
@@ -161,6 +168,9 @@ extension BridgeConfiguration {
             }
             c.allowedApplicationIDs.append(id)
         },
+        option("allowed-origins", "ORIGINS",
+               "* (default: any web page) or the origins whose pages may connect, e.g. https://app.example (comma- or space-separated, repeatable)",
+               repeatable: true) { c, v throws(ConfigurationError) in try c.addAllowedOrigins(v) },
         option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.stateDirectory = try path(v, "state-dir")
         },
@@ -256,6 +266,9 @@ extension BridgeConfiguration {
         case "listen": listenAddresses = nil
         case "device": devices = []
         case "allow-app-id": allowedApplicationIDs = []
+        case "allowed-origins":
+            allowedOrigins = .any
+            allowsAnyOriginExplicitly = false
         default: break
         }
     }
@@ -286,6 +299,33 @@ extension BridgeConfiguration {
     }
 
     // MARK: Value parsers
+
+    /// One `allowed-origins` value: `*`, or origins separated by commas and/or white space (so
+    /// a list fits one line of the file, or one quoted argument); repeated lines add to the list.
+    mutating func addAllowedOrigins(_ text: String) throws(ConfigurationError) {
+        let entries = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
+        guard !entries.isEmpty else {
+            throw ConfigurationError(message: "allowed-origins needs * or at least one origin (e.g. https://app.example)")
+        }
+        var origins: Set<HTTPOrigin> = []
+        if case .only(let listed) = allowedOrigins { origins = listed }
+        for entry in entries {
+            if entry == "*" {
+                allowsAnyOriginExplicitly = true
+                continue
+            }
+            do {
+                origins.insert(try HTTPOrigin(String(entry)))
+            } catch {
+                throw ConfigurationError(message: "allowed-origins: '\(entry)' is not an origin: \(error)")
+            }
+        }
+        if allowsAnyOriginExplicitly && !origins.isEmpty {
+            throw ConfigurationError(
+                message: "allowed-origins: * (any origin) cannot be combined with a list of origins; give one or the other")
+        }
+        allowedOrigins = origins.isEmpty ? .any : .only(origins)
+    }
 
     private static func option(
         _ name: String, _ valueName: String?, _ help: String, repeatable: Bool = false,

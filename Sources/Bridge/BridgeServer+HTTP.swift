@@ -57,11 +57,17 @@ extension BridgeServer {
     /// may still send cannot be told from a next request.
     private func answerContinue(_ connection: Connection) {
         connection.pendingContinue = false
-        if connection.server == .api, let head = connection.reader.pendingHead {
+        if let head = connection.reader.pendingHead {
             // The pending head's indices start at its own first byte, where the batch ended.
             let pending = Array(connection.input[connection.pendingBatchEnd...])
             let span = pending.span
-            if RESTRouter.needsAuthentication(head, in: span) {
+            // A refused origin first, on every port: no body is asked for, no code checked.
+            connection.origin = configuration.allowedOrigins.decide(head, in: span)
+            if case .refused(let sent) = connection.origin {
+                refuseOrigin(sent, on: connection, version: head.version)
+                return
+            }
+            if connection.server == .api, RESTRouter.needsAuthentication(head, in: span) {
                 let header = head.string(of: "Authorization", in: span)
                 if !authenticate(header, on: connection) {
                     respondError(connection, .unauthorized, message: unauthorizedMessage(header), keepAlive: false,
@@ -85,12 +91,14 @@ extension BridgeServer {
             statistics.requests += 1
             let upgraded = answer(request, on: connection)
             guard connections[connection.fd] === connection else { return }
-            if upgraded { return }
+            // Ending (a refused origin on a kept-alive connection): nothing behind it is answered.
+            if upgraded || connection.closeAfterFlush { return }
             if connection.deferred != nil { return }
         }
         if let error = connection.pendingBatchError {
+            connection.origin = originUnknown
             var writer = HTTPResponseWriter(capacity: 256)
-            writer.writeError(error, date: httpDate(), cors: .allowAnyOrigin)
+            writer.writeError(error, date: httpDate(), cors: connection.origin.corsHeaders)
             send(writer.bytes, to: connection)
             closeAfterFlush(connection)
             return
@@ -121,6 +129,13 @@ extension BridgeServer {
     /// Answers one request. Returns true when the connection became a WebSocket.
     private func answer(_ request: HTTPRequest, on connection: Connection) -> Bool {
         connection.requestStartedAt = nil
+        // Before routing, authentication, the V2 lock and the handshake: a page from an origin
+        // the operator did not list learns nothing but the 403.
+        connection.origin = configuration.allowedOrigins.decide(request.head, in: connection.input.span)
+        if case .refused(let sent) = connection.origin {
+            refuseOrigin(sent, on: connection, version: request.head.version)
+            return false
+        }
         switch connection.server {
         case .location, .locationV2:
             return upgrade(request, on: connection)
@@ -162,7 +177,7 @@ extension BridgeServer {
         let now = monotonicNanoseconds()
         var writer = HTTPResponseWriter(capacity: 512)
         writer.writeError(.unauthorized, message: unauthorizedMessage(header), date: httpDate(), keepAlive: head.keepAlive,
-                          requestVersion: head.version, isHeadRequest: isHead, cors: .allowAnyOrigin,
+                          requestVersion: head.version, isHeadRequest: isHead, cors: connection.origin.corsHeaders,
                           extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
         let wait = connection.authenticationBudget.spend(now: now)
         if wait == 0 {
@@ -203,7 +218,8 @@ extension BridgeServer {
         case .preflight(let allow):
             var writer = HTTPResponseWriter(capacity: 512)
             writer.writeResponse(.noContent, date: httpDate(), body: [UInt8]().span, keepAlive: keepAlive,
-                                 requestVersion: version, cors: .preflight(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge),
+                                 requestVersion: version,
+                                 cors: connection.origin.preflightHeaders(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge),
                                  extraHeaders: [("Allow", allow)])
             send(writer.bytes, to: connection)
             return
@@ -261,7 +277,7 @@ extension BridgeServer {
                  isHead: Bool = false) {
         var writer = HTTPResponseWriter(capacity: json.count + 256)
         writer.writeResponse(status, date: httpDate(), contentType: "application/json", body: json.span,
-                             keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead, cors: .allowAnyOrigin,
+                             keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead, cors: connection.origin.corsHeaders,
                              extraHeaders: [("Cache-Control", "no-store")])
         send(writer.bytes, to: connection)
         if !keepAlive { closeAfterFlush(connection) }
@@ -275,9 +291,29 @@ extension BridgeServer {
         if let allow { headers.append(("Allow", allow)) }
         headers.append(("Cache-Control", "no-store"))
         writer.writeError(status, message: message, date: httpDate(), keepAlive: keepAlive, requestVersion: version,
-                          isHeadRequest: isHead, cors: .allowAnyOrigin, extraHeaders: headers)
+                          isHeadRequest: isHead, cors: connection.origin.corsHeaders, extraHeaders: headers)
         send(writer.bytes, to: connection)
         if !keepAlive { closeAfterFlush(connection) }
+    }
+
+    // MARK: - Origins
+
+    /// The decision behind responses that answer no parsed request (a framing error, a 408):
+    /// there is no `Origin` to check or echo.
+    var originUnknown: HTTPOriginDecision { configuration.allowedOrigins == .any ? .any : .absent }
+
+    /// 403 to a request whose `Origin` is not in `allowed-origins`, on any port (REST, preflight,
+    /// WebSocket handshake), then closes: the page may not use the bridge at all, so nothing
+    /// pipelined behind it is answered either. Counted, and logged as `RefusedOriginLog` allows.
+    func refuseOrigin(_ sent: String, on connection: Connection, version: HTTPVersion) {
+        statistics.refusedOrigins += 1
+        let shown = RefusedOriginLog.printable(sent)
+        if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
+            log("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
+        }
+        respondError(connection, .forbidden,
+                     message: "this page's origin may not use the bridge: it is not in the bridge's allowed-origins setting",
+                     keepAlive: false, version: version)
     }
 
     // MARK: - WebSocket upgrade
@@ -357,6 +393,37 @@ extension BridgeServer {
     static let rootPath = HTTPPath("/")
     static let locationV2Path = HTTPPath("/locationV2")
     static let eventsPath = HTTPPath("/events")
+}
+
+/// Which refused origins are logged: each distinct one the first time it is refused in a window,
+/// up to `distinctPerWindow` of them, and every thousandth refusal with the count (as refused
+/// connections are). A client sending a new made-up origin each time thus adds at most
+/// `distinctPerWindow` lines a window, plus one per thousand refusals.
+struct RefusedOriginLog {
+    static let window: Int64 = 600_000_000_000
+    static let distinctPerWindow = 16
+    /// The longest origin text logged (a field value may be kilobytes).
+    static let maxLoggedLength = 100
+    private var windowStart: Int64?
+    private var logged: Set<String> = []
+
+    /// Whether the `count`-th refusal so far, of `origin` (as `printable` shows it), is logged.
+    mutating func shouldLog(_ origin: String, count: Int, now: Int64) -> Bool {
+        if windowStart.map({ now - $0 >= Self.window }) ?? true {
+            windowStart = now
+            logged.removeAll(keepingCapacity: true)
+        }
+        let isNew = logged.count < Self.distinctPerWindow && logged.insert(origin).inserted
+        return isNew || count == 1 || count % 1000 == 0
+    }
+
+    /// `sent` as a log line may carry it: printable ASCII (anything else becomes `?`, so a field
+    /// cannot forge log output), cut after `maxLoggedLength` bytes.
+    static func printable(_ sent: String) -> String {
+        var bytes: [UInt8] = []
+        for byte in sent.utf8.prefix(maxLoggedLength) { bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?")) }
+        return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
+    }
 }
 
 extension Span where Element == UInt8 {

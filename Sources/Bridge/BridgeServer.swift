@@ -133,6 +133,8 @@ public final class BridgeServer {
     /// Shared by every WebSocket read (each message is copied out by the state machine).
     var readScratch = [UInt8](repeating: 0, count: 65_536)
     public internal(set) var statistics = Statistics()
+    /// Keeps refused origins from flooding the log.
+    var refusedOriginLog = RefusedOriginLog()
 
     /// Counters for logs and tests.
     public struct Statistics: Sendable, Equatable {
@@ -148,6 +150,8 @@ public final class BridgeServer {
         public var positionsDropped = 0
         public var slowClientsClosed = 0
         public var unexpectedMessages = 0
+        /// Requests (REST, preflights, WebSocket handshakes) refused with 403 for their `Origin`.
+        public var refusedOrigins = 0
     }
 
     /// Binds every listener (fallback ports included), loads the registry and opens the control
@@ -266,6 +270,9 @@ public final class BridgeServer {
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
         log("ports: \(described)")
+        if case .only(let origins) = configuration.allowedOrigins {
+            log("allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)")
+        }
         log("registration: \(configuration.registration.rawValue)"
             + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
             + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
@@ -638,6 +645,7 @@ public final class BridgeServer {
             }
             if let started = connection.requestStartedAt {
                 if now - started >= limits.httpRequestTimeout && connection.deferred == nil {
+                    connection.origin = originUnknown
                     respondError(connection, .requestTimeout, message: "the request did not arrive in time",
                                  keepAlive: false, version: .http1_1)
                     closeAfterFlush(connection, now: now)

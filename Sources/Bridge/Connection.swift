@@ -77,6 +77,10 @@ final class Connection {
     /// A request that expects `100 Continue` waits behind the batch (see answerContinue).
     var pendingContinue = false
     var authenticationBudget = AuthenticationBudget()
+    /// What the `Origin` of the request being answered allows (`allowed-origins`): the CORS
+    /// headers of its response. Set before each request is answered; a deferred reply keeps it,
+    /// since nothing else is answered meanwhile.
+    var origin = HTTPOriginDecision.any
 
     var output = OutboundQueue()
     /// The selector currently also waits for writability.

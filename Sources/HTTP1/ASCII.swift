@@ -103,6 +103,17 @@ enum ASCII {
         return i == range.upperBound
     }
 
+    /// Whether `bytes[range]` is exactly `text`, case included (methods, RFC 9110 §9.1, and the
+    /// `null` origin).
+    static func equals(_ bytes: Span<UInt8>, _ range: Range<Int>, _ text: String) -> Bool {
+        var i = range.lowerBound
+        for c in text.utf8 {
+            guard i < range.upperBound, bytes[i] == c else { return false }
+            i += 1
+        }
+        return i == range.upperBound
+    }
+
     /// Whether two strings are equal ignoring ASCII case (for field names our own code writes).
     static func equalsCaseInsensitive(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lowercased($0) == lowercased($1) }

@@ -16,6 +16,15 @@ public enum HTTPCORSHeaders: Sendable, Hashable {
     /// `Max-Age`, and `Allow-Private-Network: true` (Chrome's Private Network Access preflight
     /// asks for it when a public page calls localhost; harmless otherwise).
     case preflight(maxAgeSeconds: Int)
+    /// An actual response to a listed origin (`allowed-origins`): `Access-Control-Allow-Origin:
+    /// <origin>` and `Vary: Origin` (a cache must not give this answer to another origin).
+    case allowOrigin(String)
+    /// A preflight from a listed origin: `.preflight`'s fields with the origin instead of `*`,
+    /// and `Vary: Origin`.
+    case preflightForOrigin(String, maxAgeSeconds: Int)
+    /// `Vary: Origin` alone: a list is configured, so the response depends on `Origin`, but
+    /// grants nothing (no `Origin` sent, or a refused one).
+    case varyOrigin
 
     /// Methods the REST API serves.
     public static let allowedMethods = "GET, PUT, OPTIONS"
@@ -125,11 +134,15 @@ public struct HTTPResponseWriter: Sendable {
         case .allowAnyOrigin:
             writeHeader("Access-Control-Allow-Origin", "*")
         case .preflight(let maxAge):
-            writeHeader("Access-Control-Allow-Origin", "*")
-            writeHeader("Access-Control-Allow-Methods", HTTPCORSHeaders.allowedMethods)
-            writeHeader("Access-Control-Allow-Headers", HTTPCORSHeaders.allowedHeaders)
-            writeHeader("Access-Control-Max-Age", maxAge)
-            writeHeader("Access-Control-Allow-Private-Network", "true")
+            writePreflightHeaders(allowOrigin: "*", maxAge: maxAge)
+        case .allowOrigin(let origin):
+            writeHeader("Access-Control-Allow-Origin", origin)
+            writeHeader("Vary", "Origin")
+        case .preflightForOrigin(let origin, let maxAge):
+            writePreflightHeaders(allowOrigin: origin, maxAge: maxAge)
+            writeHeader("Vary", "Origin")
+        case .varyOrigin:
+            writeHeader("Vary", "Origin")
         }
         for (name, value) in extraHeaders { writeHeader(name, value) }
         let hasContent = status.allowsContent
@@ -147,6 +160,14 @@ public struct HTTPResponseWriter: Sendable {
         if !connection.isEmpty { writeHeader("Connection", connection.joined(separator: ", ")) }
         endHead()
         if hasContent && !isHeadRequest { writeBody(body) }
+    }
+
+    private mutating func writePreflightHeaders(allowOrigin: String, maxAge: Int) {
+        writeHeader("Access-Control-Allow-Origin", allowOrigin)
+        writeHeader("Access-Control-Allow-Methods", HTTPCORSHeaders.allowedMethods)
+        writeHeader("Access-Control-Allow-Headers", HTTPCORSHeaders.allowedHeaders)
+        writeHeader("Access-Control-Max-Age", maxAge)
+        writeHeader("Access-Control-Allow-Private-Network", "true")
     }
 
     /// A JSON error response in the shape TMM clients read (TMM-API.md §4.4): old clients look for

@@ -8,14 +8,7 @@ public enum HTTPMethod: Sendable, Hashable, CaseIterable {
 
     /// The method spelled by `bytes[range]` (already known to be a token).
     init(_ bytes: Span<UInt8>, _ range: Range<Int>) {
-        func equals(_ name: String) -> Bool {
-            var i = range.lowerBound
-            for c in name.utf8 {
-                guard i < range.upperBound, bytes[i] == c else { return false }
-                i += 1
-            }
-            return i == range.upperBound
-        }
+        func equals(_ name: String) -> Bool { ASCII.equals(bytes, range, name) }
         switch range.count {
         case 3: self = equals("GET") ? .get : equals("PUT") ? .put : .other
         case 4: self = equals("HEAD") ? .head : equals("POST") ? .post : .other

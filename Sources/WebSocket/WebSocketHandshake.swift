@@ -10,9 +10,12 @@
 //   5. exactly one `Sec-WebSocket-Version`, equal to 13  else 426, `Sec-WebSocket-Version: 13`
 //                                                        (400 if the field appears twice)
 //   6. exactly one `Sec-WebSocket-Key`, Base64 of 16 bytes  else 400
-// Not checked here: `Host` (the HTTP layer's 400), `Origin` (any origin is served: TMM's web
-// clients come from anywhere), the request target (routing is the owner's). Subprotocols and
-// extensions offered by the client are ignored: none is selected, so none may be used (§4.2.2).
+// Not checked here: `Host` (the HTTP layer's 400); `Origin`, which the owner checks against its
+// `allowed-origins` setting before it gets here (§4.2.2 leaves the origin policy to the server,
+// and the policy is configuration: HTTP1's HTTPOriginPolicy, the same for REST and WebSocket, so
+// this target stays free of it; by default every origin is served, as TMM's web clients come
+// from anywhere); the request target (routing is the owner's). Subprotocols and extensions
+// offered by the client are ignored: none is selected, so none may be used (§4.2.2).
 
 /// A request head that asks for a WebSocket upgrade, as the HTTP layer parsed it.
 public struct WebSocketUpgradeRequest: Sendable {

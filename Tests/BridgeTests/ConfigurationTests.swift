@@ -1,4 +1,5 @@
 // The option table (command line and file share it) and the configuration file format.
+import HTTP1
 import TMMProtocol
 import Testing
 import WebSocket
@@ -17,6 +18,7 @@ struct ConfigurationTests {
         #expect(c.registrationPolicy == .allowlist([]))
         #expect(c.discovery)
         #expect(c.limits.locationV1Interval == 1_000_000_000)
+        #expect(c.allowedOrigins == .any, "TMM answers every origin; so does the bridge unless told otherwise")
         #expect(throws: Never.self) { try c.validate() }
     }
 
@@ -29,7 +31,8 @@ struct ConfigurationTests {
         ("demo", "yes"), ("http-idle-timeout", "0.5"), ("http-request-timeout", "10"), ("max-connections", "1"),
         ("ws-ping-interval", "20"), ("ws-pong-timeout", "0.000000001"), ("ws-max-message", "64K"),
         ("ws-queue-soft-limit", "1"), ("ws-queue-hard-limit", "1M"), ("ws-slow-client-grace", "86400"),
-        ("send-buffer", "4096"), ("receiver-connect-timeout", "3"),
+        ("send-buffer", "4096"), ("receiver-connect-timeout", "3"), ("allowed-origins", "*"),
+        ("allowed-origins", "https://app.example"), ("allowed-origins", "null"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()
@@ -64,6 +67,20 @@ struct ConfigurationTests {
         ("ws-max-message", "K", "size"),
         ("ws-max-message", "1.5K", "size"),
         ("state-dir", "", "needs a path"),
+        ("allowed-origins", "", "needs * or at least one origin"),
+        ("allowed-origins", " , ", "needs * or at least one origin"),
+        ("allowed-origins", "app.example", "allowed-origins: 'app.example' is not an origin: an origin is scheme://host[:port]"),
+        ("allowed-origins", "https://app.example/", "'https://app.example/' is not an origin: an origin has no path"),
+        ("allowed-origins", "https://a.example,https://b.example/x", "'https://b.example/x' is not an origin"),
+        ("allowed-origins", "https://a.example:0", "the port must be a number 1-65535"),
+        ("allowed-origins", "https://a.example:99999", "the port must be a number 1-65535"),
+        ("allowed-origins", "https://user@a.example", "no user name or password"),
+        ("allowed-origins", "file:///home/me/app.html", "file:// pages send Origin: null"),
+        ("allowed-origins", "https://bücher.example", "xn-- form"),
+        ("allowed-origins", "NULL", "is not an origin"),
+        ("allowed-origins", "**", "is not an origin"),
+        ("allowed-origins", "* https://app.example", "* (any origin) cannot be combined with a list of origins"),
+        ("allowed-origins", "https://app.example, *", "cannot be combined"),
         ("nonsense", "1", "unknown option 'nonsense'"),
     ])
     func everyOptionRefusesABadValueSayingWhatItWants(_ name: String, _ value: String, _ expected: String) {
@@ -110,7 +127,31 @@ struct ConfigurationTests {
         c.clear("listen")
         c.clear("device")
         #expect(c.listenAddresses == nil && c.devices.isEmpty)
-        #expect(BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted() == ["allow-app-id", "device", "listen"])
+        #expect(BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
+            == ["allow-app-id", "allowed-origins", "device", "listen"])
+    }
+
+    @Test func allowedOriginsAreAListInAnySpellingNormalised() throws {
+        var c = BridgeConfiguration()
+        try c.apply("allowed-origins", "HTTPS://App.Example:443, http://localhost:8080\thttp://[::1]:8080,,  null")
+        try c.apply("allowed-origins", "https://app.example chrome-extension://abcdef")
+        let expected = try ["https://app.example", "http://localhost:8080", "http://[::1]:8080", "null",
+                            "chrome-extension://abcdef"].map { try HTTPOrigin($0) }
+        #expect(c.allowedOrigins == .only(Set(expected)))
+        #expect(c.allowedOrigins.allows(try HTTPOrigin("https://app.example")))
+        #expect(!c.allowedOrigins.allows(try HTTPOrigin("http://app.example")))
+        c.clear("allowed-origins")
+        #expect(c.allowedOrigins == .any)
+        try c.apply("allowed-origins", "*")
+        #expect(c.allowedOrigins == .any)
+        // `*` and a list contradict each other on separate lines too, whichever comes first.
+        #expect(throws: ConfigurationError.self) { try c.apply("allowed-origins", "https://app.example") }
+        c = BridgeConfiguration()
+        try c.apply("allowed-origins", "https://app.example")
+        #expect(throws: ConfigurationError.self) { try c.apply("allowed-origins", "*") }
+        c.clear("allowed-origins")
+        try c.apply("allowed-origins", "*")
+        #expect(c.allowedOrigins == .any, "the command line's * replaces the file's list")
     }
 
     @Test func validationCatchesWhatSingleOptionsCannot() throws {
@@ -158,6 +199,16 @@ struct ConfigurationFileTests {
         #expect(c.registration == .open && c.basePorts.api == 9737)
     }
 
+    @Test func allowedOriginsInAFile() throws {
+        let text = """
+            allowed-origins = https://app.example, https://tools.example:8443   # the field apps
+            allowed-origins = "null"
+            """
+        var c = BridgeConfiguration()
+        try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "t.conf"), path: "t.conf", to: &c)
+        #expect(c.allowedOrigins == .only([try HTTPOrigin("https://app.example"), try HTTPOrigin("https://tools.example:8443"), .null]))
+    }
+
     @Test func theDocumentedExampleLoads() throws {
         // docs/configuration.md, "The file".
         let text = """
@@ -167,11 +218,13 @@ struct ConfigurationFileTests {
             allow-app-id = 87654321-4321-4321-4321-cba987654321
             device = "/dev/serial/by-id/usb-Trimble_R12i #2"   # quotes keep spaces and '#'
             api-port = 9637
+            allowed-origins = https://fieldapp.example, http://localhost:5173   # only these web pages
             """
         var c = BridgeConfiguration()
         try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "example"), path: "example", to: &c)
         #expect(c.devices == ["/dev/serial/by-id/usb-Trimble_R12i #2"])
         #expect(c.allowedApplicationIDs.count == 2)
+        #expect(c.allowedOrigins == .only([try HTTPOrigin("https://fieldapp.example"), try HTTPOrigin("http://localhost:5173")]))
         // A quoted value may hold what a combining mark would glue to a quote as a Character.
         let entries = try ConfigurationFile.parse("device = \"x\u{301}\"", path: "t")
         #expect(entries.map(\.value) == ["x\u{301}"])
@@ -188,6 +241,8 @@ struct ConfigurationFileTests {
         ("device = /dev/x\ry = z", "t.conf:1: control character U+000D in the line"),
         ("device = /dev/\u{0}x", "t.conf:1: control character U+0000 in the line"),
         ("a\u{301} = 1", "t.conf:1: 'a\u{301}' is not an option name"),
+        ("allowed-origins = https://a.example\nallowed-origins = https://b.example/",
+         "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: an origin has no path, query or fragment (drop everything from the '/' after the host)"),
         ("d\u{E9}vice = 1", "t.conf:1: 'd\u{E9}vice' is not an option name"),
     ])
     func malformedLinesNameTheFileAndLine(_ text: String, _ message: String) {

@@ -372,7 +372,7 @@ final class Daemon {
     let base: String
     private let logPath: String
 
-    init(nofile: Int, gpsdPort: UInt16 = 1) throws {
+    init(nofile: Int, gpsdPort: UInt16 = 1, extraArguments: [String] = []) throws {
         let binary = try daemonBinary()
         base = NSTemporaryDirectory() + "tmm-bridge-nofile-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -387,7 +387,7 @@ final class Daemon {
                              "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
                              "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
                              "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
-                             "--gpsd", "127.0.0.1:\(gpsdPort)"]
+                             "--gpsd", "127.0.0.1:\(gpsdPort)"] + extraArguments
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()

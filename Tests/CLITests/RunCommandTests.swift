@@ -21,6 +21,7 @@ struct RunCommandTests {
         (["run", "--api-port=70000"], "--api-port must be a port number"),
         (["run", "--registration", "maybe"], "--registration must be allowlist or open"),
         (["run", "--allow-app-id", "x"], "is not a GUID"),
+        (["run", "--allowed-origins", "https://app.example/"], "--allowed-origins: 'https://app.example/' is not an origin"),
         (["run", "stray"], "run: unexpected argument 'stray'"),
         (["run", "--no-discovery=yes"], "--no-discovery takes no value"),
         (["open"], "open needs a URL"),
@@ -39,6 +40,9 @@ struct RunCommandTests {
         ("# ok\nregistration open\n", ":2: expected 'name = value'"),
         ("frobnicate = 1\n", ":1: unknown option 'frobnicate'"),
         ("ws-queue-soft-limit = 1M\nws-queue-hard-limit = 1K\n", "must not be below ws-queue-soft-limit"),
+        ("allowed-origins = https://app.example\nallowed-origins = app.example:8080\n",
+         ":2: allowed-origins: 'app.example:8080' is not an origin: an origin is scheme://host[:port]"),
+        ("allowed-origins = *, https://app.example\n", ":1: allowed-origins: * (any origin) cannot be combined"),
     ])
     func badConfigurationFilesExit78NamingTheLine(_ contents: String, _ message: String) throws {
         let directory = temporaryDirectory()

@@ -36,6 +36,34 @@ struct ResponseWriterTests {
             + "\r\n")
     }
 
+    @Test func aListedOriginIsEchoedWithVary() {
+        var writer = HTTPResponseWriter()
+        writer.writeResponse(.ok, date: date, body: bytes("pong").span, keepAlive: true,
+                             cors: .allowOrigin("https://app.example"))
+        #expect(text(writer) == "HTTP/1.1 200 OK\r\n"
+            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+            + "Access-Control-Allow-Origin: https://app.example\r\n"
+            + "Vary: Origin\r\n"
+            + "Content-Length: 4\r\n"
+            + "\r\n"
+            + "pong")
+        writer.removeAll()
+        writer.writeResponse(.noContent, date: date, body: Span(), keepAlive: true,
+                             cors: .preflightForOrigin("http://localhost:8080", maxAgeSeconds: 600))
+        #expect(text(writer) == "HTTP/1.1 204 No Content\r\n"
+            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+            + "Access-Control-Allow-Origin: http://localhost:8080\r\n"
+            + "Access-Control-Allow-Methods: GET, PUT, OPTIONS\r\n"
+            + "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
+            + "Access-Control-Max-Age: 600\r\n"
+            + "Access-Control-Allow-Private-Network: true\r\n"
+            + "Vary: Origin\r\n"
+            + "\r\n")
+        writer.removeAll()
+        writer.writeResponse(.forbidden, date: nil, body: Span(), keepAlive: false, cors: .varyOrigin)
+        #expect(text(writer) == "HTTP/1.1 403 Forbidden\r\nVary: Origin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+
     @Test func closeAndHTTP10KeepAlive() {
         var writer = HTTPResponseWriter()
         writer.writeResponse(.ok, date: nil, body: bytes("pong").span, keepAlive: false)

@@ -301,11 +301,13 @@ struct ServerFrame: Equatable {
 final class WebSocketTestClient {
     let raw: RawClient
 
-    /// Connects and completes the handshake (throws with the response when refused).
-    init(port: UInt16, path: String = "/") throws {
+    /// Connects and completes the handshake (throws with the response when refused). `headers`
+    /// are more field lines (`Origin: https://app.example`).
+    init(port: UInt16, path: String = "/", headers: [String] = []) throws {
         raw = try RawClient(port: port)
         try raw.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "\r\n")
         let response = try raw.response()
         guard response.status == 101 else { throw Refused(response: response) }
         #expect(response.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
