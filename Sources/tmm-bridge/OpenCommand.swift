@@ -57,7 +57,7 @@ struct OpenCommand: Equatable {
         do {
             request = try RegistrationURL.parse(url)
         } catch {
-            log("cannot open \(url): \(error)")
+            log("cannot answer this URL: \(error)")
             return ExitCode.failure
         }
         let reply: ControlProtocol.Reply

@@ -8,6 +8,7 @@ import Glibc
 import Posix
 import Synchronization
 import TLS
+import TestSupport
 import TMMProtocol
 import Testing
 
@@ -373,7 +374,7 @@ final class Daemon {
     private let logPath: String
 
     init(nofile: Int, gpsdPort: UInt16 = 1, extraArguments: [String] = []) throws {
-        let binary = try daemonBinary()
+        let binary = try bridgeBinary().path
         base = NSTemporaryDirectory() + "tmm-bridge-nofile-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         ports = try freePorts()
@@ -420,16 +421,6 @@ final class HeldSocket {
         var chunk = [UInt8](repeating: 0, count: 16)
         return try chunk.withUnsafeMutableBytes { try socket.descriptor.read(into: $0) } == 0
     }
-}
-
-/// The daemon binary built next to this test bundle.
-private func daemonBinary() throws -> String {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for candidate in [directory, directory.deletingLastPathComponent()] {
-        let path = candidate.appendingPathComponent("tmm-bridge").path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    throw TestBridge.StartFailure(description: "no tmm-bridge binary in \(directory.path): build it with swift build")
 }
 
 /// User plus system CPU time of a process, in clock ticks (/proc/PID/stat fields 14 and 15).

@@ -12,21 +12,6 @@ struct Run {
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 }
 
-/// The `tmm-bridge` binary built next to this test bundle.
-func bridgeBinary() throws -> URL {
-    let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for candidate in [directory, directory.deletingLastPathComponent()] {
-        let url = candidate.appendingPathComponent("tmm-bridge")
-        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-    }
-    throw BinaryMissing(directory: directory.path)
-}
-
-struct BinaryMissing: Error, CustomStringConvertible {
-    var directory: String
-    var description: String { "no tmm-bridge binary in \(directory); build it with swift build" }
-}
-
 /// Runs the binary with `arguments`, feeding `stdin` if given.
 func runBridge(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Run {
     let process = Process()

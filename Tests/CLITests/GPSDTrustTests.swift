@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 private let fakeRelease = "6.6.6-fake"

@@ -105,7 +105,7 @@ struct RunCommandTests {
     }
 
     @Test func openWithoutADaemonSaysSoAndExits1() throws {
-        let run = try runBridge(["open", "tmmregister://?e30=", "--print", "--runtime-dir", "/nonexistent"])
+        let run = try runBridge(["open", "tmmsocketserverport://?eyJyZXR1cmwiOiJteWFwcDovL3AifQ==", "--print", "--runtime-dir", "/nonexistent"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("cannot reach the daemon at /nonexistent/control.sock: no tmm-bridge daemon is running there"),
                 "\(run.stderr)")
@@ -121,7 +121,7 @@ struct RunCommandTests {
         #expect(words.first == "/usr/bin/tmm-bridge")
         #expect(Array(words.dropFirst()) == ["open", "%u"])
         // The command line it makes is one `open` accepts (it fails only for want of a daemon).
-        let run = try runBridge(["open", "tmmregister://?e30=", "--runtime-dir", "/nonexistent"])
+        let run = try runBridge(["open", "tmmsocketserverport://?eyJyZXR1cmwiOiJteWFwcDovL3AifQ==", "--runtime-dir", "/nonexistent"])
         #expect(run.status == 1 && run.stderr.contains("no tmm-bridge daemon"), "\(run.stderr)")
         if let validator = findExecutable("desktop-file-validate") {
             let process = Process()

@@ -173,7 +173,8 @@ def run(context, checks):
     checks.equal(response.status, 401, "REST with that id's code: 401")
 
     # No daemon behind the runtime directory: exit 1 and say so.
-    result = tmmclient.tmm_open(dict(context, runtimeDir=context["stateDir"] + "/nowhere"), url)
+    port_request = "trimblemobilemanager://request/tmmSocketServerPort?callback=myapp%3A%2F%2Fports"
+    result = tmmclient.tmm_open(dict(context, runtimeDir=context["stateDir"] + "/nowhere"), port_request)
     checks.check(result.status == 1 and result.stdout == "" and "no tmm-bridge daemon is running" in result.stderr,
                  "open with no daemon running: exit 1, 'no tmm-bridge daemon is running there'", repr(result))
 
