@@ -107,6 +107,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var locationV1Interval: Int64 = 1_000_000_000
     /// A position older than this is not resent to V1 clients (input has stalled).
     public var locationV1MaximumAge: Int64 = 3_000_000_000
+    /// Shortest time between two LocationV2 epochs (`max-location-rate`, 100 Hz by default: twice
+    /// the 50 Hz the bridge must carry). Faster epochs coalesce to the latest (docs/server.md), so
+    /// a gpsd that floods cannot make every V2 client's stream, nor the encoder, run at its pace.
+    public var locationV2MinimumInterval: Int64 = 10_000_000
     /// How long `PUT /api/v1/receiver {"isConnected":true}` waits for the receiver before answering.
     public var receiverConnectTimeout: Int64 = 10_000_000_000
     /// Period of the housekeeping timer (WebSocket pings, HTTP time-outs, slow clients, watchdog).
@@ -230,6 +234,12 @@ extension BridgeConfiguration {
         },
         option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
             c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
+        },
+        option("max-location-rate", "HZ", "most LocationV2 epochs per second; faster ones coalesce to the latest (default 100)") {
+            c, v throws(ConfigurationError) in
+            // Whole hertz, 1 (V1's pace) to 1000: beyond that the cap would no longer bound what a
+            // client or the encoder can be made to do.
+            c.limits.locationV2MinimumInterval = 1_000_000_000 / Int64(try count(v, "max-location-rate", 1...1000))
         },
     ]
 
