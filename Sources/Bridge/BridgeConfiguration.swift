@@ -41,6 +41,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var replay: ReplaySource?
     /// Time-outs, sizes and rates of the servers.
     public var limits = ServerLimits()
+    /// Whom a daemon started as root runs as after start-up (nil: `tmm-bridge` if that user
+    /// exists, else `nobody`; `root` keeps root). See docs/security.md, "Privileges".
+    public var user: String?
+    /// The group it runs as (nil: `dialout`, so serial receivers stay readable, else the
+    /// user's primary group).
+    public var group: String?
 
     public init() {}
 
@@ -241,6 +247,12 @@ extension BridgeConfiguration {
             // client or the encoder can be made to do.
             c.limits.locationV2MinimumInterval = 1_000_000_000 / Int64(try count(v, "max-location-rate", 1...1000))
         },
+        option("user", "NAME", "started as root: the user to run as after start-up (default tmm-bridge, else nobody; root keeps root)") {
+            c, v throws(ConfigurationError) in c.user = try accountName(v, "user")
+        },
+        option("group", "NAME", "started as root: the group to run as after start-up (default dialout)") {
+            c, v throws(ConfigurationError) in c.group = try accountName(v, "group")
+        },
     ]
 
     /// The option called `name`, if any.
@@ -308,6 +320,19 @@ extension BridgeConfiguration {
         option(name, "PORT", "port of the \(server.registrationKey) server (default \(server.defaultPort))") {
             c, v throws(ConfigurationError) in c.basePorts[server] = try port(v, name)
         }
+    }
+
+    /// A user or group name as Debian's adduser allows them (whether it exists is checked at
+    /// start, where it matters).
+    static func accountName(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+        let allowed = text.utf8.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
+        guard !text.isEmpty, text.utf8.count <= 32, allowed, text.first != "-" else {
+            throw ConfigurationError(message: "\(name) must be a user or group name (letters, digits, '_', '-', '.'), not '\(text)'")
+        }
+        return text
     }
 
     static func port(_ text: String, _ name: String) throws(ConfigurationError) -> UInt16 {

@@ -38,6 +38,9 @@ public final class BridgeServer {
         public var handleSignals: Bool
         /// Send sd_notify READY/WATCHDOG/STOPPING (only does anything under systemd).
         public var notifySystemd: Bool
+        /// The user a root daemon drops to after start-up: directories it owns are accepted as
+        /// the daemon's (it owned them after the last run).
+        public var dropUser: uid_t?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -183,7 +186,7 @@ public final class BridgeServer {
         }
 
         do {
-            try makeDirectories(environment.stateDirectory, mode: 0o700)
+            try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
             registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
         } catch let error as ApplicationRegistry.Failure {
             throw failure("\(error)", configuration: true)
@@ -217,7 +220,7 @@ public final class BridgeServer {
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
         do {
-            try makeDirectories(environment.runtimeDirectory, mode: 0o755)
+            try makeDirectories(environment.runtimeDirectory, mode: 0o755, alsoOwnedBy: environment.dropUser)
             controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
         } catch let error as ListenerError where error.isAddressInUse {
             throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
