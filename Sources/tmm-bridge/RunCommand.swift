@@ -238,7 +238,7 @@ struct RunCommand: Equatable {
     /// keeps root's ownership: its mode decides who may register, and that is not the target
     /// user's to widen.
     static func drop(to credentials: Credentials, configuration: BridgeConfiguration,
-                     environment: BridgeServer.Environment) throws -> Void {
+                     environment: BridgeServer.Environment) throws {
         let runtime = environment.runtimeDirectory
         for path in [environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
                      runtime, runtime + "/gpsd.log", runtime + "/gpsd.pid", runtime + "/gpsd.sock"] {

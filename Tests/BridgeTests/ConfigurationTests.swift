@@ -30,6 +30,8 @@ struct ConfigurationTests {
         ("ws-ping-interval", "20"), ("ws-pong-timeout", "0.000000001"), ("ws-max-message", "64K"),
         ("ws-queue-soft-limit", "1"), ("ws-queue-hard-limit", "1M"), ("ws-slow-client-grace", "86400"),
         ("send-buffer", "4096"), ("receiver-connect-timeout", "3"),
+        ("max-location-rate", "1"), ("max-location-rate", "1000"),
+        ("user", "nobody"), ("user", "tmm-bridge"), ("user", "root"), ("group", "dialout"), ("group", "Debian-gdm"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()
@@ -64,6 +66,14 @@ struct ConfigurationTests {
         ("ws-max-message", "K", "size"),
         ("ws-max-message", "1.5K", "size"),
         ("state-dir", "", "needs a path"),
+        ("max-location-rate", "0", "whole number 1-1000"),
+        ("max-location-rate", "1001", "whole number 1-1000"),
+        ("max-location-rate", "50.5", "whole number 1-1000"),
+        ("user", "", "user must be a user or group name"),
+        ("user", "a b", "user must be a user or group name"),
+        ("user", "-nobody", "user must be a user or group name"),
+        ("user", "x:y", "user must be a user or group name"),
+        ("group", "../etc", "group must be a user or group name"),
         ("nonsense", "1", "unknown option 'nonsense'"),
     ])
     func everyOptionRefusesABadValueSayingWhatItWants(_ name: String, _ value: String, _ expected: String) {
