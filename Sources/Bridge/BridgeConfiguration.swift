@@ -48,6 +48,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// `allowed-origins = *` was given, so an origin given as well is a contradiction, whichever
     /// line comes first (not just a default being replaced).
     var allowsAnyOriginExplicitly = false
+    /// Whom a daemon started as root runs as after start-up (nil: `tmm-bridge` if that user
+    /// exists, else `nobody`; `root` keeps root). See docs/security.md, "Privileges".
+    public var user: String?
+    /// The group it runs as (nil: `dialout`, so serial receivers stay readable, else the
+    /// user's primary group).
+    public var group: String?
 
     public init() {}
 
@@ -114,6 +120,10 @@ public struct ServerLimits: Sendable, Equatable {
     public var locationV1Interval: Int64 = 1_000_000_000
     /// A position older than this is not resent to V1 clients (input has stalled).
     public var locationV1MaximumAge: Int64 = 3_000_000_000
+    /// Shortest time between two LocationV2 epochs (`max-location-rate`, 100 Hz by default: twice
+    /// the 50 Hz the bridge must carry). Faster epochs coalesce to the latest (docs/server.md), so
+    /// a gpsd that floods cannot make every V2 client's stream, nor the encoder, run at its pace.
+    public var locationV2MinimumInterval: Int64 = 10_000_000
     /// How long `PUT /api/v1/receiver {"isConnected":true}` waits for the receiver before answering.
     public var receiverConnectTimeout: Int64 = 10_000_000_000
     /// Period of the housekeeping timer (WebSocket pings, HTTP time-outs, slow clients, watchdog).
@@ -241,6 +251,18 @@ extension BridgeConfiguration {
         option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
             c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
         },
+        option("max-location-rate", "HZ", "most LocationV2 epochs per second; faster ones coalesce to the latest (default 100)") {
+            c, v throws(ConfigurationError) in
+            // Whole hertz, 1 (V1's pace) to 1000: beyond that the cap would no longer bound what a
+            // client or the encoder can be made to do.
+            c.limits.locationV2MinimumInterval = 1_000_000_000 / Int64(try count(v, "max-location-rate", 1...1000))
+        },
+        option("user", "NAME", "started as root: the user to run as after start-up (default tmm-bridge, else nobody; root keeps root)") {
+            c, v throws(ConfigurationError) in c.user = try accountName(v, "user")
+        },
+        option("group", "NAME", "started as root: the group to run as after start-up (default dialout)") {
+            c, v throws(ConfigurationError) in c.group = try accountName(v, "group")
+        },
     ]
 
     /// The option called `name`, if any.
@@ -338,6 +360,19 @@ extension BridgeConfiguration {
         option(name, "PORT", "port of the \(server.registrationKey) server (default \(server.defaultPort))") {
             c, v throws(ConfigurationError) in c.basePorts[server] = try port(v, name)
         }
+    }
+
+    /// A user or group name as Debian's adduser allows them (whether it exists is checked at
+    /// start, where it matters).
+    static func accountName(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+        let allowed = text.utf8.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
+        guard !text.isEmpty, text.utf8.count <= 32, allowed, text.first != "-" else {
+            throw ConfigurationError(message: "\(name) must be a user or group name (letters, digits, '_', '-', '.'), not '\(text)'")
+        }
+        return text
     }
 
     static func port(_ text: String, _ name: String) throws(ConfigurationError) -> UInt16 {

@@ -6,10 +6,17 @@ import WebSocket
 
 // Positions and events out to the WebSocket clients.
 //
-// Each epoch is encoded once (LocationV2 JSON, then one text frame) and the same frame bytes are
-// queued to every V2 client; V1 clients get the latest position once per second, encoded once per
-// second. Events are encoded once each. Queues, coalescing and the slow-client rule are in
+// Each epoch sent is encoded once (LocationV2 JSON, then one text frame) and the same frame bytes
+// are queued to every V2 client; V1 clients get the latest position once per second, encoded once
+// per second. Events are encoded once each. Queues, coalescing and the slow-client rule are in
 // OutboundQueue; here they are applied.
+//
+// The V2 rate cap (docs/server.md, "Rate"): at most one epoch per `locationV2MinimumInterval`.
+// An epoch that comes sooner waits as `pendingV2` and is replaced by any newer one; the one-shot
+// V2 timer sends whatever is pending at the next allowed instant, so the last epoch of a burst
+// is never lost and nothing on the loop sleeps. Epochs superseded in one drain of the input
+// inbox never reach the encoder, and an epoch older than the newest accepted (a replayed
+// backlog, a duplicate) is dropped.
 
 /// The subscribed clients, one list per channel (swap-removal: order does not matter).
 struct Hub {
@@ -20,6 +27,16 @@ struct Hub {
     var v2Encoder = LocationV2Encoder()
     var latest: Position?
     var latestAt: Int64 = 0
+    /// The newest epoch not sent yet: it came before the next instant the cap allows.
+    var pendingV2: Position?
+    /// When the last V2 epoch went out (monotonic); nil before the first.
+    var lastV2SentAt: Int64?
+    /// Whether the V2 timer is armed for `pendingV2`.
+    var isV2TimerArmed = false
+    /// Receiver time (`timeKey`) of the newest epoch accepted, and when it was accepted
+    /// (monotonic): what the stale rule compares with.
+    var newestTime: Int64?
+    var newestAt: Int64 = 0
 
     var clientCount: Int { locationV1.count + locationV2.count + events.count }
 
@@ -74,10 +91,11 @@ extension BridgeServer {
 
     /// Drains the input side and publishes what changed.
     func handleInput() {
+        let now = monotonicNanoseconds()
         for change in input.drain() {
             switch change {
             case .position(let position):
-                publish(position)
+                accept(position, now: now)
             case .receiverConnected(let path):
                 refreshIdentity()
                 publish(.receiverConnected(device: path, receiver: input.receiverInfo))
@@ -91,6 +109,8 @@ extension BridgeServer {
                 publish(.inputRestored)
             }
         }
+        // After the whole drain: of a backlog that arrived at once only the newest epoch remains.
+        releaseLocationV2(now: monotonicNanoseconds())
     }
 
     static func reasonCode(_ reason: InputLossReason) -> String {
@@ -116,12 +136,69 @@ extension BridgeServer {
         }
     }
 
-    /// One epoch to every V2 client: encoded once, the same frame bytes for all.
-    func publish(_ position: Position) {
-        let now = monotonicNanoseconds()
+    /// An epoch from the input side: the latest for V1, and pending for V2 (replacing a pending
+    /// one, which is then never sent) unless it is stale.
+    ///
+    /// Stale: not newer than the newest epoch accepted, by less than `staleWindow` of receiver
+    /// time, while that one was accepted less than `staleWindow` ago. Duplicates and a backlog
+    /// replayed out of order are thereby dropped, while a timeline that really goes back (a
+    /// capture looping, a receiver reset, midnight without a date) is followed at once when it
+    /// jumps by more, and within `staleWindow` of monotonic time otherwise.
+    func accept(_ position: Position, now: Int64) {
         statistics.positions += 1
+        if let time = position.time.map(Self.timeKey) {
+            if let newest = hub.newestTime, (0..<Self.staleWindow).contains(newest - time), now - hub.newestAt < Self.staleWindow {
+                statistics.positionsStale += 1
+                return
+            }
+            hub.newestTime = time
+            hub.newestAt = now
+        }
         hub.latest = position
         hub.latestAt = now
+        if hub.pendingV2 != nil { statistics.positionsCoalesced += 1 }
+        hub.pendingV2 = position
+    }
+
+    /// See `accept`: one second, of receiver time and of monotonic time.
+    static let staleWindow: Int64 = 1_000_000_000
+
+    /// Receiver time in nanoseconds, comparable across midnight when the date is known.
+    static func timeKey(_ time: UTCTimestamp) -> Int64 {
+        Int64(time.date?.daysSinceEpoch ?? 0) * UTCTimestamp.nanosecondsPerDay + time.nanosecondsOfDay
+    }
+
+    /// Sends the pending epoch if the cap allows it now, else arms the V2 timer for the instant
+    /// it does (the timer's handler calls this again).
+    func releaseLocationV2(now: Int64) {
+        guard let position = hub.pendingV2 else { return }
+        let interval = configuration.limits.locationV2MinimumInterval
+        if let sent = hub.lastV2SentAt, now - sent < interval {
+            guard !hub.isV2TimerArmed else { return }
+            do {
+                try locationV2Timer.arm(afterNanoseconds: sent + interval - now)
+                hub.isV2TimerArmed = true
+                return
+            } catch {
+                // Cannot happen with a valid timerfd; sending early beats losing the epoch.
+                log("cannot arm the LocationV2 timer: \(error)")
+            }
+        }
+        hub.pendingV2 = nil
+        hub.lastV2SentAt = now
+        publish(position, now: now)
+    }
+
+    /// The V2 timer expired: the pending epoch's instant has come.
+    func locationV2TimerExpired() {
+        _ = try? locationV2Timer.readExpirations()
+        hub.isV2TimerArmed = false
+        releaseLocationV2(now: monotonicNanoseconds())
+    }
+
+    /// One epoch to every V2 client: encoded once, the same frame bytes for all. Fix-quality
+    /// events follow the epochs sent, so they are bounded by the cap too.
+    private func publish(_ position: Position, now: Int64) {
         if position.quality != lastQuality {
             let previous = lastQuality
             lastQuality = position.quality

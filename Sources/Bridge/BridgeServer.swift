@@ -14,6 +14,7 @@ import WebSocket
 //   control socket ──► registration requests          input inboxes ──► positions and events
 //   tick timer (250 ms) ──► time-outs, pings, slow clients, watchdog
 //   V1 timer (1 s) ──► the latest position to LocationV1 clients
+//   V2 timer (one-shot) ──► a pending epoch the V2 rate cap held back
 //
 // Nothing here blocks: sockets are non-blocking, writes that do not fit wait in the connection's
 // queue until the selector says the socket is writable, and the C-library threads (gpsd, udev,
@@ -37,6 +38,9 @@ public final class BridgeServer {
         public var handleSignals: Bool
         /// Send sd_notify READY/WATCHDOG/STOPPING (only does anything under systemd).
         public var notifySystemd: Bool
+        /// The user a root daemon drops to after start-up: directories it owns are accepted as
+        /// the daemon's (it owned them after the last run).
+        public var dropUser: uid_t?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -82,6 +86,7 @@ public final class BridgeServer {
         case inputEvents
         case tick
         case locationV1
+        case locationV2
         case signals
         case stop
     }
@@ -107,6 +112,8 @@ public final class BridgeServer {
     var controlClients: [CInt: ControlClient] = [:]
     private let tickTimer: MonotonicTimer
     private let locationV1Timer: MonotonicTimer
+    /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
+    let locationV2Timer: MonotonicTimer
     private var signals: SignalDescriptor?
     /// A spare descriptor, given up to accept (and close) a connection when the process runs out
     /// of descriptors, so a full table cannot make a listener spin.
@@ -147,7 +154,12 @@ public final class BridgeServer {
         public var requests = 0
         public var upgrades = 0
         public var positions = 0
+        /// Positions a slow client's queue replaced by a newer one (OutboundQueue).
         public var positionsDropped = 0
+        /// Epochs replaced before they were sent, by the V2 rate cap or within one drain.
+        public var positionsCoalesced = 0
+        /// Epochs older than the newest accepted (see `accept`), dropped.
+        public var positionsStale = 0
         public var slowClientsClosed = 0
         public var unexpectedMessages = 0
         /// Requests (REST, preflights, WebSocket handshakes) refused with 403 for their `Origin`.
@@ -171,13 +183,14 @@ public final class BridgeServer {
             selector = try Selector()
             tickTimer = try MonotonicTimer()
             locationV1Timer = try MonotonicTimer()
+            locationV2Timer = try MonotonicTimer()
             stopHandle = try StopHandle()
         } catch {
             throw failure("cannot create the event loop: \(error)")
         }
 
         do {
-            try makeDirectories(environment.stateDirectory, mode: 0o700)
+            try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
             registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
         } catch let error as ApplicationRegistry.Failure {
             throw failure("\(error)", configuration: true)
@@ -211,7 +224,7 @@ public final class BridgeServer {
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
         do {
-            try makeDirectories(environment.runtimeDirectory, mode: 0o755)
+            try makeDirectories(environment.runtimeDirectory, mode: 0o755, alsoOwnedBy: environment.dropUser)
             controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
         } catch let error as ListenerError where error.isAddressInUse {
             throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
@@ -302,6 +315,7 @@ public final class BridgeServer {
                 case .locationV1:
                     _ = try? locationV1Timer.readExpirations()
                     sendLocationV1()
+                case .locationV2: locationV2TimerExpired()
                 case .signals:
                     while let signal = try? signals?.read() {
                         log("signal \(signal): stopping")
@@ -337,6 +351,8 @@ public final class BridgeServer {
         handlers[locationV1Timer.descriptor.rawValue] = .locationV1
         try locationV1Timer.arm(afterNanoseconds: configuration.limits.locationV1Interval,
                                 periodNanoseconds: configuration.limits.locationV1Interval)
+        try selector.register(locationV2Timer.descriptor.rawValue, interest: .readable)
+        handlers[locationV2Timer.descriptor.rawValue] = .locationV2
         try selector.register(stopHandle.descriptor, interest: .readable)
         handlers[stopHandle.descriptor] = .stop
         if environment.handleSignals {

@@ -60,6 +60,9 @@ public final class ReceiverInput {
         public var replay: ReplaySource?
         /// Where a private gpsd keeps its socket and log.
         public var runtimeDirectory: String
+        /// The user and group a root bridge drops to after start-up: its private gpsd runs as
+        /// them, and directories they own are accepted as the bridge's.
+        public var dropTo: (uid: uid_t, gid: gid_t)?
         /// The built-in capture for `ReplaySource.demo`.
         public var demoCapture: String = ""
 
@@ -179,12 +182,15 @@ public final class ReceiverInput {
             configuration = gpsd
         } else {
             do {
-                try makeDirectories(options.runtimeDirectory, mode: 0o755)
-                let gpsd = PrivateGPSD(try .inRuntimeDirectory(options.runtimeDirectory)) { [log] in log($0) }
+                try makeDirectories(options.runtimeDirectory, mode: 0o755, alsoOwnedBy: options.dropTo?.uid)
+                var gpsdConfiguration = try PrivateGPSD.Configuration.inRuntimeDirectory(options.runtimeDirectory)
+                gpsdConfiguration.user = options.dropTo
+                let gpsd = PrivateGPSD(gpsdConfiguration) { [log] in log($0) }
                 try gpsd.start()
                 privateGPSD = gpsd
                 configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
                 configuration.controlSocket = gpsd.configuration.controlSocket
+                configuration.privateGPSDUser = options.dropTo?.uid
             } catch let error as AtomicFile.Failure {
                 // The runtime directory is another user's, a symlink, or not a directory.
                 throw StartError(message: "runtime directory: \(error)", isConfigurationProblem: true)

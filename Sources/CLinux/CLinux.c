@@ -154,3 +154,44 @@ int clinux_spawn_supervised(const clinux_supervised_spawn *spawn, pid_t *pid) {
     *pid = child;
     return 0;
 }
+
+#include <grp.h>
+#include <linux/capability.h>
+
+int clinux_drop_privileges(uid_t uid, gid_t gid, uint64_t keep, const char **step) {
+    // Capabilities survive the uid change only with KEEPCAPS (a per-thread setting: the other
+    // threads, which do not have it, end with none).
+    *step = "prctl(PR_SET_KEEPCAPS)";
+    if (keep != 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return errno;
+    // Groups before the gid, the gid before the uid: each needs the privilege the next gives up.
+    *step = "setgroups";
+    if (setgroups(1, &gid) != 0) return errno;
+    *step = "setresgid";
+    if (setresgid(gid, gid, gid) != 0) return errno;
+    *step = "setresuid";
+    if (setresuid(uid, uid, uid) != 0) return errno;
+    *step = "prctl(PR_SET_KEEPCAPS, 0)";
+    if (keep != 0 && prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0) return errno;
+    // Permitted (all of root's, kept) narrowed to `keep`, and made effective: the uid change
+    // cleared the effective set.
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof(data));
+    data[0].permitted = data[0].effective = (uint32_t)keep;
+    data[1].permitted = data[1].effective = (uint32_t)(keep >> 32);
+    *step = "capset";
+    if (syscall(SYS_capset, &header, data) != 0) return errno;
+    return 0;
+}
+
+int clinux_capabilities(uint64_t *effective, uint64_t *permitted) {
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capget, &header, data) != 0) return errno;
+    *effective = (uint64_t)data[0].effective | ((uint64_t)data[1].effective << 32);
+    *permitted = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    return 0;
+}
+
+uint64_t clinux_cap_net_admin_mask(void) { return (uint64_t)1 << CAP_NET_ADMIN; }

@@ -22,6 +22,10 @@ public final class GPSDSession: Sendable {
         /// gpsd's control socket, when the bridge manages devices (private gpsd, or a system gpsd
         /// whose socket it may use). Wanted devices are re-added after gpsd restarts.
         public var controlSocket: String?
+        /// The user the bridge's private gpsd runs as when that is not gpsd's or the bridge's
+        /// own (a root bridge that drops to `user` starts gpsd as that user): trusted on this
+        /// session only, never for a system gpsd.
+        public var privateGPSDUser: UInt32?
 
         public init(host: String = "127.0.0.1", port: UInt16 = 2947) {
             self.host = host
@@ -163,7 +167,7 @@ public final class GPSDSession: Sendable {
         let connection = try GPSDConnection(host: configuration.host, port: configuration.port)
         // Checked on every connection, before a single line is read: whatever answered after a
         // restart may not be the gpsd that answered before (GPSDTrust).
-        let verdict = GPSDTrust.check(connected: connection.descriptor)
+        let verdict = GPSDTrust.check(connected: connection.descriptor, alsoTrusted: configuration.privateGPSDUser)
         guard verdict.isUsable else { throw GPSDError("refusing to read this gpsd: \(verdict)") }
         try connection.watch()
         return connection

@@ -1,5 +1,6 @@
 import Glibc
 import Posix
+import Synchronization
 
 /// Which gpsd the bridge may read: one whose socket belongs to root, to the `gpsd` user or to
 /// the bridge's own user. Anything else on the port (another local user's program, say one
@@ -9,6 +10,15 @@ import Posix
 /// /proc/net/tcp for our very connection, so there is no gap between checking and reading.
 /// A gpsd on another machine cannot be checked this way; it is the network's to trust.
 public enum GPSDTrust {
+    /// The bridge's own user as it started (-1: the effective user, whatever it is now). A root
+    /// bridge pins root here before it drops privileges, so that its trust does not widen to the
+    /// user it becomes: that may be `nobody`, which unrelated programs share. Its private gpsd
+    /// needs no such trust: the listener gpsd serves is the bridge's, bound as root.
+    private static let ownUser = Atomic<Int64>(-1)
+
+    /// Pins the current effective user as the bridge's own (before a privilege drop).
+    public static func pinOwnUser() { ownUser.store(Int64(geteuid()), ordering: .relaxed) }
+
     /// What the check found.
     public enum Verdict: Sendable, Equatable, CustomStringConvertible {
         case trusted(uid: uid_t)
@@ -39,19 +49,22 @@ public enum GPSDTrust {
         }
     }
 
-    /// Root, the `gpsd` user (what gpsd drops to), and the bridge's effective user.
+    /// Root, the `gpsd` user (what gpsd drops to), and the bridge's own user (`pinOwnUser`).
     public static var trustedOwners: Set<uid_t> {
-        var owners: Set<uid_t> = [0, geteuid()]
+        let pinned = ownUser.load(ordering: .relaxed)
+        var owners: Set<uid_t> = [0, pinned >= 0 ? uid_t(pinned) : geteuid()]
         if let gpsd = getpwnam("gpsd") { owners.insert(gpsd.pointee.pw_uid) }
         return owners
     }
 
-    /// Checks the server end of connected socket `descriptor`.
-    public static func check(connected descriptor: CInt) -> Verdict {
+    /// Checks the server end of connected socket `descriptor`; `alsoTrusted` is one more owner
+    /// accepted for this connection (the user the bridge's private gpsd runs as).
+    public static func check(connected descriptor: CInt, alsoTrusted: uid_t? = nil) -> Verdict {
         let owner: TCPPeerOwner
         do { owner = try tcpPeerOwner(of: descriptor) } catch { return .unknown }
         switch owner {
-        case .local(let uid): return trustedOwners.contains(uid) ? .trusted(uid: uid) : .untrusted(uid: uid)
+        case .local(let uid):
+            return trustedOwners.contains(uid) || uid == alsoTrusted ? .trusted(uid: uid) : .untrusted(uid: uid)
         case .remote: return .remote
         case .unknown: return .unknown
         }

@@ -38,6 +38,10 @@ public final class PrivateGPSD: Sendable {
         public var recordPath: String?
         /// Devices to open at start (opened with gpsd's credentials, like later ones).
         public var devices: [String]
+        /// Whom gpsd runs as when the bridge is root (nil: the `gpsd` user). A bridge that drops
+        /// root after start-up gives gpsd its own target user, so that after the drop it can still
+        /// signal gpsd (stop, restart) and restart it with the same credentials.
+        public var user: (uid: uid_t, gid: gid_t)?
         /// Delay before restarting a gpsd that died; doubles up to `maximumRestartDelay`.
         public var restartDelay: Int64 = 200_000_000
         public var maximumRestartDelay: Int64 = 5_000_000_000
@@ -194,7 +198,9 @@ public final class PrivateGPSD: Sendable {
         // Only a gpsd that never has to drop root keeps its parent-death signal.
         var supervision = ChildProcess.Supervision(deathSignal: SIGKILL, socketActivation: true)
         if geteuid() == 0 {
-            if let user = getpwnam("gpsd") {
+            if let user = configuration.user {
+                supervision.user = user
+            } else if let user = getpwnam("gpsd") {
                 supervision.user = (uid: user.pointee.pw_uid, gid: user.pointee.pw_gid)
             } else {
                 log("no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal")

@@ -131,7 +131,10 @@ public enum AtomicFile {
 /// `/tmp/tmm-bridge-UID` first, or swapped in a symlink, could otherwise replace `control.sock`
 /// or point a log at the victim's files. A directory of ours with wider permissions (an older
 /// version, a umask) is narrowed to `mode`; anything else is refused, with the owner named.
-public func makeDirectories(_ path: String, mode: mode_t) throws(AtomicFile.Failure) {
+///
+/// `alsoOwnedBy`: a second owner accepted for the directory, the user a daemon started as root
+/// gives it to before dropping privileges (so the next start, as root, finds it still its own).
+public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: uid_t? = nil) throws(AtomicFile.Failure) {
     var prefix = path.hasPrefix("/") ? "" : "."
     let components = path.split(separator: "/")
     for (index, component) in components.enumerated() {
@@ -164,7 +167,7 @@ public func makeDirectories(_ path: String, mode: mode_t) throws(AtomicFile.Fail
     } catch {
         throw AtomicFile.Failure(operation: "stat", path: path, errno: error)
     }
-    guard info.st_uid == geteuid() else {
+    guard info.st_uid == geteuid() || info.st_uid == dropUser else {
         throw AtomicFile.Failure(
             operation: "create directory", path: path, errno: Errno(rawValue: EPERM),
             reason: "it exists and belongs to uid \(info.st_uid), not to this user (uid \(geteuid())); "

@@ -133,6 +133,8 @@ enum ExitCode {
     static let failure: Int32 = 1
     static let usage: Int32 = 64
     static let config: Int32 = 78
+    /// EX_OSERR: the system refused a privilege drop it should have allowed.
+    static let osError: Int32 = 71
 }
 
 /// The bridge's own version, reported as TMM's `appVersion`.

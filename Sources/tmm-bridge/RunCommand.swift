@@ -1,6 +1,8 @@
 // `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
 // six TMM servers, starts the receiver side and serves until SIGINT, SIGTERM or SIGHUP.
 import Bridge
+import Discovery
+import GPSD
 import Glibc
 import Posix
 
@@ -106,6 +108,14 @@ struct RunCommand: Equatable {
             log("configuration: \(error)")
             return ExitCode.config
         }
+        // Resolved before anything starts: an unknown user is a configuration error, not a
+        // daemon half started as root.
+        let dropTo: Credentials?
+        do { dropTo = try Self.credentials(for: configuration) } catch {
+            log("configuration: \(error)")
+            return ExitCode.config
+        }
+        if dropTo != nil { GPSDTrust.pinOwnUser() }
         // Signals are read from a signalfd in the loop: block them before any thread starts.
         do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch {
             log("cannot block signals: \(error)")
@@ -118,10 +128,12 @@ struct RunCommand: Equatable {
         }
 
         let runtime = configuration.runtimeDirectory ?? defaultRuntimeDirectory()
-        let environment = BridgeServer.Environment(
+        var environment = BridgeServer.Environment(
             stateDirectory: configuration.stateDirectory ?? defaultStateDirectory(), runtimeDirectory: runtime,
             version: BridgeVersion.current)
+        environment.dropUser = dropTo?.uid
         var options = ReceiverInput.Options(runtimeDirectory: runtime)
+        options.dropTo = dropTo.map { (uid: $0.uid, gid: $0.gid) }
         options.devices = configuration.devices
         options.gpsd = configuration.gpsd
         options.gpsdControlSocket = configuration.gpsdControlSocket
@@ -150,6 +162,15 @@ struct RunCommand: Equatable {
             // A configured gpsd that fails the ownership check is a configuration problem.
             return error.isConfigurationProblem ? ExitCode.config : ExitCode.failure
         }
+        if let dropTo {
+            do {
+                try Self.drop(to: dropTo, configuration: configuration, environment: environment)
+            } catch {
+                log("cannot drop privileges to user \(dropTo.user) group \(dropTo.group): \(error)")
+                input.stop()
+                return ExitCode.osError
+            }
+        }
         do {
             try server.run()
         } catch {
@@ -158,5 +179,74 @@ struct RunCommand: Equatable {
             return ExitCode.failure
         }
         return ExitCode.ok
+    }
+
+    // MARK: - Privileges
+
+    /// Why the configured account cannot be used (exit 78).
+    struct AccountError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Whom to become after start-up: nil when not started as root (nothing to drop; a
+    /// configured `user` is then noted and ignored) or when `user = root` asks to stay root.
+    /// Defaults: user `tmm-bridge` if it exists, else `nobody`; group `dialout` if it exists
+    /// (serial receivers are root:dialout 0660), else the user's primary group.
+    static func credentials(for configuration: BridgeConfiguration) throws(AccountError) -> Credentials? {
+        guard geteuid() == 0 else {
+            if let user = configuration.user, Credentials.user(named: user)?.uid != geteuid() {
+                log("note: not started as root, so user = \(user) does not apply")
+            }
+            return nil
+        }
+        let user = configuration.user ?? (Credentials.user(named: "tmm-bridge") != nil ? "tmm-bridge" : "nobody")
+        guard user != "root" else {
+            log("staying root (user = root): every thread keeps every capability")
+            return nil
+        }
+        guard let account = Credentials.user(named: user) else {
+            throw AccountError(description: "user '\(user)' does not exist: create it (adduser --system \(user)) or set user = NAME")
+        }
+        guard account.uid != 0 else {
+            throw AccountError(description: "user '\(user)' has uid 0: that is root by another name; set user = root to stay root")
+        }
+        let group: String
+        let gid: gid_t
+        if let name = configuration.group {
+            guard let found = Credentials.group(named: name) else {
+                throw AccountError(description: "group '\(name)' does not exist: create it (addgroup --system \(name)) or set group = NAME")
+            }
+            (group, gid) = (name, found)
+        } else if let dialout = Credentials.group(named: "dialout") {
+            (group, gid) = ("dialout", dialout)
+        } else {
+            (group, gid) = ("\(account.gid)", account.gid)
+        }
+        return Credentials(user: user, uid: account.uid, group: group, gid: gid)
+    }
+
+    /// Bluetooth receivers are configured: a `device` that is an rfcomm tty. Binding one again
+    /// after its link drops (RFCOMMCREATEDEV) needs CAP_NET_ADMIN.
+    static func needsBluetooth(_ configuration: BridgeConfiguration) -> Bool {
+        configuration.devices.contains { RFCOMMTTY.deviceNumber(fromName: $0) != nil }
+    }
+
+    /// Hands what start-up created as root to the target user, then drops to it, and says so.
+    /// Listeners, the private gpsd's sockets and the control socket are bound already; gpsd runs
+    /// as the target user already (ReceiverInput.Options.dropTo). gpsd's control socket is handed
+    /// over (the bridge connects to it to hand gpsd receivers); the bridge's own control socket
+    /// keeps root's ownership: its mode decides who may register, and that is not the target
+    /// user's to widen.
+    static func drop(to credentials: Credentials, configuration: BridgeConfiguration,
+                     environment: BridgeServer.Environment) throws {
+        let runtime = environment.runtimeDirectory
+        for path in [environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
+                     runtime, runtime + "/gpsd.log", runtime + "/gpsd.pid", runtime + "/gpsd.sock"] {
+            try handOver(path, to: credentials.uid, credentials.gid)
+        }
+        let bluetooth = needsBluetooth(configuration)
+        try dropPrivileges(to: credentials, keeping: bluetooth ? CapabilitySets.netAdmin : 0)
+        log("dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
+            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"))
     }
 }

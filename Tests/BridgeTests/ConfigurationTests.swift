@@ -33,6 +33,8 @@ struct ConfigurationTests {
         ("ws-queue-soft-limit", "1"), ("ws-queue-hard-limit", "1M"), ("ws-slow-client-grace", "86400"),
         ("send-buffer", "4096"), ("receiver-connect-timeout", "3"), ("allowed-origins", "*"),
         ("allowed-origins", "https://app.example"), ("allowed-origins", "null"),
+        ("max-location-rate", "1"), ("max-location-rate", "1000"),
+        ("user", "nobody"), ("user", "tmm-bridge"), ("user", "root"), ("group", "dialout"), ("group", "Debian-gdm"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()
@@ -81,6 +83,14 @@ struct ConfigurationTests {
         ("allowed-origins", "**", "is not an origin"),
         ("allowed-origins", "* https://app.example", "* (any origin) cannot be combined with a list of origins"),
         ("allowed-origins", "https://app.example, *", "cannot be combined"),
+        ("max-location-rate", "0", "whole number 1-1000"),
+        ("max-location-rate", "1001", "whole number 1-1000"),
+        ("max-location-rate", "50.5", "whole number 1-1000"),
+        ("user", "", "user must be a user or group name"),
+        ("user", "a b", "user must be a user or group name"),
+        ("user", "-nobody", "user must be a user or group name"),
+        ("user", "x:y", "user must be a user or group name"),
+        ("group", "../etc", "group must be a user or group name"),
         ("nonsense", "1", "unknown option 'nonsense'"),
     ])
     func everyOptionRefusesABadValueSayingWhatItWants(_ name: String, _ value: String, _ expected: String) {

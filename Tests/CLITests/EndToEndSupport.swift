@@ -343,6 +343,8 @@ final class BridgeDaemon {
 
     /// Everything it logged so far (stderr; its stdout is empty).
     var log: String { spawned.output.text }
+    /// The daemon's process id.
+    var pid: pid_t { spawned.pid }
     var hasExited: Bool { !spawned.isRunning }
 
     /// Starts the daemon and waits for `tmm-bridge: ready` (and, with a device, for gpsd to have

@@ -46,14 +46,15 @@ struct HostileFilesTests {
         defer { _ = system("rm -rf \(dir)") }
         #expect(chmod(dir, 0o1777) == 0)  // a shared, sticky directory like /tmp
         let squatted = dir + "/squatted"
-        // Another local user gets there first and leaves the directory open to everyone.
-        #expect(system("setpriv --reuid=65534 --regid=65534 --clear-groups mkdir -m 0777 \(squatted)") == 0)
+        // Another local user gets there first and leaves the directory open to everyone. (Not
+        // nobody: a root daemon drops to nobody by default, and its own user is trusted.)
+        #expect(system("setpriv --reuid=12345 --regid=12345 --clear-groups mkdir -m 0777 \(squatted)") == 0)
         var arguments = ["run", "--demo", "--no-discovery"]
         arguments += which == "runtime"
             ? ["--state-dir", dir + "/state", "--runtime-dir", squatted]
             : ["--state-dir", squatted, "--runtime-dir", dir + "/run"]
         let run = try runTool(try bridge(), arguments)
         #expect(run.status == 78, "\(run.output)")
-        #expect(run.output.contains("belongs to uid 65534"), "\(run.output)")
+        #expect(run.output.contains("belongs to uid 12345"), "\(run.output)")
     }
 }

@@ -74,3 +74,14 @@ typedef struct clinux_supervised_spawn {
 /// succeeded, or the errno of the step that failed in the child (reported through a
 /// close-on-exec pipe) or of the fork.
 int clinux_spawn_supervised(const clinux_supervised_spawn *spawn, pid_t *pid);
+
+/// Gives every thread of the process `uid`, `gid` and the one supplementary group `gid` (glibc's
+/// setgroups/setresgid/setresuid apply to all threads), and leaves the calling thread exactly the
+/// capabilities in `keep` (bit n = capability n; 0 for none) as permitted and effective; the other
+/// threads lose all of theirs with the uid change. Returns 0, or the errno of the failing step
+/// with `*step` naming it.
+int clinux_drop_privileges(uid_t uid, gid_t gid, uint64_t keep, const char **step);
+/// The calling thread's effective and permitted capability sets (capget); 0 or an errno.
+int clinux_capabilities(uint64_t *effective, uint64_t *permitted);
+/// CAP_NET_ADMIN's bit, for `keep` (the rfcomm ioctls' capability).
+uint64_t clinux_cap_net_admin_mask(void);

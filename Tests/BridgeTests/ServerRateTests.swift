@@ -1,0 +1,117 @@
+// The LocationV2 rate cap against an in-process bridge fed faster than any receiver: a burst
+// reaches a V2 client at no more than the cap (and its last epoch always does), and a backlog
+// or an old epoch arriving after newer ones is not flushed to clients.
+import Foundation
+import GNSS
+import GPSD
+import Glibc
+import Posix
+import TMMProtocol
+import Testing
+
+@testable import Bridge
+
+@Suite("LocationV2 rate cap", .serialized)
+struct ServerRateTests {
+    static let first = try? capturePositions().first
+
+    /// Epoch `index` of a synthetic stream: the capture's first position, one millisecond (and a
+    /// little latitude) apart, so every epoch's bytes differ.
+    static func epoch(_ index: Int) throws -> Position {
+        var position = try #require(first)
+        position.time = UTCTimestamp(date: CalendarDate(year: 2026, month: 12, day: 2),
+                                     nanosecondsOfDay: 3_600_000_000_000 + Int64(index) * 1_000_000)
+        position.latitude = (position.latitude ?? 0) + Double(index) * 1e-7
+        return position
+    }
+
+    static func bytes(_ position: Position) -> [UInt8] {
+        var encoder = LocationV2Encoder()
+        encoder.encode(position, identity: ReceiverIdentity(appVersion: "9.8.7"))
+        return encoder.bytes
+    }
+
+    static func unlockedBridge(rate: Int) throws -> TestBridge {
+        let bridge = try TestBridge.start { try! $0.apply("max-location-rate", "\(rate)") }
+        try bridge.register(testAppID)
+        bridge.connectReceiver()
+        return bridge
+    }
+
+    /// 2,000 epochs at once (a gpsd pushing ~11,000 epochs/s does this to every client): the
+    /// client gets at most one frame per interval since the burst began, plus one, and the last
+    /// frame is the last epoch, which came inside an interval and waited for the timer.
+    @Test func aBurstIsCappedAndItsLastEpochArrives() throws {
+        let rate = 50
+        let bridge = try Self.unlockedBridge(rate: rate)
+        let client = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
+        let epochs = try (0..<2000).map(Self.epoch)
+        let last = Self.bytes(epochs[epochs.count - 1])
+        let started = monotonicNanoseconds()
+        for position in epochs { bridge.input.post(.position(position)) }
+        var frames = 0
+        var sawLast = false
+        while !sawLast, let frame = try client.frame(milliseconds: 5000) {
+            #expect(frame.opcode == 1)
+            frames += 1
+            sawLast = frame.payload == last
+        }
+        let elapsed = monotonicNanoseconds() - started
+        #expect(sawLast, "the burst's last epoch was never sent (\(frames) frames)")
+        let allowed = Int(elapsed * Int64(rate) / 1_000_000_000) + 1
+        #expect(frames <= allowed, "\(frames) frames in \(elapsed / 1_000_000) ms at \(rate) Hz")
+        // Nothing after the last epoch: what was dropped stays dropped.
+        #expect(try client.frame(milliseconds: 300) == nil)
+    }
+
+    /// After a stall the backlog arrives at once: only its newest epoch is sent, and an epoch
+    /// older than one already sent (a late duplicate of the backlog) is not sent at all.
+    @Test func aBacklogAfterAStallIsNotFlushed() throws {
+        let bridge = try Self.unlockedBridge(rate: 100)
+        let client = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
+        bridge.input.post(.position(try Self.epoch(0)))
+        #expect(try client.frame()?.payload == Self.bytes(try Self.epoch(0)))
+
+        // The stall: 5 s of a 100 Hz receiver, delivered in one go.
+        let backlog = try (1...500).map { try Self.epoch($0 * 10) }
+        for position in backlog { bridge.input.post(.position(position)) }
+        let newest = Self.bytes(backlog[backlog.count - 1])
+        var received: [[UInt8]] = []
+        while received.last != newest, let frame = try client.frame(milliseconds: 5000) { received.append(frame.payload) }
+        #expect(received.last == newest)
+        #expect(received.count <= 2, "\(received.count) frames of a 500-epoch backlog were sent")
+
+        // A straggler from late in the backlog, 0.5 s older than what was sent: dropped. (It would
+        // go out within an interval, 10 ms; the next epoch is posted well after that.)
+        bridge.input.post(.position(try Self.epoch(4500)))
+        sleep(nanoseconds: 100_000_000)
+        let next = try Self.epoch(5010)
+        bridge.input.post(.position(next))
+        #expect(try client.frame()?.payload == Self.bytes(next), "the old epoch was sent")
+    }
+
+    /// A capture that loops goes back in time by more than the stale window: followed at once.
+    @Test func aTimelineThatJumpsBackIsFollowed() throws {
+        let bridge = try Self.unlockedBridge(rate: 100)
+        let client = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
+        bridge.input.post(.position(try Self.epoch(5000)))
+        #expect(try client.frame()?.payload == Self.bytes(try Self.epoch(5000)))
+        bridge.input.post(.position(try Self.epoch(0)))  // 5 s earlier: the loop started again
+        #expect(try client.frame()?.payload == Self.bytes(try Self.epoch(0)))
+    }
+
+    @Test func theRateIsValidated() throws {
+        var configuration = BridgeConfiguration()
+        #expect(configuration.limits.locationV2MinimumInterval == 10_000_000, "100 Hz by default")
+        try configuration.apply("max-location-rate", "20")
+        #expect(configuration.limits.locationV2MinimumInterval == 50_000_000)
+        for bad in ["0", "1001", "-5", "50.5", "fast", ""] {
+            #expect(throws: ConfigurationError.self, "'\(bad)'") { try configuration.apply("max-location-rate", bad) }
+        }
+        do {
+            try configuration.apply("max-location-rate", "0")
+        } catch {
+            #expect(error.message == "max-location-rate must be a whole number 1-1000, not '0'")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+// `tmm-bridge run` started as root gives root up once it has started (docs/security.md,
+// "Privileges"): the real binary, with a pty receiver through its private gpsd, checked from
+// /proc/PID/status, from a V2 client and from the registry on disk.
+import Foundation
+import Glibc
+import Posix
+import TestSupport
+import Testing
+
+private let appID = "5f0c1a2b-3c4d-4e5f-8a9b-00000000d20b"
+
+@Suite("Privilege drop: tmm-bridge run as root", .serialized,
+       .enabled(if: geteuid() == 0, "needs root"),
+       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
+struct PrivilegeDropTests {
+    /// The `Name:\tv1\tv2...` line of /proc/PID/status, split.
+    private func status(_ pid: pid_t, _ name: String) throws -> [String] {
+        let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(name + ":") }, "\(name) in /proc/\(pid)/status")
+        return line.dropFirst(name.count + 1).split(whereSeparator: { $0 == "\t" || $0 == " " }).map(String.init)
+    }
+
+    private func configFile(in directory: String, _ text: String) -> String {
+        let path = directory + "/tmm-bridge.conf"
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        return path
+    }
+
+    @Test func rootDropsToTheConfiguredUserAndKeepsServing() throws {
+        let directory = try EndToEnd.makeDirectory("privileges")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let dialout = try #require(getgrnam("dialout")).pointee.gr_gid
+        let receiver = try PtyReceiver()
+        var setup = BridgeDaemon.Setup(name: "privileges", directory: directory, ports: try PortSet.pick())
+        setup.allowedIDs = [appID]
+        setup.devicePath = receiver.devicePath
+        setup.extraArguments = ["--config", configFile(in: directory, "user = nobody\n")]
+        let daemon = try BridgeDaemon(setup)
+        #expect(daemon.log.contains("dropped privileges to user nobody (uid 65534) group dialout (gid \(dialout)), no capabilities kept"),
+                "\(daemon.log)")
+
+        // Every id of the process, and no capability left (no Bluetooth receiver is configured).
+        #expect(try status(daemon.pid, "Uid") == ["65534", "65534", "65534", "65534"])
+        #expect(try status(daemon.pid, "Gid") == Array(repeating: "\(dialout)", count: 4))
+        #expect(try status(daemon.pid, "Groups") == ["\(dialout)"])
+        #expect(try status(daemon.pid, "CapEff") == ["0000000000000000"])
+        #expect(try status(daemon.pid, "CapPrm") == ["0000000000000000"])
+        // Its threads too (gpsd session, access codes, replay...): the drop is process-wide.
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")
+        #expect(tasks.count > 1)
+        for task in tasks {
+            let text = try String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/status", encoding: .utf8)
+            #expect(text.contains("Uid:\t65534\t65534\t65534\t65534") && text.contains("CapPrm:\t0000000000000000"), "thread \(task)")
+        }
+        // Its private gpsd runs as that user from the start, so the daemon can still stop it.
+        let gpsd = try #require(daemon.gpsdPID)
+        #expect(try status(gpsd, "Uid") == ["65534", "65534", "65534", "65534"])
+
+        // Registration persists (the state directory was handed over before the drop)...
+        let url = "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
+        #expect(registered.status == 0, "\(registered.output)\n\(daemon.log)")
+        #expect(try RegistryFile.read(setup.registryPath)?.ids == [appID])
+        var info = stat()
+        #expect(stat(setup.registryPath, &info) == 0 && info.st_uid == 65534, "the registry is the dropped user's")
+
+        // ...and positions flow to a V2 client (now unlocked) through the gpsd started as nobody.
+        let frames = try runTool("/usr/bin/python3", ["-c", """
+            import asyncio, websockets
+            async def main():
+                async with websockets.connect("ws://127.0.0.1:\(daemon.ports["locationV2Port"] ?? 0)/locationV2") as ws:
+                    for _ in range(5):
+                        print(len(await asyncio.wait_for(ws.recv(), 10)))
+            asyncio.run(main())
+            """])
+        #expect(frames.status == 0 && frames.output.split(separator: "\n").count == 5, "\(frames.output)\n\(daemon.log)")
+        daemon.stopAndExpectCleanExit()
+
+        // The next start, as root again, finds its directories (now nobody's) its own, and the
+        // registration still there.
+        let again = try BridgeDaemon(setup)
+        #expect(again.log.contains("1 registered"), "\(again.log)")
+        again.stopAndExpectCleanExit()
+    }
+
+    /// A Bluetooth receiver configured (an rfcomm tty, here one that is not bound): the io
+    /// thread keeps CAP_NET_ADMIN, which binding rfcomm again needs, and nothing else; every
+    /// other thread has no capability at all.
+    @Test func aBluetoothReceiverKeepsCAPNETADMINOnTheIOThreadOnly() throws {
+        let directory = try EndToEnd.makeDirectory("privileges-bluetooth")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var setup = BridgeDaemon.Setup(name: "privileges-bluetooth", directory: directory, ports: try PortSet.pick())
+        setup.extraArguments = ["--config", configFile(in: directory, "user = nobody\ndevice = /dev/rfcomm7\n")]
+        let daemon = try BridgeDaemon(setup)
+        #expect(daemon.log.contains("dropped privileges to user nobody (uid 65534) group dialout"), "\(daemon.log)")
+        #expect(daemon.log.contains("kept CAP_NET_ADMIN for Bluetooth (rfcomm)"), "\(daemon.log)")
+        let netAdmin = "0000000000001000"  // bit 12
+        #expect(try status(daemon.pid, "Uid") == ["65534", "65534", "65534", "65534"])
+        #expect(try status(daemon.pid, "CapEff") == [netAdmin])
+        #expect(try status(daemon.pid, "CapPrm") == [netAdmin])
+        #expect(try status(daemon.pid, "CapInh") == ["0000000000000000"])
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task") where task != "\(daemon.pid)" {
+            let text = try String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/status", encoding: .utf8)
+            #expect(text.contains("CapPrm:\t0000000000000000") && text.contains("CapEff:\t0000000000000000"), "thread \(task)")
+        }
+        daemon.stopAndExpectCleanExit()
+    }
+
+    @Test(arguments: [
+        ("user = no-such-user-tmm\n", "user 'no-such-user-tmm' does not exist"),
+        ("user = nobody\ngroup = no-such-group-tmm\n", "group 'no-such-group-tmm' does not exist"),
+        ("user = no:colons\n", "user must be a user or group name"),
+    ])
+    func anUnknownAccountExits78BeforeAnythingStarts(_ contents: String, _ message: String) throws {
+        let directory = try EndToEnd.makeDirectory("privileges-unknown")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try runTool(try bridgeBinary().path, [
+            "run", "--config", configFile(in: directory, contents), "--demo", "--no-discovery",
+            "--state-dir", directory + "/state", "--runtime-dir", directory + "/run",
+        ])
+        #expect(run.status == 78, "\(run.output)")
+        #expect(run.output.contains(message), "\(run.output)")
+        #expect(!run.output.contains("private gpsd started"), "nothing starts with an account that cannot be used")
+    }
+}
