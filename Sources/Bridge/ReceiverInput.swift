@@ -91,6 +91,8 @@ public final class ReceiverInput {
     private let log: @Sendable (String) -> Void
     private var session: GPSDSession?
     private var privateGPSD: PrivateGPSD?
+    /// The files of the private gpsd, when one was started (see PrivateGPSD.Configuration.files).
+    public var privateGPSDFiles: [String] { privateGPSD?.configuration.files ?? [] }
     private var udev: UdevDiscovery?
     private var replayer: CaptureReplayer?
     private var controlSocket: String?

@@ -53,7 +53,7 @@ public enum GPSDTrust {
     public static var trustedOwners: Set<uid_t> {
         let pinned = ownUser.load(ordering: .relaxed)
         var owners: Set<uid_t> = [0, pinned >= 0 ? uid_t(pinned) : geteuid()]
-        if let gpsd = getpwnam("gpsd") { owners.insert(gpsd.pointee.pw_uid) }
+        if let gpsd = Credentials.user(named: "gpsd") { owners.insert(gpsd.uid) }
         return owners
     }
 

@@ -48,6 +48,9 @@ public final class PrivateGPSD: Sendable {
         /// The listener for `port`, when it is bound already (`inRuntimeDirectory`).
         let heldListener: HeldListener?
 
+        /// The files gpsd and its supervisor create: what a bridge that drops root hands over.
+        public var files: [String] { [controlSocket, logPath] + (recordPath.map { [$0] } ?? []) }
+
         public init(executable: String, port: UInt16, controlSocket: String, logPath: String, devices: [String] = []) {
             self.executable = executable
             self.port = port
@@ -200,8 +203,8 @@ public final class PrivateGPSD: Sendable {
         if geteuid() == 0 {
             if let user = configuration.user {
                 supervision.user = user
-            } else if let user = getpwnam("gpsd") {
-                supervision.user = (uid: user.pointee.pw_uid, gid: user.pointee.pw_gid)
+            } else if let user = Credentials.user(named: "gpsd") {
+                supervision.user = user
             } else {
                 log("no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal")
             }

@@ -166,14 +166,14 @@ public enum HTTPOriginPolicy: Sendable, Equatable {
     /// samples send none; browsers always send one on cross-origin fetches and WebSocket
     /// handshakes).
     public func decide(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> HTTPOriginDecision {
-        guard case .only(let origins) = self else { return .any }
+        guard case .only = self else { return .any }
         guard let first = head.index(of: "Origin", in: bytes) else { return .absent }
         let range = head.valueRange(first)
         let sent = makeString(bytes, range)
         // RFC 6454 §7.3: a user agent "MUST NOT include more than one Origin header field"; with
         // two there is no single origin to check, nor to echo.
         if head.index(of: "Origin", from: first + 1, in: bytes) != nil { return .refused(sent) }
-        guard let origin = try? HTTPOrigin(bytes, range), origins.contains(origin) else { return .refused(sent) }
+        guard let origin = try? HTTPOrigin(bytes, range), allows(origin) else { return .refused(sent) }
         // Echoed as sent, not in normal form: the browser compares Allow-Origin with its own
         // serialization byte for byte (and a parsed origin holds no byte a header may not).
         return .allowed(sent)

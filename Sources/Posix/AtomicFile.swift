@@ -153,8 +153,7 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
     do throws(Errno) {
         raw = try retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     } catch {
-        var info = stat()
-        if lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK {
+        if (try? PathStatus.of(path))?.isSymbolicLink == true {
             throw AtomicFile.Failure(operation: "create directory", path: path, errno: error,
                                      reason: "it is a symbolic link; refusing to use it")
         }

@@ -164,7 +164,8 @@ struct RunCommand: Equatable {
         }
         if let dropTo {
             do {
-                try Self.drop(to: dropTo, configuration: configuration, environment: environment)
+                try Self.drop(to: dropTo, configuration: configuration, environment: environment,
+                              gpsdFiles: input.privateGPSDFiles)
             } catch {
                 log("cannot drop privileges to user \(dropTo.user) group \(dropTo.group): \(error)")
                 input.stop()
@@ -238,10 +239,9 @@ struct RunCommand: Equatable {
     /// keeps root's ownership: its mode decides who may register, and that is not the target
     /// user's to widen.
     static func drop(to credentials: Credentials, configuration: BridgeConfiguration,
-                     environment: BridgeServer.Environment) throws {
-        let runtime = environment.runtimeDirectory
+                     environment: BridgeServer.Environment, gpsdFiles: [String]) throws {
         for path in [environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
-                     runtime, runtime + "/gpsd.log", runtime + "/gpsd.pid", runtime + "/gpsd.sock"] {
+                     environment.runtimeDirectory] + gpsdFiles {
             try handOver(path, to: credentials.uid, credentials.gid)
         }
         let bluetooth = needsBluetooth(configuration)
