@@ -79,6 +79,10 @@ int cgps_watch(cgps_session *session) {
 int cgps_wait(cgps_session *session, int timeout_us) {
     errno = 0;
     if (gps_waiting(&session->data, timeout_us)) return 1;
+    // A signal handler ran during the wait: nothing happened to the connection. glibc sends
+    // every thread its internal SIGSETXID (which no mask blocks) when the process drops
+    // privileges; taken for an error, that made the session drop a healthy gpsd connection.
+    if (errno == EINTR) return 0;
     return errno == 0 ? 0 : -1;
 }
 

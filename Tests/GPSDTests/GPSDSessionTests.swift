@@ -184,6 +184,32 @@ struct GPSDSessionTests {
         #expect(h.log.events.contains(.inputRestored))
     }
 
+    /// A signal handler running while the session waits on gpsd is not a lost connection. glibc
+    /// interrupts every thread with its internal SIGSETXID on any set*id call of a threaded
+    /// process (the privilege drop of a root bridge makes one): before, the interrupted wait was
+    /// taken for an error and the session dropped and re-made a healthy connection (the root
+    /// cause of an end-to-end flake right after "dropped privileges").
+    @Test func aSignalDuringTheWaitKeepsTheConnection() throws {
+        let epochs = try trimbleEpochs()
+        let h = try InputHarness()
+        defer { h.shutdown() }
+        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .connected = $0 { true } else { false } } })
+        // Unchanged ids, so nothing changes but the broadcast to every thread, the session's
+        // among them, which spends nearly all its time in that wait.
+        for _ in 0..<50 {
+            #expect(setgid(getgid()) == 0)
+            sleep(nanoseconds: 2_000_000)
+        }
+        // A device streaming afterwards shows the session is past any reaction to the signals.
+        let pty = try Pseudoterminal()
+        try h.session.addDevice(pty.devicePath)
+        sleep(nanoseconds: 600_000_000)  // gpsd flushes a newly opened tty for ~0.2-0.5 s
+        try h.play(epochs[0..<5], to: pty)
+        #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 3 })
+        #expect(h.session.statistics.connections == 1, "\(h.messages.all)")
+        #expect(!h.log.events.contains { if case .inputLost = $0 { true } else { false } }, "\(h.log.events)")
+    }
+
     @Test func aReceiverThatGoesSilentIsReportedLost() throws {
         let epochs = try trimbleEpochs()
         let h = try InputHarness()

@@ -38,7 +38,7 @@ void cgps_close(cgps_session *session);
 int cgps_fd(const cgps_session *session);
 /// ?WATCH={"enable":true,"json":true,"nmea":true}. Returns 0 or -1.
 int cgps_watch(cgps_session *session);
-/// Waits up to timeout_us for input: 1 ready, 0 timeout, -1 error.
+/// Waits up to timeout_us for input: 1 ready, 0 timeout or interrupted by a signal, -1 error.
 int cgps_wait(cgps_session *session, int timeout_us);
 /// Reads one line into line[0..cap) (NUL-terminated, line end stripped) and returns the
 /// CGPS_LINE_* bits; *length receives the line length. Returns -1 when gpsd closed the
