@@ -28,7 +28,7 @@ public struct GPSDControlSocket: Sendable {
             case .refused(let command):
                 command.hasPrefix("+")
                     ? "gpsd answered ERROR to '\(command)': it already reads the device, or could not open it (gpsd "
-                        + "drops root and runs as user gpsd: the device must be readable by it, e.g. group dialout)"
+                        + "does not run as root: the device must be readable by its user, e.g. through group dialout)"
                     : "gpsd answered ERROR to '\(command)': it does not have the device"
             case .noAnswer(let command, let got):
                 "gpsd did not answer '\(command)' with OK or ERROR (got '\(got)')"
