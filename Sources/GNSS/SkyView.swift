@@ -43,6 +43,11 @@ public struct SkyView: Sendable, Equatable {
     public private(set) var count = 0
     /// Satellites that did not fit (counted, never silently lost).
     public private(set) var overflowed = 0
+    /// One bit per (id, constellation) hash of the satellites present, a Bloom filter with one
+    /// hash: a clear bit means "not in view", so `merge` appends a new satellite without
+    /// scanning the list (most of a GSV set is new: the set replaced its constellation's
+    /// satellites); a set bit means "maybe", and the list is scanned.
+    private var present = (low: UInt64(0), high: UInt64(0))
 
     public init() {}
 
@@ -70,6 +75,27 @@ public struct SkyView: Sendable, Equatable {
     public mutating func removeAll() {
         count = 0
         overflowed = 0
+        present = (0, 0)
+    }
+
+    /// The bit of `present` for a satellite: bit 0...127 of a multiplicative hash.
+    private static func presenceBit(_ id: UInt16, _ constellation: Constellation) -> (high: Bool, mask: UInt64) {
+        let hash = (UInt32(id) &* 0x9E37_79B1 ^ UInt32(constellation.rawValue) &* 0x85EB_CA77) >> 25
+        return (hash >= 64, 1 << UInt64(hash & 63))
+    }
+
+    // Static, over the filter alone: a non-mutating method of the sky view called from a
+    // mutating one would copy its inline storage.
+    private static func mayContain(_ present: (low: UInt64, high: UInt64), _ id: UInt16,
+                                   _ constellation: Constellation) -> Bool {
+        let bit = presenceBit(id, constellation)
+        return (bit.high ? present.high : present.low) & bit.mask != 0
+    }
+
+    private static func adding(_ present: (low: UInt64, high: UInt64), _ id: UInt16,
+                               _ constellation: Constellation) -> (low: UInt64, high: UInt64) {
+        let bit = presenceBit(id, constellation)
+        return bit.high ? (present.low, present.high | bit.mask) : (present.low | bit.mask, present.high)
     }
 
     /// Index of the satellite with this id in this constellation, if present.
@@ -85,6 +111,7 @@ public struct SkyView: Sendable, Equatable {
     /// address: a non-mutating call from a mutating method copies the whole inline storage
     /// (1.8 KB) first, once per satellite per GSV sentence.
     private mutating func slot(of id: UInt16, in constellation: Constellation) -> Int? {
+        guard Self.mayContain(present, id, constellation) else { return nil }
         for i in 0..<count where storage[i].id == id && storage[i].constellation == constellation {
             return i
         }
@@ -98,12 +125,14 @@ public struct SkyView: Sendable, Equatable {
         // itself copied it (1.8 KB) per satellite of every GSV sentence.
         let n = count
         var slots = storage.mutableSpan
-        for i in 0..<n where slots[i].id == satellite.id && slots[i].constellation == satellite.constellation {
-            if let elevation = satellite.elevation { slots[i].elevation = elevation }
-            if let azimuth = satellite.azimuth { slots[i].azimuth = azimuth }
-            if let snr = satellite.snr { slots[i].snr = max(snr, slots[i].snr ?? 0) }
-            if satellite.used { slots[i].used = true }
-            return
+        if Self.mayContain(present, satellite.id, satellite.constellation) {
+            for i in 0..<n where slots[i].id == satellite.id && slots[i].constellation == satellite.constellation {
+                if let elevation = satellite.elevation { slots[i].elevation = elevation }
+                if let azimuth = satellite.azimuth { slots[i].azimuth = azimuth }
+                if let snr = satellite.snr { slots[i].snr = max(snr, slots[i].snr ?? 0) }
+                if satellite.used { slots[i].used = true }
+                return
+            }
         }
         guard n < Self.capacity else {
             overflowed += 1
@@ -111,6 +140,7 @@ public struct SkyView: Sendable, Equatable {
         }
         slots[n] = satellite
         count = n + 1
+        present = Self.adding(present, satellite.id, satellite.constellation)
     }
 
     /// Marks a satellite as used in the solution; returns false if it is not in view.
@@ -124,11 +154,16 @@ public struct SkyView: Sendable, Equatable {
     /// Removes every satellite of one constellation (a new GSV set for it replaces the old one).
     public mutating func removeAll(of constellation: Constellation) {
         var kept = 0
-        for i in 0..<count where storage[i].constellation != constellation {
-            storage[kept] = storage[i]
+        var present = (low: UInt64(0), high: UInt64(0))
+        var slots = storage.mutableSpan
+        for i in 0..<count where slots[i].constellation != constellation {
+            let satellite = slots[i]
+            slots[kept] = satellite
+            present = Self.adding(present, satellite.id, satellite.constellation)
             kept += 1
         }
         count = kept
+        self.present = present
     }
 
     /// Clears every `used` mark (a new GSA set replaces the previous one).

@@ -37,9 +37,9 @@ public struct JSONWriter: Sendable {
     private var buffer: [UInt8]
     /// True when the next value or key is a sibling of something already written and needs a comma.
     private var needsComma = false
-    /// Fragments remembered across messages (the location encoders' satellite objects); nil for
-    /// writers that write one-off bodies.
-    var fragments: FragmentCache?
+    /// What the location encoders remember from one message to the next (the identity fields,
+    /// the satellite view); nil for writers that write one-off bodies.
+    var memory: LocationMemory?
 
     /// Creates an empty writer with `capacity` bytes reserved.
     public init(reservingCapacity capacity: Int = 16_384) {
@@ -164,15 +164,10 @@ public struct JSONWriter: Sendable {
     /// trailing zeros trimmed and at least one digit after the point; `null` when not finite or
     /// too large (see the type's documentation).
     public mutating func number(_ value: Double, decimals: Int) {
-        guard value.isFinite else { return null() }
-        var d = min(max(decimals, 0), Self.maximumDecimals)
-        var scaled = (value * Self.powerOfTen(d)).rounded()
-        while !(scaled.magnitude < Self.maximumMagnitude) {
-            guard d > 0 else { return null() }
-            d -= 1
-            scaled = (value * Self.powerOfTen(d)).rounded()
+        separate()
+        appendInPlace(maximumCount: Self.maximumNumberLength) { out in
+            Self.writeNumber(value, decimals: decimals, to: &out)
         }
-        fixedPoint(scaled: Int64(scaled), decimals: d)
     }
 
     /// Writes the decimal number `scaled / 10^decimals` with trailing zeros trimmed and at least
@@ -180,30 +175,9 @@ public struct JSONWriter: Sendable {
     /// `132819.6`). Exact: no floating point is involved. `decimals` is clamped to 0...18.
     public mutating func fixedPoint(scaled: Int64, decimals: Int) {
         separate()
-        let d = min(max(decimals, 0), 18)
-        let magnitude = scaled.magnitude
-        let divisor = Self.integerPowerOfTen(d)
-        let whole = magnitude / divisor
-        var fraction = magnitude % divisor
-        // Trailing zeros trimmed, but a zero fraction still prints one `0`.
-        var fractionLength = 1
-        if fraction != 0 {
-            fractionLength = d
-            while fraction % 10 == 0 {
-                fraction /= 10
-                fractionLength -= 1
-            }
+        appendInPlace(maximumCount: Self.maximumNumberLength) { out in
+            Self.writeFixedPoint(scaled: scaled, decimals: decimals, to: &out)
         }
-        let sign = scaled < 0 ? 1 : 0
-        let wholeLength = Self.decimalLength(whole)
-        // One reservation for the whole number, digits written in place.
-        buffer.append(addingCapacity: sign + wholeLength + 1 + fractionLength) { out in
-            if sign != 0 { out.append(UInt8(ascii: "-")) }
-            Self.writeDigits(whole, length: wholeLength, to: &out)
-            out.append(UInt8(ascii: "."))
-            Self.writeDigits(fraction, length: fractionLength, to: &out)
-        }
-        needsComma = true
     }
 
     // MARK: Optional values (nil writes null)
@@ -271,12 +245,6 @@ public struct JSONWriter: Sendable {
         appendDigits(value, minimumDigits: minimumDigits)
     }
 
-    /// Appends one ASCII byte that needs no escaping (`-`, `T`, `:`) inside an open string:
-    /// the timestamps' separators, without a trip through `String`.
-    mutating func appendStringByte(_ byte: UInt8) {
-        buffer.append(byte)
-    }
-
     /// Closes a string opened by `beginString()`.
     public mutating func endString() {
         buffer.append(UInt8(ascii: "\""))
@@ -284,28 +252,40 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes up to `maximumCount` bytes with `body`, straight into the buffer (one capacity
-    /// check for all of them). For the encoders' hot spots (one satellite object): `body`
-    /// writes verbatim runs and values with the static `write...` helpers and must end with a
-    /// value; as with `verbatimKey`, no comma is added before it (its runs carry their own).
-    /// Writing more than `maximumCount` bytes traps.
-    mutating func appendInPlace(maximumCount: Int, _ body: (inout OutputSpan<UInt8>) -> Void) {
+    /// check for all of them). For the encoders' hot spots (the fields of a location message, a
+    /// satellite object): `body` writes verbatim runs and values with the static `write...`
+    /// helpers; as with `verbatimKey`, no comma is added before it (its runs carry their own).
+    /// `endingInKey` says that `body` ends with a key rather than a value, so that the value
+    /// written next gets no comma. Writing more than `maximumCount` bytes traps.
+    mutating func appendInPlace(maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void) {
         buffer.append(addingCapacity: maximumCount, initializingWith: body)
-        needsComma = true
+        needsComma = !endingInKey
     }
 
-    /// Appends the fragment remembered in `slot` if it was written for `key`; false (nothing
-    /// written) when there is none or it was written for another key.
-    mutating func appendRemembered(slot: Int, key: FragmentCache.Key) -> Bool {
-        guard let range = fragments?.range(slot: slot, key: key) else { return false }
-        buffer.append(contentsOf: fragments!.pool[range])
-        needsComma = true
-        return true
+    /// Appends `bytes` as they are (one capacity check and one copy): a run remembered from an
+    /// earlier message, or constant text; like `verbatimKey`, no comma is added before it.
+    mutating func appendBytes(_ bytes: [UInt8], endingInKey: Bool = false) {
+        buffer.append(contentsOf: bytes)
+        needsComma = !endingInKey
     }
 
-    /// Remembers the bytes written since `start` as the fragment of `slot` for `key` (a
-    /// fragment longer than a slot is not remembered).
-    mutating func remember(slot: Int, key: FragmentCache.Key, since start: Int) {
-        fragments?.store(slot: slot, key: key, from: buffer, start..<buffer.count)
+    /// Appends what `write` writes for `identity`: copied from the writer's memory when the last
+    /// call had the same identity, written (and remembered) otherwise; without memory, written.
+    /// `write` must end with a value, in the same state every time for one identity.
+    mutating func appendRemembered(_ identity: ReceiverIdentity, _ write: (inout JSONWriter) -> Void) {
+        guard var memory else { return write(&self) }
+        if memory.identity == identity {
+            appendBytes(memory.identityRun)
+            return
+        }
+        // Moved out while written so that its array stays uniquely referenced (no copy).
+        self.memory = nil
+        let start = buffer.count
+        write(&self)
+        memory.identityRun.removeAll(keepingCapacity: true)
+        memory.identityRun.append(contentsOf: buffer[start...])
+        memory.identity = identity
+        self.memory = memory
     }
 
     /// The longest integer: `-9223372036854775808`.
@@ -313,7 +293,8 @@ public struct JSONWriter: Sendable {
 
     // MARK: Private
 
-    private mutating func separate() {
+    /// Writes the comma owed to a preceding sibling, if any.
+    mutating func separate() {
         if needsComma { buffer.append(UInt8(ascii: ",")) }
     }
 
@@ -334,22 +315,7 @@ public struct JSONWriter: Sendable {
             buffer.append(contentsOf: text.utf8)
             return
         }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                buffer.append(UInt8(ascii: "\\"))
-                buffer.append(byte)
-            case 0x00..<0x20:
-                buffer.append(UInt8(ascii: "\\"))
-                buffer.append(UInt8(ascii: "u"))
-                buffer.append(UInt8(ascii: "0"))
-                buffer.append(UInt8(ascii: "0"))
-                buffer.append(Self.hexDigit(byte >> 4))
-                buffer.append(Self.hexDigit(byte & 0x0F))
-            default:
-                buffer.append(byte)
-            }
-        }
+        buffer.append(addingCapacity: 6 * text.utf8.count) { out in Self.writeEscaped(text, to: &out) }
     }
 
     /// True when `bytes` holds one that `appendEscaped` must escape: `"`, `\` or
@@ -396,20 +362,23 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends exactly `length` (at most 8) digits of `value` (below 10^length), zero-padded.
-    /// The digits come out least significant first, so they are stacked into one UInt64, a byte
-    /// each (the most significant digit ends up in the low byte), then appended from the low
-    /// byte up: no padding pass, no second write per digit.
+    /// All eight digits are computed at once in one UInt64, a byte each with the most
+    /// significant in the low byte (SWAR: the halves, the pairs and the digits split with
+    /// multiply-and-shift divisions, exact in these ranges), then the `length` last are
+    /// appended from the low byte up.
     private static func writeDigitGroup(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
-        var rest = value
-        var stacked: UInt64 = 0
+        // Two 32-bit lanes: value / 10^4 (low lane), value % 10^4.
+        let halves = value / 10_000 | (value % 10_000) << 32
+        // Four 16-bit lanes of two digits: (y * 10486) >> 20 == y / 100 for y < 10^4.
+        let hundreds = (halves &* 10_486) >> 20 & 0x0000_007F_0000_007F
+        let pairs = hundreds | (halves &- hundreds &* 100) << 16
+        // Eight bytes of one digit: (z * 103) >> 10 == z / 10 for z < 100.
+        let tens = (pairs &* 103) >> 10 & 0x000F_000F_000F_000F
+        let digits = tens | (pairs &- tens &* 10) << 8
+        var ascii = (digits | 0x3030_3030_3030_3030) >> UInt64(8 * (8 - length))
         for _ in 0..<length {
-            let quotient = rest / 10
-            stacked = stacked << 8 | (UInt64(UInt8(ascii: "0")) | (rest &- quotient &* 10))
-            rest = quotient
-        }
-        for _ in 0..<length {
-            out.append(UInt8(truncatingIfNeeded: stacked))
-            stacked >>= 8
+            out.append(UInt8(truncatingIfNeeded: ascii))
+            ascii >>= 8
         }
     }
 
@@ -427,6 +396,57 @@ public struct JSONWriter: Sendable {
         for index in bytes.indices { out.append(bytes[index]) }
     }
 
+    /// The most `writeString` writes for `text`: its bytes escaped as `\u00xx` (six each) and
+    /// the quotes; `null` for nil.
+    static func maximumStringLength(_ text: String?) -> Int {
+        guard let text else { return 4 }
+        return 2 + 6 * text.utf8.count
+    }
+
+    /// Appends `text` as a JSON string, escaped as `string(_:)` escapes it, or `null` for nil;
+    /// at most `maximumStringLength(text)` bytes.
+    static func writeString(_ text: String?, to out: inout OutputSpan<UInt8>) {
+        guard let text else { return writeNull(to: &out) }
+        out.append(UInt8(ascii: "\""))
+        writeEscaped(text, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `text` escaped: `"` and `\` with a backslash, U+0000...U+001F as `\u00xx`; at
+    /// most six bytes per byte of `text`.
+    private static func writeEscaped(_ text: String, to out: inout OutputSpan<UInt8>) {
+        let bytes = text.utf8.span
+        for index in bytes.indices {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0x00..<0x20:
+                out.append(UInt8(ascii: "\\"))
+                out.append(UInt8(ascii: "u"))
+                out.append(UInt8(ascii: "0"))
+                out.append(UInt8(ascii: "0"))
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0x0F))
+            default:
+                out.append(byte)
+            }
+        }
+    }
+
+    /// Appends `value` in decimal, or `null` for nil (at most 20 bytes).
+    static func writeInteger(_ value: Int?, to out: inout OutputSpan<UInt8>) {
+        if let value { writeInteger(value, to: &out) } else { writeNull(to: &out) }
+    }
+
+    /// Appends the bytes of `run` one by one, as `writeVerbatim(_: String, to:)`; for runs held
+    /// as bytes.
+    static func writeVerbatim(_ run: [UInt8], to out: inout OutputSpan<UInt8>) {
+        let bytes = run.span
+        for index in bytes.indices { out.append(bytes[index]) }
+    }
+
     /// Appends `null`.
     static func writeNull(to out: inout OutputSpan<UInt8>) {
         out.append(UInt8(ascii: "n"))
@@ -435,16 +455,60 @@ public struct JSONWriter: Sendable {
         out.append(UInt8(ascii: "l"))
     }
 
-    /// The number of decimal digits of `value` (1 for 0), by comparison, without dividing.
-    static func decimalLength(_ value: UInt64) -> Int {
-        var length = 1
-        var bound: UInt64 = 10
-        // 10^19 is the largest power of ten a UInt64 holds; UInt64.max has 20 digits.
-        while length < 20, value >= bound {
-            length += 1
-            bound &*= 10
+    /// The longest number `writeNumber` and `writeFixedPoint` write: a sign, 20 digits (19 of an
+    /// Int64 plus the `0` after the point of a whole number) and the point
+    /// (`-9223372036854775808.0`).
+    static let maximumNumberLength = 22
+
+    /// Appends `value` as `number(_:decimals:)` writes it (`null` when nil, not finite or too
+    /// large), at most `maximumNumberLength` bytes.
+    static func writeNumber(_ value: Double?, decimals: Int, to out: inout OutputSpan<UInt8>) {
+        guard let value, value.isFinite else { return writeNull(to: &out) }
+        var d = min(max(decimals, 0), maximumDecimals)
+        var scaled = (value * powerOfTen(d)).rounded()
+        while !(scaled.magnitude < maximumMagnitude) {
+            guard d > 0 else { return writeNull(to: &out) }
+            d -= 1
+            scaled = (value * powerOfTen(d)).rounded()
         }
-        return length
+        writeFixedPoint(scaled: Int64(scaled), decimals: d, to: &out)
+    }
+
+    /// Appends `scaled / 10^decimals` as `fixedPoint(scaled:decimals:)` writes it, at most
+    /// `maximumNumberLength` bytes.
+    static func writeFixedPoint(scaled: Int64, decimals: Int, to out: inout OutputSpan<UInt8>) {
+        let d = min(max(decimals, 0), 18)
+        let magnitude = scaled.magnitude
+        let divisor = integerPowerOfTen(d)
+        let whole = magnitude / divisor
+        var fraction = magnitude % divisor
+        // Trailing zeros trimmed, but a zero fraction still prints one `0`.
+        var fractionLength = 1
+        if fraction != 0 {
+            fractionLength = d
+            while fraction % 10 == 0 {
+                fraction /= 10
+                fractionLength -= 1
+            }
+        }
+        if scaled < 0 { out.append(UInt8(ascii: "-")) }
+        writeDigits(whole, length: decimalLength(whole), to: &out)
+        out.append(UInt8(ascii: "."))
+        writeDigits(fraction, length: fractionLength, to: &out)
+    }
+
+    /// Appends `value` as two digits (`07`); `value` must be in 0...99.
+    static func writeTwoDigits(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        let tens = value / 10
+        out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens))
+        out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value &- tens &* 10))
+    }
+
+    /// The number of decimal digits of `value` (1 for 0), without dividing: the binary length
+    /// times log10(2) (1233 / 4096) is the length or one less, and one comparison tells which.
+    static func decimalLength(_ value: UInt64) -> Int {
+        let estimate = ((64 - value.leadingZeroBitCount) &* 1233) >> 12
+        return max(estimate + (value >= integerPowerOfTen(estimate) ? 1 : 0), 1)
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
@@ -475,7 +539,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// 10^d as a UInt64 for 0...18.
+    /// 10^d as a UInt64 for 0...19.
     private static func integerPowerOfTen(_ d: Int) -> UInt64 {
         switch d {
         case 0: 1
@@ -496,53 +560,8 @@ public struct JSONWriter: Sendable {
         case 15: 1_000_000_000_000_000
         case 16: 10_000_000_000_000_000
         case 17: 100_000_000_000_000_000
-        default: 1_000_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        default: 10_000_000_000_000_000_000
         }
-    }
-}
-
-/// Byte fragments a writer keeps from one message to the next, one per slot, each valid for
-/// the key it was written for. The location encoders keep each satellite object of the sky
-/// view here: from one epoch to the next most satellites have the same elevation, azimuth, SNR
-/// and use, and copying their 40-70 bytes costs a small fraction of formatting them again.
-struct FragmentCache: Sendable {
-    /// What a fragment was written from (for a satellite: every field, packed).
-    struct Key: Equatable, Sendable {
-        var high: UInt64
-        var low: UInt64
-    }
-
-    static let slotSize = 80
-
-    private var keys: [Key?]
-    private var lengths: [UInt8]
-    private(set) var pool: [UInt8]
-
-    /// Allocates every slot up front, so that remembering never allocates.
-    init(slots: Int) {
-        keys = [Key?](repeating: nil, count: slots)
-        lengths = [UInt8](repeating: 0, count: slots)
-        pool = [UInt8](repeating: 0, count: slots * Self.slotSize)
-    }
-
-    func range(slot: Int, key: Key) -> Range<Int>? {
-        guard slot < keys.count, keys[slot] == key else { return nil }
-        let start = slot * Self.slotSize
-        return start..<start + Int(lengths[slot])
-    }
-
-    mutating func store(slot: Int, key: Key, from bytes: [UInt8], _ range: Range<Int>) {
-        guard slot < keys.count else { return }
-        guard range.count <= Self.slotSize else {
-            keys[slot] = nil
-            return
-        }
-        var target = slot * Self.slotSize
-        for index in range {
-            pool[target] = bytes[index]
-            target += 1
-        }
-        lengths[slot] = UInt8(range.count)
-        keys[slot] = key
     }
 }

@@ -13,7 +13,7 @@ public struct LocationEncoder<Message: LocationMessage>: Sendable {
 
     public init(reservingCapacity capacity: Int = 16_384) {
         writer = JSONWriter(reservingCapacity: capacity)
-        writer.fragments = FragmentCache(slots: SkyView.capacity)
+        writer.memory = LocationMemory()
     }
 
     /// Replaces the output with the message for `position`.
@@ -59,83 +59,143 @@ public typealias LocationV1Encoder = LocationEncoder<LocationV1>
 public enum LocationV2: LocationMessage {
     /// Appends the message for `position` to `writer` as one JSON object value.
     ///
-    /// Keys, the punctuation between them and the constant values (`null`s, `subscriptionType`,
-    /// `imuAlignmentStatus`, `isTIP`) are written as verbatim runs, one copy each, rather than
-    /// escaped one key at a time on every epoch (see `JSONWriter.verbatimKey`).
+    /// The message is built in six copies into the writer rather than one per key and value:
+    /// the fields that change every epoch are written in place in two reservations (keys as
+    /// verbatim runs, see `JSONWriter.verbatimKey`); the identity fields and the satellite view
+    /// are copied from the writer's `LocationMemory` when they are what the last message had;
+    /// the constant fields are one run.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
         func ifFix(_ value: Double?) -> Double? { fix ? value : nil }
+        let hrms = ifFix(position.hrms), vrms = ifFix(position.vrms)
+        let solutionType = fix ? position.quality.solutionType : nil
 
-        writer.beginObject()
-        writer.verbatimKey(#""latitude":"#)
-        writer.number(ifFix(position.latitude), decimals: LocationDecimals.degrees)
-        writer.verbatimKey(#","longitude":"#)
-        writer.number(ifFix(position.longitude), decimals: LocationDecimals.degrees)
-        writer.verbatimKey(#","altitude":"#)
-        writer.number(ifFix(position.altitude), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","speed":"#)
-        writer.number(ifFix(position.speed), decimals: LocationDecimals.speed)
-        writer.verbatimKey(#","bearing":"#)
-        writer.number(ifFix(position.bearing), decimals: LocationDecimals.bearing)
-        writer.verbatimKey(#","geoidModel":null,"hrms":"#)
-        writer.number(ifFix(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","vrms":"#)
-        writer.number(ifFix(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","satellites":"#)
-        writer.integer(position.satellitesInView)
-        writer.verbatimKey(#","totalSatInUse":"#)
-        writer.integer(position.satellitesUsed)
-        writer.verbatimKey(#","totalSatInView":"#)
-        writer.integer(position.satellitesInView)
-        writer.verbatimKey(#","pdop":"#)
-        writer.number(ifFix(position.pdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","hdop":"#)
-        writer.number(ifFix(position.hdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","vdop":"#)
-        writer.number(ifFix(position.vdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","diffAge":"#)
-        writer.number(ifFix(position.diffAge), decimals: LocationDecimals.diffAge)
-        writer.verbatimKey(#","diffStatus":"#)
-        writer.integer(fix ? position.quality.diffStatus : nil)
-        writer.verbatimKey(#","diffID":"#)
-        writer.diffIDValue(fix ? position.diffStationID : nil)
-        writer.verbatimKey(#","solutionType":"#)
-        writer.string(fix ? position.quality.solutionType : nil)
-        writer.verbatimKey(#","receiverModel":"#)
-        writer.string(identity.receiverModel)
-        writer.verbatimKey(#","receiverSerialNumber":"#)
-        writer.string(identity.receiverSerialNumber)
-        writer.verbatimKey(#","mockProvider":"#)
-        writer.string(ReceiverIdentity.mockProvider)
-        writer.verbatimKey(#","appVersion":"#)
-        writer.string(identity.appVersion)
-        writer.verbatimKey(#","battery":null,"mslHeight":"#)
-        writer.number(ifFix(position.mslHeight), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","undulation":"#)
-        writer.number(ifFix(position.undulation), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","utcTime":"#)
-        writer.utcTimeValue(position.time, nullWhenUnknown: true)
-        writer.verbatimKey(#","utcTimeStamp":"#)
-        writer.isoTimestampValue(position.time)
-        writer.verbatimKey(#","gpsTimeStamp":"#)
-        writer.gpsTimestampValue(position.time)
+        writer.separate()
+        writer.appendInPlace(maximumCount: headLength(solutionType: solutionType), endingInKey: true) { out in
+            JSONWriter.writeVerbatim(LocationV2.Runs.latitude, to: &out)
+            JSONWriter.writeNumber(ifFix(position.latitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.longitude, to: &out)
+            JSONWriter.writeNumber(ifFix(position.longitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.altitude, to: &out)
+            JSONWriter.writeNumber(ifFix(position.altitude), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.speed, to: &out)
+            JSONWriter.writeNumber(ifFix(position.speed), decimals: LocationDecimals.speed, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.bearing, to: &out)
+            JSONWriter.writeNumber(ifFix(position.bearing), decimals: LocationDecimals.bearing, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.hrms, to: &out)
+            JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.vrms, to: &out)
+            JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.satellites, to: &out)
+            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.totalSatInUse, to: &out)
+            JSONWriter.writeInteger(position.satellitesUsed, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.totalSatInView, to: &out)
+            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.pdop, to: &out)
+            JSONWriter.writeNumber(ifFix(position.pdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.hdop, to: &out)
+            JSONWriter.writeNumber(ifFix(position.hdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.vdop, to: &out)
+            JSONWriter.writeNumber(ifFix(position.vdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.diffAge, to: &out)
+            JSONWriter.writeNumber(ifFix(position.diffAge), decimals: LocationDecimals.diffAge, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.diffStatus, to: &out)
+            JSONWriter.writeInteger(fix ? position.quality.diffStatus : nil, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.diffID, to: &out)
+            JSONWriter.writeDiffID(fix ? position.diffStationID : nil, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.solutionType, to: &out)
+            JSONWriter.writeString(solutionType, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.receiverModel, to: &out)
+        }
+        writer.appendRemembered(identity) { writer in
+            writer.string(identity.receiverModel)
+            writer.verbatimKey(#","receiverSerialNumber":"#)
+            writer.string(identity.receiverSerialNumber)
+            writer.verbatimKey(#","mockProvider":"#)
+            writer.string(ReceiverIdentity.mockProvider)
+            writer.verbatimKey(#","appVersion":"#)
+            writer.string(identity.appVersion)
+        }
+        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
+            JSONWriter.writeVerbatim(LocationV2.Runs.mslHeight, to: &out)
+            JSONWriter.writeNumber(ifFix(position.mslHeight), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.undulation, to: &out)
+            JSONWriter.writeNumber(ifFix(position.undulation), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.utcTime, to: &out)
+            JSONWriter.writeUTCTime(position.time, nullWhenUnknown: true, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.utcTimeStamp, to: &out)
+            JSONWriter.writeISOTimestamp(position.time, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.gpsTimeStamp, to: &out)
+            JSONWriter.writeGPSTimestamp(position.time, to: &out)
+        }
         // subscriptionType 100: a non-Catalyst receiver; imuAlignmentStatus 0: not available
         // (TMM-API.md §6.5). The reference frames, attitude and antenna are unknown to the bridge.
-        writer.verbatimKey("""
-            ,"subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
-            "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,\
-            "isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,\
-            "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
-            """)
+        writer.appendBytes(constants, endingInKey: true)
         writeSatelliteView(position.sky, unknownAsNull: true, to: &writer)
-        writer.verbatimKey(#","accuracy":"#)
-        writer.number(ifFix(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","verticalAccuracyMeters":"#)
-        writer.number(ifFix(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","sourceReferenceEpoch":"#)
-        writer.null()
-        writer.endObject()
+        writer.appendInPlace(maximumCount: tailLength) { out in
+            JSONWriter.writeVerbatim(LocationV2.Runs.accuracy, to: &out)
+            JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.verticalAccuracyMeters, to: &out)
+            JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.sourceReferenceEpoch, to: &out)
+        }
     }
+
+    /// The verbatim runs of the message, each named by the key it ends with, as bytes: a run
+    /// held as `[UInt8]` is written without asking the string for its UTF-8 view each time,
+    /// which cost more than writing the run itself.
+    enum Runs {
+        static let latitude: [UInt8] = Array(#"{"latitude":"#.utf8)
+        static let longitude: [UInt8] = Array(#","longitude":"#.utf8)
+        static let altitude: [UInt8] = Array(#","altitude":"#.utf8)
+        static let speed: [UInt8] = Array(#","speed":"#.utf8)
+        static let bearing: [UInt8] = Array(#","bearing":"#.utf8)
+        static let hrms: [UInt8] = Array(#","geoidModel":null,"hrms":"#.utf8)
+        static let vrms: [UInt8] = Array(#","vrms":"#.utf8)
+        static let satellites: [UInt8] = Array(#","satellites":"#.utf8)
+        static let totalSatInUse: [UInt8] = Array(#","totalSatInUse":"#.utf8)
+        static let totalSatInView: [UInt8] = Array(#","totalSatInView":"#.utf8)
+        static let pdop: [UInt8] = Array(#","pdop":"#.utf8)
+        static let hdop: [UInt8] = Array(#","hdop":"#.utf8)
+        static let vdop: [UInt8] = Array(#","vdop":"#.utf8)
+        static let diffAge: [UInt8] = Array(#","diffAge":"#.utf8)
+        static let diffStatus: [UInt8] = Array(#","diffStatus":"#.utf8)
+        static let diffID: [UInt8] = Array(#","diffID":"#.utf8)
+        static let solutionType: [UInt8] = Array(#","solutionType":"#.utf8)
+        static let receiverModel: [UInt8] = Array(#","receiverModel":"#.utf8)
+        static let mslHeight: [UInt8] = Array(#","battery":null,"mslHeight":"#.utf8)
+        static let undulation: [UInt8] = Array(#","undulation":"#.utf8)
+        static let utcTime: [UInt8] = Array(#","utcTime":"#.utf8)
+        static let utcTimeStamp: [UInt8] = Array(#","utcTimeStamp":"#.utf8)
+        static let gpsTimeStamp: [UInt8] = Array(#","gpsTimeStamp":"#.utf8)
+        static let accuracy: [UInt8] = Array(#","accuracy":"#.utf8)
+        static let verticalAccuracyMeters: [UInt8] = Array(#","verticalAccuracyMeters":"#.utf8)
+        static let sourceReferenceEpoch: [UInt8] = Array(#","sourceReferenceEpoch":null}"#.utf8)
+    }
+
+    /// The constant fields between `gpsTimeStamp` and the satellite view, as one run.
+    static let constants = Array("""
+        ,"subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
+        "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,\
+        "isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,\
+        "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
+        """.utf8)
+
+    /// The most the first reservation writes: its runs (232 bytes, `{"latitude":` to
+    /// `,"receiverModel":`), eleven numbers, four integers, `diffID` and `solutionType`.
+    /// The widest-message test writes every field at its widest.
+    static func headLength(solutionType: String?) -> Int {
+        232 + 11 * JSONWriter.maximumNumberLength + 4 * JSONWriter.maximumIntegerLength
+            + JSONWriter.maximumDiffIDLength + JSONWriter.maximumStringLength(solutionType)
+    }
+
+    /// `,"battery":null,"mslHeight":` to `gpsTimeStamp`'s value: 85 bytes of runs, three
+    /// numbers, two timestamps.
+    static let timesLength = 85 + 3 * JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
+
+    /// `,"accuracy":` to the closing brace: 67 bytes of runs and two numbers.
+    static let tailLength = 67 + 2 * JSONWriter.maximumNumberLength
 }
 
 /// The `LocationV1Data` message (WebSocket V1, deprecated, root path): one JSON object per
@@ -148,9 +208,10 @@ public enum LocationV2: LocationMessage {
 /// `mslHeight`, `undulation`) and for unknown strings (`receiverModel`, `geoidModel`,
 /// `utcTimeStamp`, `gpsTimeStamp`).
 /// Choices are recorded in docs/protocol-choices.md.
+
 public enum LocationV1: LocationMessage {
-    /// Appends the message for `position` to `writer` as one JSON object value. Keys and
-    /// constants are verbatim runs, as in `LocationV2.write`.
+    /// Appends the message for `position` to `writer` as one JSON object value, in the same
+    /// few copies as `LocationV2.write`.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
         /// The value with a fix when it is known and printable, else 0 (never null in V1).
@@ -159,125 +220,148 @@ public enum LocationV1: LocationMessage {
             return value
         }
         func ifFix(_ value: Double?) -> Double? { fix ? value : nil }
+        let hrms = orZero(position.hrms), vrms = orZero(position.vrms)
 
-        writer.beginObject()
-        writer.verbatimKey(#""latitude":"#)
-        writer.number(orZero(position.latitude), decimals: LocationDecimals.degrees)
-        writer.verbatimKey(#","longitude":"#)
-        writer.number(orZero(position.longitude), decimals: LocationDecimals.degrees)
-        writer.verbatimKey(#","altitude":"#)
-        writer.number(orZero(position.altitude), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","speed":"#)
-        writer.number(orZero(position.speed), decimals: LocationDecimals.speed)
-        writer.verbatimKey(#","bearing":"#)
-        writer.number(orZero(position.bearing), decimals: LocationDecimals.bearing)
-        writer.verbatimKey(#","accuracy":"#)
-        writer.number(orZero(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","verticalAccuracyMeters":"#)
-        writer.number(orZero(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","satellites":"#)
-        writer.integer(position.satellitesInView)
-        writer.verbatimKey(#","totalSatInView":"#)
-        writer.integer(position.satellitesInView)
-        writer.verbatimKey(#","pdop":"#)
-        writer.number(orZero(position.pdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","hdop":"#)
-        writer.number(orZero(position.hdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","vdop":"#)
-        writer.number(orZero(position.vdop), decimals: LocationDecimals.dop)
-        writer.verbatimKey(#","diffAge":"#)
-        writer.number(orZero(position.diffAge), decimals: LocationDecimals.diffAge)
-        writer.verbatimKey(#","diffStatus":"#)
-        writer.integer(fix ? position.quality.diffStatus ?? 0 : 0)
-        writer.verbatimKey(#","diffID":"#)
-        writer.diffIDValue(fix ? position.diffStationID : nil)
-        writer.verbatimKey(#","vrms":"#)
-        writer.number(orZero(position.vrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","hrms":"#)
-        writer.number(orZero(position.hrms), decimals: LocationDecimals.accuracy)
-        writer.verbatimKey(#","receiverModel":"#)
-        writer.string(identity.receiverModel)
-        writer.verbatimKey(#","mockProvider":"#)
-        writer.string(ReceiverIdentity.mockProvider)
-        writer.verbatimKey(#","appVersion":"#)
-        writer.string(identity.appVersion)
-        writer.verbatimKey(#","battery":null,"geoidModel":null,"mslHeight":"#)
-        writer.number(ifFix(position.mslHeight), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","undulation":"#)
-        writer.number(ifFix(position.undulation), decimals: LocationDecimals.height)
-        writer.verbatimKey(#","utcTime":"#)
-        writer.utcTimeValue(position.time, nullWhenUnknown: false)
-        writer.verbatimKey(#","utcTimeStamp":"#)
-        writer.isoTimestampValue(position.time)
-        writer.verbatimKey(#","gpsTimeStamp":"#)
-        writer.gpsTimestampValue(position.time)
-        // subscriptionType 100: a non-Catalyst receiver (TMM-API.md §6.5).
-        writer.verbatimKey(#","subscriptionType":100,"satelliteView":"#)
+        writer.separate()
+        writer.appendInPlace(maximumCount: headLength, endingInKey: true) { out in
+            JSONWriter.writeVerbatim(#"{"latitude":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.latitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeVerbatim(#","longitude":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.longitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeVerbatim(#","altitude":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.altitude), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(#","speed":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.speed), decimals: LocationDecimals.speed, to: &out)
+            JSONWriter.writeVerbatim(#","bearing":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.bearing), decimals: LocationDecimals.bearing, to: &out)
+            JSONWriter.writeVerbatim(#","accuracy":"#, to: &out)
+            JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(#","verticalAccuracyMeters":"#, to: &out)
+            JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(#","satellites":"#, to: &out)
+            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeVerbatim(#","totalSatInView":"#, to: &out)
+            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeVerbatim(#","pdop":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.pdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(#","hdop":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.hdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(#","vdop":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.vdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeVerbatim(#","diffAge":"#, to: &out)
+            JSONWriter.writeNumber(orZero(position.diffAge), decimals: LocationDecimals.diffAge, to: &out)
+            JSONWriter.writeVerbatim(#","diffStatus":"#, to: &out)
+            JSONWriter.writeInteger(fix ? position.quality.diffStatus ?? 0 : 0, to: &out)
+            JSONWriter.writeVerbatim(#","diffID":"#, to: &out)
+            JSONWriter.writeDiffID(fix ? position.diffStationID : nil, to: &out)
+            JSONWriter.writeVerbatim(#","vrms":"#, to: &out)
+            JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(#","hrms":"#, to: &out)
+            JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
+            JSONWriter.writeVerbatim(#","receiverModel":"#, to: &out)
+        }
+        writer.appendRemembered(identity) { writer in
+            writer.string(identity.receiverModel)
+            writer.verbatimKey(#","mockProvider":"#)
+            writer.string(ReceiverIdentity.mockProvider)
+            writer.verbatimKey(#","appVersion":"#)
+            writer.string(identity.appVersion)
+        }
+        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
+            JSONWriter.writeVerbatim(#","battery":null,"geoidModel":null,"mslHeight":"#, to: &out)
+            JSONWriter.writeNumber(ifFix(position.mslHeight), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(#","undulation":"#, to: &out)
+            JSONWriter.writeNumber(ifFix(position.undulation), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(#","utcTime":"#, to: &out)
+            JSONWriter.writeUTCTime(position.time, nullWhenUnknown: false, to: &out)
+            JSONWriter.writeVerbatim(#","utcTimeStamp":"#, to: &out)
+            JSONWriter.writeISOTimestamp(position.time, to: &out)
+            JSONWriter.writeVerbatim(#","gpsTimeStamp":"#, to: &out)
+            JSONWriter.writeGPSTimestamp(position.time, to: &out)
+            // subscriptionType 100: a non-Catalyst receiver (TMM-API.md §6.5).
+            JSONWriter.writeVerbatim(#","subscriptionType":100,"satelliteView":"#, to: &out)
+        }
         writeSatelliteView(position.sky, unknownAsNull: false, to: &writer)
         writer.endObject()
     }
+
+    /// The most the first reservation writes: its runs (219 bytes, `{"latitude":` to
+    /// `,"receiverModel":`), thirteen numbers, three integers and `diffID`.
+    static let headLength = 219 + 13 * JSONWriter.maximumNumberLength + 3 * JSONWriter.maximumIntegerLength
+        + JSONWriter.maximumDiffIDLength
+
+    /// `,"battery":null,"geoidModel":null,"mslHeight":` to `,"satelliteView":`: 143 bytes of
+    /// runs, three numbers, two timestamps.
+    static let timesLength = 143 + 3 * JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
 }
 
 /// `satelliteView`: one `{"Id","Elv","Azm","Snr","Use","Type"}` object per satellite in view
 /// (signals already merged by `SkyView`), in the sky view's order. Unknown elevation, azimuth
 /// or SNR is `null` (V2) or `0` (V1).
 ///
-/// A 30-satellite sky is most of a message, so each object's body is written in place in one
-/// reservation: five verbatim runs around its integers (`Use` and the next key share one:
-/// `,"Use":true,"Type":`); the `{` or `},{` in front of it is written apart, so that the body
-/// can be remembered and copied the next time the satellite looks the same.
+/// A 30-satellite sky is most of a message. An encoder's writer remembers the last view
+/// (`SatelliteViewMemory`), so the view is copied whole when nothing in it changed, and only
+/// the satellites that changed are formatted otherwise; a writer without memory formats every
+/// object.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    /// The longest body: the runs (5 + 7 + 7 + 7 + 20 bytes), the id (UInt16, 5 digits), two
-    /// Int16 (`-32768`, 6 bytes) and two UInt8 (SNR and constellation, 3 digits). Writing more
-    /// would trap; the extreme-values test writes exactly this many.
-    let maximumObjectLength = 46 + 5 + 2 * 6 + 2 * 3
-    func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
-        if let number {
-            JSONWriter.writeInteger(number, to: &out)
-        } else if unknownAsNull {
-            JSONWriter.writeNull(to: &out)
-        } else {
-            out.append(UInt8(ascii: "0"))
-        }
+    if var memory = writer.memory {
+        // Moved out and back so that the views' arrays stay uniquely referenced (no copy).
+        writer.memory = nil
+        memory.satelliteView.update(sky, unknownAsNull: unknownAsNull)
+        writer.appendBytes(memory.satelliteView.bytes)
+        writer.memory = memory
+        return
     }
-    writer.beginArray()
     let satellites = sky.satellites
+    writer.beginArray()
     for index in satellites.indices {
-        let satellite = satellites[index]
-        // The object's body (after its `{`) is remembered per position in the sky view; the
-        // separator in front of it is written each time.
-        writer.appendInPlace(maximumCount: 3) { out in
-            JSONWriter.writeVerbatim(index == 0 ? "{" : "},{", to: &out)
+        writer.appendInPlace(maximumCount: SatelliteObject.maximumLength + 1) { out in
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            SatelliteObject.write(satellites[index], unknownAsNull: unknownAsNull, to: &out)
         }
-        let key = FragmentCache.Key(satellite, unknownAsNull: unknownAsNull)
-        if writer.appendRemembered(slot: index, key: key) { continue }
-        let start = writer.count
-        writer.appendInPlace(maximumCount: maximumObjectLength) { out in
-            JSONWriter.writeVerbatim(#""Id":"#, to: &out)
-            JSONWriter.writeInteger(Int(satellite.id), to: &out)
-            JSONWriter.writeVerbatim(#","Elv":"#, to: &out)
-            value(satellite.elevation.map { Int($0) }, to: &out)
-            JSONWriter.writeVerbatim(#","Azm":"#, to: &out)
-            value(satellite.azimuth.map { Int($0) }, to: &out)
-            JSONWriter.writeVerbatim(#","Snr":"#, to: &out)
-            value(satellite.snr.map { Int($0) }, to: &out)
-            JSONWriter.writeVerbatim(satellite.used ? #","Use":true,"Type":"# : #","Use":false,"Type":"#, to: &out)
-            JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
-        }
-        writer.remember(slot: index, key: key, since: start)
     }
-    if sky.count > 0 { writer.endObject() }
     writer.endArray()
 }
 
-extension FragmentCache.Key {
-    /// Every field of a satellite object, packed: id (16 bits), constellation (8), elevation,
-    /// azimuth (16 each, plus a presence bit), SNR (8 plus presence), used, and the null mode.
-    init(_ satellite: Satellite, unknownAsNull: Bool) {
-        func field(_ value: Int16?) -> UInt64 { value.map { 1 << 16 | UInt64(UInt16(bitPattern: $0)) } ?? 0 }
-        high = UInt64(satellite.id) << 48 | UInt64(satellite.constellation.rawValue) << 40
-            | UInt64(satellite.snr.map { 1 << 8 | UInt16($0) } ?? 0) << 24
-            | (satellite.used ? 1 << 1 : 0) | (unknownAsNull ? 1 : 0)
-        low = field(satellite.elevation) << 32 | field(satellite.azimuth)
+/// One `satelliteView` element, written in place.
+enum SatelliteObject {
+    /// The verbatim runs, as bytes (see `LocationV2.Runs`).
+    enum Runs {
+        static let id: [UInt8] = Array(#"{"Id":"#.utf8)
+        static let elevation: [UInt8] = Array(#","Elv":"#.utf8)
+        static let azimuth: [UInt8] = Array(#","Azm":"#.utf8)
+        static let snr: [UInt8] = Array(#","Snr":"#.utf8)
+        static let usedType: [UInt8] = Array(#","Use":true,"Type":"#.utf8)
+        static let unusedType: [UInt8] = Array(#","Use":false,"Type":"#.utf8)
+    }
+
+    /// The longest object: the runs (6 + 7 + 7 + 7 + 20 bytes and the closing brace), the id
+    /// (UInt16, 5 digits), two Int16 (`-32768`, 6 bytes) and two UInt8 (SNR and constellation,
+    /// 3 digits). Writing more would trap; the extreme-values test writes exactly this many.
+    static let maximumLength = 48 + 5 + 2 * 6 + 2 * 3
+
+    /// Appends `{"Id":...,"Type":...}` for `satellite`: five verbatim runs around its integers
+    /// (`Use` and the next key share one: `,"Use":true,"Type":`).
+    static func write(_ satellite: Satellite, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
+        func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
+            if let number {
+                JSONWriter.writeInteger(number, to: &out)
+            } else if unknownAsNull {
+                JSONWriter.writeNull(to: &out)
+            } else {
+                out.append(UInt8(ascii: "0"))
+            }
+        }
+        JSONWriter.writeVerbatim(Runs.id, to: &out)
+        JSONWriter.writeInteger(Int(satellite.id), to: &out)
+        JSONWriter.writeVerbatim(Runs.elevation, to: &out)
+        value(satellite.elevation.map { Int($0) }, to: &out)
+        JSONWriter.writeVerbatim(Runs.azimuth, to: &out)
+        value(satellite.azimuth.map { Int($0) }, to: &out)
+        JSONWriter.writeVerbatim(Runs.snr, to: &out)
+        value(satellite.snr.map { Int($0) }, to: &out)
+        JSONWriter.writeVerbatim(satellite.used ? Runs.usedType : Runs.unusedType, to: &out)
+        JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 }

@@ -47,45 +47,91 @@ extension JSONWriter {
     /// when they are not zero (`2024-02-22T18:00:00Z`). `null` without a date, with an invalid
     /// date, a year outside 1...9999, or a time of day out of range.
     mutating func isoTimestampValue(_ time: UTCTimestamp?) {
-        guard let time, let date = time.date, date.isValid, (1...9999).contains(date.year),
-              let clock = ClockTime(nanosecondsOfDay: time.nanosecondsOfDay)
-        else { return null() }
-        beginString()
-        appendStringDigits(UInt64(date.year), minimumDigits: 4)
-        appendStringByte(UInt8(ascii: "-"))
-        appendStringDigits(UInt64(date.month), minimumDigits: 2)
-        appendStringByte(UInt8(ascii: "-"))
-        appendStringDigits(UInt64(date.day), minimumDigits: 2)
-        appendStringByte(UInt8(ascii: "T"))
-        appendStringDigits(UInt64(clock.hour), minimumDigits: 2)
-        appendStringByte(UInt8(ascii: ":"))
-        appendStringDigits(UInt64(clock.minute), minimumDigits: 2)
-        appendStringByte(UInt8(ascii: ":"))
-        appendStringDigits(UInt64(clock.second), minimumDigits: 2)
-        if clock.millisecond != 0 {
-            appendStringByte(UInt8(ascii: "."))
-            appendStringDigits(UInt64(clock.millisecond), minimumDigits: 3)
+        separate()
+        appendInPlace(maximumCount: Self.maximumTimestampLength) { out in
+            Self.writeISOTimestamp(time, to: &out)
         }
-        appendStringByte(UInt8(ascii: "Z"))
-        endString()
     }
 
     /// `gpsTimeStamp`: the UTC instant on the GPS time scale (UTC + GPS-UTC leap seconds), same
     /// format as `isoTimestampValue`. `null` whenever the UTC timestamp itself would be `null`
     /// (so an invalid UTC date is never normalised into a valid GPS date) and before 1980-01-06.
     mutating func gpsTimestampValue(_ time: UTCTimestamp?) {
+        separate()
+        appendInPlace(maximumCount: Self.maximumTimestampLength) { out in
+            Self.writeGPSTimestamp(time, to: &out)
+        }
+    }
+
+    /// The longest timestamp value: `"9999-12-31T23:59:60.999Z"` with its quotes.
+    static let maximumTimestampLength = 26
+
+    /// Appends what `isoTimestampValue` writes, at most `maximumTimestampLength` bytes: every
+    /// part in one pass, two digits at a time.
+    static func writeISOTimestamp(_ time: UTCTimestamp?, to out: inout OutputSpan<UInt8>) {
+        guard let time, let date = time.date, date.isValid, (1...9999).contains(date.year),
+              let clock = ClockTime(nanosecondsOfDay: time.nanosecondsOfDay)
+        else { return writeNull(to: &out) }
+        out.append(UInt8(ascii: "\""))
+        writeTwoDigits(date.year / 100, to: &out)
+        writeTwoDigits(date.year % 100, to: &out)
+        out.append(UInt8(ascii: "-"))
+        writeTwoDigits(date.month, to: &out)
+        out.append(UInt8(ascii: "-"))
+        writeTwoDigits(date.day, to: &out)
+        out.append(UInt8(ascii: "T"))
+        writeTwoDigits(clock.hour, to: &out)
+        out.append(UInt8(ascii: ":"))
+        writeTwoDigits(clock.minute, to: &out)
+        out.append(UInt8(ascii: ":"))
+        writeTwoDigits(clock.second, to: &out)
+        if clock.millisecond != 0 {
+            out.append(UInt8(ascii: "."))
+            writeDigits(UInt64(clock.millisecond), length: 3, to: &out)
+        }
+        out.append(UInt8(ascii: "Z"))
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends what `gpsTimestampValue` writes, at most `maximumTimestampLength` bytes.
+    static func writeGPSTimestamp(_ time: UTCTimestamp?, to out: inout OutputSpan<UInt8>) {
         guard let time, let date = time.date, date.isValid,
               ClockTime(nanosecondsOfDay: time.nanosecondsOfDay) != nil
-        else { return null() }
-        isoTimestampValue(time.gpsTime)
+        else { return writeNull(to: &out) }
+        writeISOTimestamp(time.gpsTime, to: &out)
+    }
+
+    /// Appends what `utcTimeValue` writes, at most `maximumNumberLength` bytes.
+    static func writeUTCTime(_ time: UTCTimestamp?, nullWhenUnknown: Bool, to out: inout OutputSpan<UInt8>) {
+        if let time, let clock = ClockTime(nanosecondsOfDay: time.nanosecondsOfDay) {
+            writeFixedPoint(scaled: clock.hhmmssMilliseconds, decimals: LocationDecimals.time, to: &out)
+        } else if nullWhenUnknown {
+            writeNull(to: &out)
+        } else {
+            writeFixedPoint(scaled: 0, decimals: 1, to: &out)
+        }
     }
 
     /// `diffID`: the reference station id as a 4-digit zero-padded string (`"0123"`), or `"-1"`
     /// when unknown or outside 0...9999.
     mutating func diffIDValue(_ stationID: Int?) {
-        guard let stationID, (0...9999).contains(stationID) else { return string("-1") }
-        beginString()
-        appendStringDigits(UInt64(stationID), minimumDigits: 4)
-        endString()
+        separate()
+        appendInPlace(maximumCount: Self.maximumDiffIDLength) { out in Self.writeDiffID(stationID, to: &out) }
+    }
+
+    /// The longest `diffID` value: `"0123"` with its quotes.
+    static let maximumDiffIDLength = 6
+
+    /// Appends what `diffIDValue` writes.
+    static func writeDiffID(_ stationID: Int?, to out: inout OutputSpan<UInt8>) {
+        out.append(UInt8(ascii: "\""))
+        if let stationID, (0...9999).contains(stationID) {
+            writeTwoDigits(stationID / 100, to: &out)
+            writeTwoDigits(stationID % 100, to: &out)
+        } else {
+            out.append(UInt8(ascii: "-"))
+            out.append(UInt8(ascii: "1"))
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
