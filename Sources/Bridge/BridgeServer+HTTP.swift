@@ -1,3 +1,4 @@
+import ByteCoding
 import HTTP1
 import Posix
 import TLS
@@ -204,7 +205,7 @@ extension BridgeServer {
         guard let header else {
             return "missing Authorization header: send 'Authorization: Basic <Access Code V1>' after registering the application"
         }
-        if header.utf8.count > 12, RegistrationURL.asciiLowercased(header.prefix(12)) == "accesscodev2" {
+        if header.utf8.count > 12, ASCII.lowercased(header.prefix(12)) == "accesscodev2" {
             return "Access Code V2 is not supported by this bridge yet: use Access Code V1 ('Authorization: Basic <code>')"
         }
         if registry.entries.isEmpty { return "no application is registered: register it first (tmmregister)" }

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // The server side of the opening handshake (RFC 6455 §4.2), as pure functions over a request whose
 // head the HTTP layer has already parsed. The SHA-1 comes from the caller (OpenSSL in the platform
 // tier); everything else (token lists, Base64, the response bytes) is here.
@@ -40,7 +42,7 @@ public struct WebSocketUpgradeRequest: Sendable {
 
     /// Values of every field called `name` (case-insensitive), in order.
     public func values(of name: String) -> [String] {
-        headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+        headers.filter { ASCII.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 }
 
@@ -207,26 +209,11 @@ public enum WebSocketHandshake {
 /// Whether the comma-separated `list` holds `token`, compared ASCII case-insensitively.
 func listContainsToken(_ list: String, _ token: String) -> Bool {
     list.split(separator: ",", omittingEmptySubsequences: true).contains { element in
-        asciiCaseInsensitiveEquals(trimmingOWS(Substring(element)), token)
+        ASCII.equalsIgnoringCase(trimmingOWS(element), token)
     }
 }
 
 /// `text` without leading and trailing spaces and tabs (HTTP's optional whitespace).
-func trimmingOWS<S: StringProtocol>(_ text: S) -> String {
-    let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = text.firstIndex(where: { !isOWS($0) }), let last = text.lastIndex(where: { !isOWS($0) }) else {
-        return ""
-    }
-    return String(text[first...last])
-}
-
-func asciiCaseInsensitiveEquals<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
-    let x = a.utf8, y = b.utf8
-    guard x.count == y.count else { return false }
-    return zip(x, y).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
-}
-
-@inline(__always)
-private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
-    byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+func trimmingOWS(_ text: some StringProtocol) -> String {
+    ASCII.trimmingBlanks(text)
 }

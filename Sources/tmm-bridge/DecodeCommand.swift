@@ -1,3 +1,4 @@
+import ByteCoding
 import GNSS
 import Glibc
 import NMEA0183
@@ -147,14 +148,10 @@ func describe(_ error: NMEAError) -> String {
     case .tooManyFields: "more than \(NMEASentence.maxFields) fields"
     case .malformedChecksum: "* is not followed by exactly two hex digits"
     case .badChecksum(let expected, let computed):
-        "bad checksum: sentence says \(hex(expected)), bytes give \(hex(computed))"
+        "bad checksum: sentence says \(Hex.encode([expected].span)), bytes give \(Hex.encode([computed].span))"
     case .tooFewFields(let needed, let found): "\(found) fields, needs \(needed)"
     case .invalidField(let index): "field \(index) is malformed"
     case .unsupportedSentence: "unsupported sentence"
     }
 }
 
-private func hex(_ value: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(value >> 4)], digits[Int(value & 0xF)]])
-}

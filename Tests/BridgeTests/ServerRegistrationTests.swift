@@ -1,5 +1,6 @@
 // Registration through the control socket against an in-process bridge, the registry across
 // restarts, and the port plan with busy ports.
+import ByteCoding
 import Foundation
 import GPSD
 import Glibc
