@@ -371,8 +371,7 @@ extension BridgeServer {
         } catch {
             // The same JSON error body, Date and CORS headers as every other error (the WebSocket
             // target, which has no clock, states the status and the fields RFC 6455 asks for).
-            let status = HTTPStatus(rawValue: error.status) ?? .badRequest
-            respondError(connection, status, message: error.explanation, keepAlive: false, version: head.version,
+            respondError(connection, error.status, message: error.explanation, keepAlive: false, version: head.version,
                          extra: error.headers)
             return false
         }

@@ -1,8 +1,10 @@
 import ByteCoding
+import HTTP1
 
 // The server side of the opening handshake (RFC 6455 §4.2), as pure functions over a request whose
 // head the HTTP layer has already parsed. The SHA-1 comes from the caller (OpenSSL in the platform
-// tier); everything else (token lists, Base64, the response bytes) is here.
+// tier); the token lists are here, Base64 is ByteCoding's, and the response bytes are written by
+// HTTP1's `HTTPResponseWriter`, the one HTTP response writer of the package.
 //
 // What is checked (§4.2.1), and the response when it fails:
 //   1. method GET                                        else 405, `Allow: GET`
@@ -68,21 +70,12 @@ public enum WebSocketHandshakeError: Error, Hashable, Sendable {
     /// §4.2.1 item 5: the key is not Base64 of exactly 16 bytes.
     case invalidKey
 
-    /// The HTTP status code to answer with.
-    public var status: Int {
+    /// The HTTP status to answer with.
+    public var status: HTTPStatus {
         switch self {
-        case .methodNotGET: 405
-        case .missingUpgradeWebSocket, .missingConnectionUpgrade, .unsupportedVersion: 426
-        case .httpVersionTooOld, .duplicateVersion, .missingKey, .duplicateKey, .invalidKey: 400
-        }
-    }
-
-    /// The standard reason phrase of `status`.
-    public var reasonPhrase: String {
-        switch status {
-        case 405: "Method Not Allowed"
-        case 426: "Upgrade Required"
-        default: "Bad Request"
+        case .methodNotGET: .methodNotAllowed
+        case .missingUpgradeWebSocket, .missingConnectionUpgrade, .unsupportedVersion: .upgradeRequired
+        case .httpVersionTooOld, .duplicateVersion, .missingKey, .duplicateKey, .invalidKey: .badRequest
         }
     }
 
@@ -119,17 +112,15 @@ public enum WebSocketHandshakeError: Error, Hashable, Sendable {
     /// `explanation`, and `Connection: close` (the server closes after sending it), which also
     /// lists `Upgrade` when the response carries an `Upgrade` field (RFC 9110 §7.8: "A sender of
     /// Upgrade MUST also send an "Upgrade" connection option").
+    /// (This target has no clock, so the response carries no `Date`; the bridge answers with
+    /// its own error response instead, see BridgeServer+HTTP.)
     public var responseBytes: [UInt8] {
-        let body = explanation + "\n"
-        var fields = headers
-        let upgrade = fields.contains { $0.name == "Upgrade" }
-        fields.append(("Content-Type", "text/plain; charset=utf-8"))
-        fields.append(("Content-Length", String(body.utf8.count)))
-        fields.append(("Connection", upgrade ? "Upgrade, close" : "close"))
-        var text = "HTTP/1.1 \(status) \(reasonPhrase)\r\n"
-        for field in fields { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n" + body
-        return Array(text.utf8)
+        let body = Array((explanation + "\n").utf8)
+        var writer = HTTPResponseWriter(capacity: 256)
+        writer.writeResponse(
+            status, date: nil, contentType: "text/plain; charset=utf-8", body: body.span, keepAlive: false,
+            extraHeaders: headers)
+        return writer.bytes
     }
 }
 
@@ -198,9 +189,13 @@ public enum WebSocketHandshake {
 
     /// The `101 Switching Protocols` response for an accept value (§4.2.2 item 5).
     public static func switchingProtocolsResponse(acceptValue: String) -> [UInt8] {
-        Array(
-            ("HTTP/1.1 101 Switching Protocols\r\n" + "Upgrade: websocket\r\n" + "Connection: Upgrade\r\n"
-                + "Sec-WebSocket-Accept: \(acceptValue)\r\n\r\n").utf8)
+        var writer = HTTPResponseWriter(capacity: 160)
+        writer.writeStatusLine(.switchingProtocols)
+        writer.writeHeader("Upgrade", "websocket")
+        writer.writeHeader("Connection", "Upgrade")
+        writer.writeHeader("Sec-WebSocket-Accept", acceptValue)
+        writer.endHead()
+        return writer.bytes
     }
 }
 

@@ -1,5 +1,6 @@
 // Opening handshake (RFC 6455 §4.2): the §1.3 accept key, the 101 response, real browser and
 // library requests, and one row per broken rule with its HTTP answer (Base64: ByteCodingTests).
+import HTTP1
 import Testing
 import WebSocket
 
@@ -162,9 +163,9 @@ struct HandshakeTests {
     func refusesBrokenRequests(row: Row) {
         let (name, request, error, status) = (row.name, row.request, row.error, row.status)
         #expect(throws: error, "\(name)") { try WebSocketHandshake.response(to: request, sha1: testSHA1) }
-        #expect(error.status == status)
+        #expect(error.status.code == status)
         let response = String(decoding: error.responseBytes, as: UTF8.self)
-        #expect(response.hasPrefix("HTTP/1.1 \(status) \(error.reasonPhrase)\r\n"))
+        #expect(response.hasPrefix("HTTP/1.1 \(status) \(error.status.reasonPhrase)\r\n"))
         #expect(response.contains(status == 426 ? "\r\nConnection: Upgrade, close\r\n" : "\r\nConnection: close\r\n"))
         switch status {
         case 405: #expect(response.contains("\r\nAllow: GET\r\n"))
