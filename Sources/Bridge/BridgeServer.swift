@@ -62,19 +62,11 @@ public final class BridgeServer {
 
     /// Stops a running server from any thread.
     public final class StopHandle: Sendable {
-        let descriptor: CInt
-        init() throws(Errno) {
-            let fd = eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK))
-            guard fd >= 0 else { throw Errno.current }
-            descriptor = fd
-        }
-        deinit { Glibc.close(descriptor) }
+        let event: WakeUpEvent
+        init() throws(Errno) { event = try WakeUpEvent() }
 
         /// Makes `run()` return (after closing its clients).
-        public func stop() {
-            var one: UInt64 = 1
-            _ = Glibc.write(descriptor, &one, 8)
-        }
+        public func stop() { event.signal() }
     }
 
     /// What a registered descriptor is.
@@ -322,8 +314,7 @@ public final class BridgeServer {
                         running = false
                     }
                 case .stop:
-                    var counter: UInt64 = 0
-                    _ = Glibc.read(stopHandle.descriptor, &counter, 8)
+                    stopHandle.event.clear()
                     log("stop requested")
                     running = false
                 }
@@ -353,8 +344,8 @@ public final class BridgeServer {
                                 periodNanoseconds: configuration.limits.locationV1Interval)
         try selector.register(locationV2Timer.descriptor.rawValue, interest: .readable)
         handlers[locationV2Timer.descriptor.rawValue] = .locationV2
-        try selector.register(stopHandle.descriptor, interest: .readable)
-        handlers[stopHandle.descriptor] = .stop
+        try selector.register(stopHandle.event.descriptor, interest: .readable)
+        handlers[stopHandle.event.descriptor] = .stop
         if environment.handleSignals {
             signals = try SignalDescriptor(signals: Self.stopSignals)
             guard let fd = signals?.descriptor.rawValue else { return }
