@@ -1,7 +1,5 @@
-import CLinux
 import GNSS
 import GPSD
-import Glibc
 import HTTP1
 import Posix
 import Synchronization
@@ -40,7 +38,7 @@ public final class BridgeServer {
         public var notifySystemd: Bool
         /// The user a root daemon drops to after start-up: directories it owns are accepted as
         /// the daemon's (it owned them after the last run).
-        public var dropUser: uid_t?
+        public var dropUser: UserID?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -109,7 +107,7 @@ public final class BridgeServer {
     private var signals: SignalDescriptor?
     /// A spare descriptor, given up to accept (and close) a connection when the process runs out
     /// of descriptors, so a full table cannot make a listener spin.
-    private var spareDescriptor: CInt = -1
+    private let spareDescriptor = SpareDescriptor()
     /// Listeners (TCP and control) whose readiness is ignored until a descriptor frees: the table
     /// was full and no spare was left to refuse with, so epoll would report them forever.
     private var pausedListeners: Set<CInt> = []
@@ -205,12 +203,11 @@ public final class BridgeServer {
         // Every client costs a descriptor: a limit above what the open-file limit leaves would let
         // clients fill the table (then accept fails with EMFILE for every listener, the control
         // socket and the registry file included).
-        var openFiles = rlimit()
-        let available = getrlimit(CInt(RLIMIT_NOFILE.rawValue), &openFiles) == 0
-            ? Int(clamping: openFiles.rlim_cur) - Self.descriptorHeadroom - Self.maxControlClients : Int.max
+        let openFiles = CurrentProcess.openFileLimit()
+        let available = openFiles.map { $0 - Self.descriptorHeadroom - Self.maxControlClients } ?? Int.max
         maxConnections = max(1, min(configuration.limits.maxConnections, available))
         if maxConnections < configuration.limits.maxConnections {
-            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles.rlim_cur) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
         locationConnectionBudget = maxConnections - Self.restReserve(maxConnections)
 
@@ -254,7 +251,7 @@ public final class BridgeServer {
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
     /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
     /// taken for one). The caller blocks them before any thread starts.
-    public static let stopSignals: [CInt] = [SIGINT, SIGTERM, SIGHUP]
+    public static let stopSignals: [CInt] = [SignalNumber.interrupt, SignalNumber.terminate, SignalNumber.hangUp]
 
     /// `<runtime-dir>/control.sock`.
     public var controlSocketPath: String { Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory) }
@@ -269,8 +266,8 @@ public final class BridgeServer {
         } catch {
             throw StartError(isConfigurationProblem: false, message: "cannot start the event loop: \(error)")
         }
-        spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { if spareDescriptor >= 0 { Glibc.close(spareDescriptor) } }
+        spareDescriptor.reserve()
+        defer { spareDescriptor.release() }
         watchdogInterval = environment.notifySystemd ? Self.watchdogInterval() : nil
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
@@ -433,7 +430,7 @@ public final class BridgeServer {
     /// the queue and close it; without a spare, stop watching the listener until `tick` finds a
     /// descriptor free again. Returns true when a connection was refused (try the next one).
     func refuseWithoutDescriptor(_ error: Errno, listener fd: CInt) -> Bool {
-        guard error.rawValue == EMFILE || error.rawValue == ENFILE else {
+        guard error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem else {
             log("accept failed: \(error)")
             return false
         }
@@ -441,13 +438,7 @@ public final class BridgeServer {
         if statistics.refusedOutOfDescriptors == 1 || statistics.refusedOutOfDescriptors % 1000 == 0 {
             log("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
         }
-        if spareDescriptor >= 0 {
-            Glibc.close(spareDescriptor)
-            let accepted = clinux_accept4(fd, nil, nil, CInt(SOCK_CLOEXEC.rawValue))
-            if accepted >= 0 { Glibc.close(accepted) }
-            spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-            if accepted >= 0 && spareDescriptor >= 0 { return true }
-        }
+        if spareDescriptor.refuseOne(on: fd) { return true }
         pauseListener(fd)
         return false
     }
@@ -460,8 +451,8 @@ public final class BridgeServer {
 
     /// From `tick`: once a descriptor is free again (the spare can be reopened), listen again.
     private func resumeListeners() {
-        if spareDescriptor < 0 { spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
-        guard spareDescriptor >= 0 else { return }
+        spareDescriptor.reserve()
+        guard spareDescriptor.isHeld else { return }
         for fd in pausedListeners { try? selector.modify(fd, interest: .readable) }
         pausedListeners.removeAll()
     }
@@ -674,8 +665,10 @@ public final class BridgeServer {
 
     /// `WATCHDOG_USEC` for this process, in nanoseconds, if systemd asked for a watchdog.
     private static func watchdogInterval() -> Int64? {
-        guard let raw = getenv("WATCHDOG_USEC"), let usec = Int64(String(cString: raw)), usec > 0 else { return nil }
-        if let pid = getenv("WATCHDOG_PID"), let number = Int32(String(cString: pid)), number != getpid() { return nil }
+        guard let raw = CurrentProcess.environment("WATCHDOG_USEC"), let usec = Int64(raw), usec > 0 else { return nil }
+        if let pid = CurrentProcess.environment("WATCHDOG_PID"), let number = Int32(pid), number != CurrentProcess.processID {
+            return nil
+        }
         return usec * 1000
     }
 

@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 import TMMProtocol
 
@@ -81,7 +80,7 @@ enum PortBinder {
                                 + (next.map { "trying \($0)" } ?? "no port left"))
                             continue bindServer  // `bound` closes its sockets
                         }
-                        let unavailable = error.errno.rawValue == EADDRNOTAVAIL || error.errno.rawValue == EAFNOSUPPORT
+                        let unavailable = error.isAddressUnavailable
                         if unavailable && !configured && addresses.count > 1 {
                             log("\(address) is not available on this machine (\(error.errno)); listening without it")
                             addresses.removeAll { $0 == address }

@@ -1,7 +1,6 @@
 import Discovery
 import GNSS
 import GPSD
-import Glibc
 import Posix
 import TMMProtocol
 
@@ -62,7 +61,7 @@ public final class ReceiverInput {
         public var runtimeDirectory: String
         /// The user and group a root bridge drops to after start-up: its private gpsd runs as
         /// them, and directories they own are accepted as the bridge's.
-        public var dropTo: (uid: uid_t, gid: gid_t)?
+        public var dropTo: (uid: UserID, gid: GroupID)?
         /// The built-in capture for `ReplaySource.demo`.
         public var demoCapture: String = ""
 
@@ -274,9 +273,8 @@ public final class ReceiverInput {
     /// root's, so this holds unless the system is already someone else's).
     private func trustedSystemControlSocket() -> String? {
         let path = "/run/gpsd.sock"
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, GPSDTrust.trustedOwners.contains(info.st_uid),
-              access(path, W_OK) == 0
+        guard let status = try? PathStatus.of(path), status.isSocket, GPSDTrust.trustedOwners.contains(status.owner),
+              CurrentProcess.canWrite(path)
         else { return nil }
         return path
     }
@@ -463,21 +461,21 @@ extension ReceiverInput: Sendable {}
 /// `$RUNTIME_DIRECTORY` (systemd), else `$XDG_RUNTIME_DIR/tmm-bridge`, else `/run/tmm-bridge`
 /// for root, else `/tmp/tmm-bridge-UID`.
 public func defaultRuntimeDirectory() -> String {
-    if let systemd = getenv("RUNTIME_DIRECTORY"), systemd.pointee != 0 {
-        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
+    if let systemd = CurrentProcess.environment("RUNTIME_DIRECTORY") {
+        return systemd.split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
     }
-    if let xdg = getenv("XDG_RUNTIME_DIR"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
-    return getuid() == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(getuid())"
+    if let xdg = CurrentProcess.environment("XDG_RUNTIME_DIR") { return xdg + "/tmm-bridge" }
+    return CurrentProcess.userID == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(CurrentProcess.userID)"
 }
 
 /// `$STATE_DIRECTORY` (systemd), else `/var/lib/tmm-bridge` for root, else
 /// `$XDG_STATE_HOME/tmm-bridge`, else `~/.local/state/tmm-bridge`.
 public func defaultStateDirectory() -> String {
-    if let systemd = getenv("STATE_DIRECTORY"), systemd.pointee != 0 {
-        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
+    if let systemd = CurrentProcess.environment("STATE_DIRECTORY") {
+        return systemd.split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
     }
-    if getuid() == 0 { return "/var/lib/tmm-bridge" }
-    if let xdg = getenv("XDG_STATE_HOME"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
-    if let home = getenv("HOME"), home.pointee != 0 { return String(cString: home) + "/.local/state/tmm-bridge" }
-    return "/tmp/tmm-bridge-state-\(getuid())"
+    if CurrentProcess.userID == 0 { return "/var/lib/tmm-bridge" }
+    if let xdg = CurrentProcess.environment("XDG_STATE_HOME") { return xdg + "/tmm-bridge" }
+    if let home = CurrentProcess.environment("HOME") { return home + "/.local/state/tmm-bridge" }
+    return "/tmp/tmm-bridge-state-\(CurrentProcess.userID)"
 }
