@@ -50,13 +50,6 @@ public final class BridgeServer {
         }
     }
 
-    /// Why the server could not start, with the exit status it should cause.
-    public struct StartError: Error, Sendable, CustomStringConvertible {
-        /// True for configuration or state problems (exit 78); false for everything else (exit 1).
-        public var isConfigurationProblem: Bool
-        public var message: String
-        public var description: String { message }
-    }
 
     /// Stops a running server from any thread.
     public final class StopHandle: Sendable {
@@ -159,16 +152,13 @@ public final class BridgeServer {
     /// Binds every listener (fallback ports included), loads the registry and opens the control
     /// socket; nothing is served until `run()`.
     public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
-                log: @escaping @Sendable (String) -> Void) throws(StartError) {
+                log: @escaping @Sendable (String) -> Void) throws(BridgeServerError) {
         self.configuration = configuration
         self.environment = environment
         self.log = log
         self.input = input
         policy = configuration.registrationPolicy
         identity = ReceiverIdentity(appVersion: environment.version)
-        func failure(_ message: String, configuration: Bool = false) -> StartError {
-            StartError(isConfigurationProblem: configuration, message: message)
-        }
         do {
             selector = try Selector()
             tickTimer = try MonotonicTimer()
@@ -176,23 +166,23 @@ public final class BridgeServer {
             locationV2Timer = try MonotonicTimer()
             stopHandle = try StopHandle()
         } catch {
-            throw failure("cannot create the event loop: \(error)")
+            throw .eventLoop(error)
         }
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
             registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
         } catch let error as ApplicationRegistry.Failure {
-            throw failure("\(error)", configuration: true)
+            throw .registry(error)
         } catch {
-            throw failure("state directory \(environment.stateDirectory): \(error)", configuration: true)
+            throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
 
         let bound: PortBinder.Result
         do {
             bound = try PortBinder.bind(configuration: configuration, log: log)
         } catch {
-            throw failure(error.message, configuration: error.isConfigurationProblem)
+            throw .ports(error)
         }
         ports = bound.ports
         reservations = bound.reservations
@@ -216,12 +206,12 @@ public final class BridgeServer {
             try makeDirectories(environment.runtimeDirectory, mode: 0o755, alsoOwnedBy: environment.dropUser)
             controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
         } catch let error as ListenerError where error.isAddressInUse {
-            throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
+            throw .alreadyRunning(controlSocket: controlSocketPath)
         } catch let error as AtomicFile.Failure {
             // Another user's directory, or a symlink: the control socket there could be swapped.
-            throw failure("runtime directory: \(error)", configuration: true)
+            throw .runtimeDirectory(error)
         } catch {
-            throw failure("cannot open the control socket \(controlSocketPath): \(error)")
+            throw .controlSocket(controlSocketPath, "\(error)")
         }
 
         // Last, so nothing after it can fail and leave its worker thread running.
@@ -229,7 +219,7 @@ public final class BridgeServer {
             let policy = self.policy
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs.filter { policy.evaluate($0) == .ok })
         } catch {
-            throw failure("cannot start the access-code worker: \(error)")
+            throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
             log("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(configuration.limits.maxRegisteredApplications)): they stay registered, new ones are refused")
@@ -260,11 +250,11 @@ public final class BridgeServer {
     public static func controlSocketPath(runtimeDirectory: String) -> String { runtimeDirectory + "/control.sock" }
 
     /// Serves until a stop signal or `stopHandle.stop()`, then closes every client.
-    public func run() throws(StartError) {
+    public func run() throws(BridgeServerError) {
         do {
             try registerEverything()
         } catch {
-            throw StartError(isConfigurationProblem: false, message: "cannot start the event loop: \(error)")
+            throw .eventLoopStart(error)
         }
         spareDescriptor.reserve()
         defer { spareDescriptor.release() }
@@ -288,7 +278,7 @@ public final class BridgeServer {
             do {
                 try selector.wait(timeoutMilliseconds: -1, into: &events)
             } catch {
-                throw StartError(isConfigurationProblem: false, message: "epoll_wait failed: \(error)")
+                throw .eventLoopWait(error)
             }
             for event in events where selector.isCurrent(event) {
                 guard let handler = handlers[event.descriptor] else { continue }
@@ -682,3 +672,51 @@ public final class BridgeServer {
 
 @available(*, unavailable, message: "the server belongs to the io thread")
 extension BridgeServer: Sendable {}
+
+/// Why the server could not start or stopped serving.
+public enum BridgeServerError: ExitStatusError, Sendable {
+    /// No epoll instance, timer or stop event (exit 1).
+    case eventLoop(Errno)
+    /// The registry file is not what the bridge writes (exit 78).
+    case registry(ApplicationRegistry.Failure)
+    /// The state directory cannot be made or trusted (exit 78).
+    case stateDirectory(String, String)
+    /// The TMM servers could not be bound (its own status).
+    case ports(PortBindingError)
+    /// Another bridge answers on the control socket (exit 1).
+    case alreadyRunning(controlSocket: String)
+    /// The runtime directory is another user's, a symlink or not a directory (exit 78).
+    case runtimeDirectory(AtomicFile.Failure)
+    /// The control socket cannot be opened (exit 1).
+    case controlSocket(String, String)
+    /// The access-code worker thread did not start (exit 1).
+    case accessCodeWorker(String)
+    /// The loop's descriptors could not be registered (exit 1).
+    case eventLoopStart(Errno)
+    /// Waiting for events failed (exit 1).
+    case eventLoopWait(Errno)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .registry, .stateDirectory, .runtimeDirectory: .badConfiguration
+        case .ports(let error): error.exitStatus
+        case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .eventLoop(let error): "cannot create the event loop: \(error)"
+        case .registry(let error): "\(error)"
+        case .stateDirectory(let path, let reason): "state directory \(path): \(reason)"
+        case .ports(let error): error.description
+        case .alreadyRunning(let path):
+            "another tmm-bridge is running: its control socket \(path) answers (stop it, or give this one its own runtime-dir)"
+        case .runtimeDirectory(let error): "runtime directory: \(error)"
+        case .controlSocket(let path, let reason): "cannot open the control socket \(path): \(reason)"
+        case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
+        case .eventLoopStart(let error): "cannot start the event loop: \(error)"
+        case .eventLoopWait(let error): "epoll_wait failed: \(error)"
+        }
+    }
+}

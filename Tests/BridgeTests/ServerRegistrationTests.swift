@@ -133,7 +133,8 @@ struct ServerRegistrationTests {
             _ = try BridgeServer(configuration: configuration, environment: environment, input: input) { _ in }
             Issue.record("a second server started")
         } catch {
-            #expect(error.message.contains("another tmm-bridge is running"), "\(error.message)")
+            #expect(error.description.contains("another tmm-bridge is running"), "\(error)")
+            #expect(error.exitStatus == .failure)
         }
     }
 
