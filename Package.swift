@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 // tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
-// docs/ARCHITECTURE.md: the pure tier (NMEA0183, GNSS, TMMProtocol) imports only the standard
+// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, TMMProtocol, HTTP1, WebSocket) imports only the standard
 // library; dependencies point down only.
 import PackageDescription
 
@@ -22,11 +22,12 @@ let package = Package(
     ],
     targets: [
         // Pure tier.
-        .target(name: "NMEA0183", swiftSettings: pure),
+        .target(name: "ByteCoding", swiftSettings: pure),
+        .target(name: "NMEA0183", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
-        .target(name: "TMMProtocol", dependencies: ["GNSS"], swiftSettings: pure, linkerSettings: libm),
-        .target(name: "HTTP1", swiftSettings: pure),
-        .target(name: "WebSocket", swiftSettings: pure),
+        .target(name: "TMMProtocol", dependencies: ["GNSS", "ByteCoding"], swiftSettings: pure, linkerSettings: libm),
+        .target(name: "HTTP1", dependencies: ["ByteCoding"], swiftSettings: pure),
+        .target(name: "WebSocket", dependencies: ["ByteCoding", "HTTP1"], swiftSettings: pure),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
@@ -36,27 +37,28 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL", "Posix"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
-        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix"], swiftSettings: common),
+        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding"], swiftSettings: common),
         // Assembly tier.
         .target(
             name: "Bridge",
-            dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "Discovery", "TLS"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "Discovery", "TLS"],
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "Bridge"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "Bridge"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
-        .executableTarget(name: "tmm-fanout", dependencies: ["GPSD", "Posix", "TLS", "WebSocket"], path: "Benchmarks/tmm-fanout",
+        .executableTarget(name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket"], path: "Benchmarks/tmm-fanout",
                           swiftSettings: common),
         // Tests.
         .target(name: "CAllocationCounter", path: "Tests/Support/CAllocationCounter"),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
                 swiftSettings: common),
+        .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
@@ -64,11 +66,11 @@ let package = Package(
         .testTarget(name: "PosixTests", dependencies: ["Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Posix", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
                     swiftSettings: common),
-        .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "GNSS", "TestSupport"],
+        .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "ByteCoding", "GNSS", "TestSupport"],
                     swiftSettings: common),
     ]
 )

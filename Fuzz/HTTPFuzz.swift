@@ -3,7 +3,8 @@
 // Built by Fuzz/run-http.sh into ONE module together with Sources/HTTP1 (no `import HTTP1`):
 //
 //   swiftc -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-//       -module-name HTTP1 Sources/HTTP1/*.swift Fuzz/HTTPFuzz.swift -o Fuzz/build/http-fuzz
+//       -module-name HTTP1 Sources/HTTP1/*.swift Sources/ByteCoding/*.swift Fuzz/HTTPFuzz.swift -o Fuzz/build/http-fuzz
+//   (with the `import ByteCoding` lines taken out of the copies: Fuzz/lib.sh fuzz_include_module)
 //
 // Per input:
 // 1. `HTTPRequestHead.parse` on the whole input, on a prefix (split point from the first byte),

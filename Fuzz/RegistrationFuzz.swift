@@ -1,12 +1,14 @@
-// libFuzzer target for the registration codecs (Sources/TMMProtocol: RegistrationURL, Base64,
+// libFuzzer target for the registration codecs (Sources/TMMProtocol: RegistrationURL, ByteCoding's Base64,
 // PercentEncoding, GUID, RegistrationJSONObject, PortPlan, AccessCodeV1 header parsing).
 //
 // Built by Fuzz/run-registration.sh into ONE module together with the pure files it needs (no
 // `import TMMProtocol`, so internals are reachable):
 //
 //   swiftc -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-//       -module-name TMMProtocol Sources/TMMProtocol/{JSONWriter,Base64*,PercentEncoding*,Registration*,
-//       PortPlan*,AccessCode*}.swift Fuzz/RegistrationFuzz.swift -o Fuzz/build/registration-fuzz
+//       -module-name TMMProtocol Sources/TMMProtocol/{JSONWriter,PercentEncoding*,Registration*,
+//       PortPlan*,AccessCode*}.swift Sources/ByteCoding/*.swift Fuzz/RegistrationFuzz.swift \
+//       -o Fuzz/build/registration-fuzz
+//   (with the `import ByteCoding` lines taken out of the copies: Fuzz/lib.sh fuzz_include_module)
 //
 // Per input (read as a URL string, invalid UTF-8 repaired):
 // 1. `RegistrationURL.parse`, `parseIOS` and `parseWindows` agree: the dispatcher's answer equals the
@@ -113,7 +115,7 @@ func roundTripRequest(_ request: RegistrationRequest) {
         case .register: scheme = RegistrationURL.iOSRegisterScheme
         case .socketServerPort: scheme = RegistrationURL.iOSSocketServerPortScheme
         }
-        url = scheme + "://?" + String(decoding: Base64.encodeBytes(writer.span), as: UTF8.self)
+        url = scheme + "://?" + String(decoding: Base64.encodeToBytes(writer.span), as: UTF8.self)
     case .windows:
         var query = "callback=" + PercentEncoding.encode(request.returnURL)
         if let id { query = "applicationId=" + id.canonical.uppercased() + "&" + query }
@@ -179,13 +181,17 @@ func checkWindowsReply(_ reply: String, request: RegistrationRequest, result: Re
 
 func fuzzHelpers(_ input: [UInt8], _ text: String) {
     // Base64.
-    let encoded = Base64.encodeBytes(input.span)
+    let encoded = Base64.encodeToBytes(input.span)
     check(encoded.count == (input.count + 2) / 3 * 4, "Base64 length")
     check(Base64.decode(encoded.span) == input, "Base64 encode→decode")
-    if let decoded = Base64.decode(input.span) {
-        let again = Base64.encodeBytes(decoded.span)
+    let strict = Base64.decode(input.span)
+    if let decoded = Base64.decode(input.span, options: .lenient) {
+        let again = Base64.encodeToBytes(decoded.span)
         check(Base64.decode(again.span) == decoded, "Base64 decode→encode→decode")
         check(decoded.count <= input.count, "Base64 grew")
+        if let strict { check(strict == decoded, "strict and lenient Base64 differ on strict text") }
+    } else {
+        check(strict == nil, "strict Base64 accepts what lenient refuses")
     }
     // Percent-encoding.
     if let decoded = PercentEncoding.decode(text) {

@@ -5,7 +5,9 @@
 // `import WebSocket`):
 //
 //   swiftc -sanitize=fuzzer,address -parse-as-library -enable-experimental-feature Lifetimes -O \
-//       Sources/WebSocket/*.swift Fuzz/WebSocketFuzz.swift -o Fuzz/build/websocket-fuzz
+//       Sources/WebSocket/*.swift Sources/ByteCoding/*.swift Sources/HTTP1/*.swift Fuzz/WebSocketFuzz.swift \
+//       -o Fuzz/build/websocket-fuzz
+//   (with the `import ByteCoding` and `import HTTP1` lines taken out of the copies: Fuzz/lib.sh)
 //
 // Input layout: byte 0 is a mode byte, the rest is the body.
 //   bit 0     0: the body is raw client bytes; 1: the body is a "frame script" (below) that the

@@ -8,6 +8,7 @@
 #                                  # module the sources and the harness are built into
 #   (override the defaults fuzz_init sets where the target differs)
 #   fuzz_snapshot FILE...          # fresh copy of the sources in Fuzz/build/src-NAME/
+#   fuzz_include_module MODULE...  # the package modules those sources import join the snapshot
 #   fuzz_build [LABEL]             # Fuzz/build/NAME-fuzz, or exit 2
 #   (write its dictionary)
 #   fuzz_seed_corpus               # the working corpus starts as a copy of the seeds
@@ -52,6 +53,20 @@ fuzz_snapshot() {
     rm -rf "$src"
     mkdir -p "$src"
     cp "$@" "$src/"
+}
+
+# fuzz_include_module MODULE...: add the pure package modules the snapshot imports (ByteCoding,
+# HTTP1, ...) to it, so that everything still builds as the one module MODULE of fuzz_init: their
+# sources are copied in (as MODULE-FILE.swift) and every `import MODULE` line of the snapshot is
+# dropped. Call it after every file is in the snapshot.
+fuzz_include_module() {
+    local module file
+    for module in "$@"; do
+        for file in "$root/Sources/$module"/*.swift; do
+            cp "$file" "$src/$module-$(basename "$file")"
+        done
+        find "$src" -name '*.swift' -exec sed -i "/^import $module\$/d" {} +
+    done
 }
 
 # fuzz_compile SWIFTC_ARG...: compile the given sources into Fuzz/build/NAME-fuzz as the module

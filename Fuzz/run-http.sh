@@ -20,6 +20,7 @@ fuzz_init http HTTP1 "$@"
 
 # The harness joins the parser's module (named HTTP1) and so reaches its internals.
 fuzz_snapshot "$root"/Sources/HTTP1/*.swift "$root/Fuzz/HTTPFuzz.swift"
+fuzz_include_module ByteCoding
 fuzz_build HTTP1
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).

@@ -21,10 +21,11 @@ fuzz_init registration TMMProtocol "$@"
 
 # The harness joins the module (named TMMProtocol) and so reaches its internals. Only the files the
 # registration code needs are compiled: they use JSONWriter but nothing from GNSS or NMEA0183.
-fuzz_snapshot "$root"/Sources/TMMProtocol/JSONWriter.swift "$root"/Sources/TMMProtocol/Base64*.swift \
+fuzz_snapshot "$root"/Sources/TMMProtocol/JSONWriter.swift \
     "$root"/Sources/TMMProtocol/PercentEncoding*.swift "$root"/Sources/TMMProtocol/Registration*.swift \
     "$root"/Sources/TMMProtocol/PortPlan*.swift "$root"/Sources/TMMProtocol/AccessCode*.swift \
     "$root/Fuzz/RegistrationFuzz.swift"
+fuzz_include_module ByteCoding
 fuzz_build "TMMProtocol registration files"
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).

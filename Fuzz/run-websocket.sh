@@ -23,6 +23,7 @@ fuzz_old_artifacts=remove           # reproducers of earlier runs are deleted be
 
 # One module: the target's sources plus the harness (which therefore has no `import WebSocket`).
 fuzz_snapshot "$root"/Sources/WebSocket/*.swift "$root/Fuzz/WebSocketFuzz.swift"
+fuzz_include_module ByteCoding HTTP1
 fuzz_build ""                       # no label after the binary's name
 
 fuzz_print_corpus

@@ -35,6 +35,7 @@ if ! ls "$fixtures"/*.log >/dev/null 2>&1; then fixtures=/work/shared/fixtures/n
 fuzz_snapshot "$root"/Sources/NMEA0183/*.swift "$root/Fuzz/NMEAFuzz.swift"
 mkdir -p "$src/Sentences" "$src/GNSS"
 cp "$root"/Sources/NMEA0183/Sentences/*.swift "$src/Sentences/"
+fuzz_include_module ByteCoding
 compile() {
     # The compiler's status, not grep's: PIPESTATUS must be read before anything else runs (an
     # `|| true` after the pipeline would replace it).

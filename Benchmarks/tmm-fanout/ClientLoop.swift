@@ -1,3 +1,4 @@
+import ByteCoding
 import Glibc
 import Posix
 import Synchronization

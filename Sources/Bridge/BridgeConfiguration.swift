@@ -1,3 +1,4 @@
+import ByteCoding
 import GPSD
 import HTTP1
 import TMMProtocol
@@ -366,8 +367,7 @@ extension BridgeConfiguration {
     /// start, where it matters).
     static func accountName(_ text: String, _ name: String) throws(ConfigurationError) -> String {
         let allowed = text.utf8.allSatisfy { byte in
-            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            ASCII.isAlphanumeric(byte) || byte == ASCII.underscore || byte == ASCII.minus || byte == ASCII.dot
         }
         guard !text.isEmpty, text.utf8.count <= 32, allowed, text.first != "-" else {
             throw ConfigurationError(message: "\(name) must be a user or group name (letters, digits, '_', '-', '.'), not '\(text)'")
@@ -393,13 +393,13 @@ extension BridgeConfiguration {
     static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Int64 {
         let failure = ConfigurationError(message: "\(name) must be a number of seconds above 0 (e.g. 30 or 0.5), not '\(text)'")
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, !whole.isEmpty || parts.count == 2, whole.allSatisfy(\.isASCIIDigit),
+        guard let whole = parts.first, !whole.isEmpty || parts.count == 2, whole.utf8.allSatisfy(ASCII.isDigit),
               whole.count <= 5
         else { throw failure }
         var nanoseconds = (Int64(whole) ?? 0) * 1_000_000_000
         if parts.count == 2 {
             let fraction = parts[1]
-            guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy(\.isASCIIDigit) else { throw failure }
+            guard !fraction.isEmpty, fraction.count <= 9, fraction.utf8.allSatisfy(ASCII.isDigit) else { throw failure }
             var scaled = Int64(fraction) ?? 0
             for _ in fraction.count..<9 { scaled *= 10 }
             nanoseconds += scaled
@@ -418,7 +418,7 @@ extension BridgeConfiguration {
         default: break
         }
         if multiplier > 1 { digits = digits.dropLast() }
-        guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit), digits.count <= 10, let value = Int(digits),
+        guard !digits.isEmpty, digits.utf8.allSatisfy(ASCII.isDigit), digits.count <= 10, let value = Int(digits),
               value > 0, value * multiplier <= 1 << 30
         else {
             throw ConfigurationError(message: "\(name) must be a size from 1 to 1G bytes (e.g. 65536 or 64K), not '\(text)'")
@@ -445,15 +445,11 @@ extension BridgeConfiguration {
     /// inet_pton gives the final word.
     static func isNumericAddress(_ text: String) -> Bool {
         if text.contains(":") {
-            return text.utf8.count <= 45 && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            return text.utf8.count <= 45 && text.utf8.allSatisfy { Hex.isDigit($0) || $0 == ASCII.colon || $0 == ASCII.dot }
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { $0.count >= 1 && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 }
+        return parts.count == 4 && parts.allSatisfy { $0.count >= 1 && $0.count <= 3 && $0.utf8.allSatisfy(ASCII.isDigit) && Int($0)! <= 255 }
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
 extension ConfigurationFile {

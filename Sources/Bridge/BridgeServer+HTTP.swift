@@ -1,3 +1,4 @@
+import ByteCoding
 import HTTP1
 import Posix
 import TLS
@@ -204,7 +205,7 @@ extension BridgeServer {
         guard let header else {
             return "missing Authorization header: send 'Authorization: Basic <Access Code V1>' after registering the application"
         }
-        if header.utf8.count > 12, RegistrationURL.asciiLowercased(header.prefix(12)) == "accesscodev2" {
+        if header.utf8.count > 12, ASCII.lowercased(header.prefix(12)) == "accesscodev2" {
             return "Access Code V2 is not supported by this bridge yet: use Access Code V1 ('Authorization: Basic <code>')"
         }
         if registry.entries.isEmpty { return "no application is registered: register it first (tmmregister)" }
@@ -370,8 +371,7 @@ extension BridgeServer {
         } catch {
             // The same JSON error body, Date and CORS headers as every other error (the WebSocket
             // target, which has no clock, states the status and the fields RFC 6455 asks for).
-            let status = HTTPStatus(rawValue: error.status) ?? .badRequest
-            respondError(connection, status, message: error.explanation, keepAlive: false, version: head.version,
+            respondError(connection, error.status, message: error.explanation, keepAlive: false, version: head.version,
                          extra: error.headers)
             return false
         }

@@ -1,7 +1,5 @@
-import CLinux
 import GNSS
 import GPSD
-import Glibc
 import HTTP1
 import Posix
 import Synchronization
@@ -40,7 +38,7 @@ public final class BridgeServer {
         public var notifySystemd: Bool
         /// The user a root daemon drops to after start-up: directories it owns are accepted as
         /// the daemon's (it owned them after the last run).
-        public var dropUser: uid_t?
+        public var dropUser: UserID?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -52,29 +50,14 @@ public final class BridgeServer {
         }
     }
 
-    /// Why the server could not start, with the exit status it should cause.
-    public struct StartError: Error, Sendable, CustomStringConvertible {
-        /// True for configuration or state problems (exit 78); false for everything else (exit 1).
-        public var isConfigurationProblem: Bool
-        public var message: String
-        public var description: String { message }
-    }
 
     /// Stops a running server from any thread.
     public final class StopHandle: Sendable {
-        let descriptor: CInt
-        init() throws(Errno) {
-            let fd = eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK))
-            guard fd >= 0 else { throw Errno.current }
-            descriptor = fd
-        }
-        deinit { Glibc.close(descriptor) }
+        let event: WakeUpEvent
+        init() throws(Errno) { event = try WakeUpEvent() }
 
         /// Makes `run()` return (after closing its clients).
-        public func stop() {
-            var one: UInt64 = 1
-            _ = Glibc.write(descriptor, &one, 8)
-        }
+        public func stop() { event.signal() }
     }
 
     /// What a registered descriptor is.
@@ -117,7 +100,7 @@ public final class BridgeServer {
     private var signals: SignalDescriptor?
     /// A spare descriptor, given up to accept (and close) a connection when the process runs out
     /// of descriptors, so a full table cannot make a listener spin.
-    private var spareDescriptor: CInt = -1
+    private let spareDescriptor = SpareDescriptor()
     /// Listeners (TCP and control) whose readiness is ignored until a descriptor frees: the table
     /// was full and no spare was left to refuse with, so epoll would report them forever.
     private var pausedListeners: Set<CInt> = []
@@ -169,16 +152,13 @@ public final class BridgeServer {
     /// Binds every listener (fallback ports included), loads the registry and opens the control
     /// socket; nothing is served until `run()`.
     public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
-                log: @escaping @Sendable (String) -> Void) throws(StartError) {
+                log: @escaping @Sendable (String) -> Void) throws(BridgeServerError) {
         self.configuration = configuration
         self.environment = environment
         self.log = log
         self.input = input
         policy = configuration.registrationPolicy
         identity = ReceiverIdentity(appVersion: environment.version)
-        func failure(_ message: String, configuration: Bool = false) -> StartError {
-            StartError(isConfigurationProblem: configuration, message: message)
-        }
         do {
             selector = try Selector()
             tickTimer = try MonotonicTimer()
@@ -186,23 +166,23 @@ public final class BridgeServer {
             locationV2Timer = try MonotonicTimer()
             stopHandle = try StopHandle()
         } catch {
-            throw failure("cannot create the event loop: \(error)")
+            throw .eventLoop(error)
         }
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
             registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
         } catch let error as ApplicationRegistry.Failure {
-            throw failure("\(error)", configuration: true)
+            throw .registry(error)
         } catch {
-            throw failure("state directory \(environment.stateDirectory): \(error)", configuration: true)
+            throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
 
         let bound: PortBinder.Result
         do {
             bound = try PortBinder.bind(configuration: configuration, log: log)
         } catch {
-            throw failure(error.message, configuration: error.isConfigurationProblem)
+            throw .ports(error)
         }
         ports = bound.ports
         reservations = bound.reservations
@@ -213,12 +193,11 @@ public final class BridgeServer {
         // Every client costs a descriptor: a limit above what the open-file limit leaves would let
         // clients fill the table (then accept fails with EMFILE for every listener, the control
         // socket and the registry file included).
-        var openFiles = rlimit()
-        let available = getrlimit(CInt(RLIMIT_NOFILE.rawValue), &openFiles) == 0
-            ? Int(clamping: openFiles.rlim_cur) - Self.descriptorHeadroom - Self.maxControlClients : Int.max
+        let openFiles = CurrentProcess.openFileLimit()
+        let available = openFiles.map { $0 - Self.descriptorHeadroom - Self.maxControlClients } ?? Int.max
         maxConnections = max(1, min(configuration.limits.maxConnections, available))
         if maxConnections < configuration.limits.maxConnections {
-            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles.rlim_cur) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
         locationConnectionBudget = maxConnections - Self.restReserve(maxConnections)
 
@@ -227,12 +206,12 @@ public final class BridgeServer {
             try makeDirectories(environment.runtimeDirectory, mode: 0o755, alsoOwnedBy: environment.dropUser)
             controlListener = try UnixListener.bind(path: controlSocketPath, mode: 0o660)
         } catch let error as ListenerError where error.isAddressInUse {
-            throw failure("another tmm-bridge is running: its control socket \(controlSocketPath) answers (stop it, or give this one its own runtime-dir)")
+            throw .alreadyRunning(controlSocket: controlSocketPath)
         } catch let error as AtomicFile.Failure {
             // Another user's directory, or a symlink: the control socket there could be swapped.
-            throw failure("runtime directory: \(error)", configuration: true)
+            throw .runtimeDirectory(error)
         } catch {
-            throw failure("cannot open the control socket \(controlSocketPath): \(error)")
+            throw .controlSocket(controlSocketPath, "\(error)")
         }
 
         // Last, so nothing after it can fail and leave its worker thread running.
@@ -240,7 +219,7 @@ public final class BridgeServer {
             let policy = self.policy
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs.filter { policy.evaluate($0) == .ok })
         } catch {
-            throw failure("cannot start the access-code worker: \(error)")
+            throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
             log("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(configuration.limits.maxRegisteredApplications)): they stay registered, new ones are refused")
@@ -262,7 +241,7 @@ public final class BridgeServer {
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
     /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
     /// taken for one). The caller blocks them before any thread starts.
-    public static let stopSignals: [CInt] = [SIGINT, SIGTERM, SIGHUP]
+    public static let stopSignals: [CInt] = [SignalNumber.interrupt, SignalNumber.terminate, SignalNumber.hangUp]
 
     /// `<runtime-dir>/control.sock`.
     public var controlSocketPath: String { Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory) }
@@ -271,14 +250,14 @@ public final class BridgeServer {
     public static func controlSocketPath(runtimeDirectory: String) -> String { runtimeDirectory + "/control.sock" }
 
     /// Serves until a stop signal or `stopHandle.stop()`, then closes every client.
-    public func run() throws(StartError) {
+    public func run() throws(BridgeServerError) {
         do {
             try registerEverything()
         } catch {
-            throw StartError(isConfigurationProblem: false, message: "cannot start the event loop: \(error)")
+            throw .eventLoopStart(error)
         }
-        spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { if spareDescriptor >= 0 { Glibc.close(spareDescriptor) } }
+        spareDescriptor.reserve()
+        defer { spareDescriptor.release() }
         watchdogInterval = environment.notifySystemd ? Self.watchdogInterval() : nil
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
@@ -299,7 +278,7 @@ public final class BridgeServer {
             do {
                 try selector.wait(timeoutMilliseconds: -1, into: &events)
             } catch {
-                throw StartError(isConfigurationProblem: false, message: "epoll_wait failed: \(error)")
+                throw .eventLoopWait(error)
             }
             for event in events where selector.isCurrent(event) {
                 guard let handler = handlers[event.descriptor] else { continue }
@@ -322,8 +301,7 @@ public final class BridgeServer {
                         running = false
                     }
                 case .stop:
-                    var counter: UInt64 = 0
-                    _ = Glibc.read(stopHandle.descriptor, &counter, 8)
+                    stopHandle.event.clear()
                     log("stop requested")
                     running = false
                 }
@@ -353,8 +331,8 @@ public final class BridgeServer {
                                 periodNanoseconds: configuration.limits.locationV1Interval)
         try selector.register(locationV2Timer.descriptor.rawValue, interest: .readable)
         handlers[locationV2Timer.descriptor.rawValue] = .locationV2
-        try selector.register(stopHandle.descriptor, interest: .readable)
-        handlers[stopHandle.descriptor] = .stop
+        try selector.register(stopHandle.event.descriptor, interest: .readable)
+        handlers[stopHandle.event.descriptor] = .stop
         if environment.handleSignals {
             signals = try SignalDescriptor(signals: Self.stopSignals)
             guard let fd = signals?.descriptor.rawValue else { return }
@@ -442,7 +420,7 @@ public final class BridgeServer {
     /// the queue and close it; without a spare, stop watching the listener until `tick` finds a
     /// descriptor free again. Returns true when a connection was refused (try the next one).
     func refuseWithoutDescriptor(_ error: Errno, listener fd: CInt) -> Bool {
-        guard error.rawValue == EMFILE || error.rawValue == ENFILE else {
+        guard error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem else {
             log("accept failed: \(error)")
             return false
         }
@@ -450,13 +428,7 @@ public final class BridgeServer {
         if statistics.refusedOutOfDescriptors == 1 || statistics.refusedOutOfDescriptors % 1000 == 0 {
             log("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
         }
-        if spareDescriptor >= 0 {
-            Glibc.close(spareDescriptor)
-            let accepted = clinux_accept4(fd, nil, nil, CInt(SOCK_CLOEXEC.rawValue))
-            if accepted >= 0 { Glibc.close(accepted) }
-            spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-            if accepted >= 0 && spareDescriptor >= 0 { return true }
-        }
+        if spareDescriptor.refuseOne(on: fd) { return true }
         pauseListener(fd)
         return false
     }
@@ -469,8 +441,8 @@ public final class BridgeServer {
 
     /// From `tick`: once a descriptor is free again (the spare can be reopened), listen again.
     private func resumeListeners() {
-        if spareDescriptor < 0 { spareDescriptor = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
-        guard spareDescriptor >= 0 else { return }
+        spareDescriptor.reserve()
+        guard spareDescriptor.isHeld else { return }
         for fd in pausedListeners { try? selector.modify(fd, interest: .readable) }
         pausedListeners.removeAll()
     }
@@ -683,8 +655,10 @@ public final class BridgeServer {
 
     /// `WATCHDOG_USEC` for this process, in nanoseconds, if systemd asked for a watchdog.
     private static func watchdogInterval() -> Int64? {
-        guard let raw = getenv("WATCHDOG_USEC"), let usec = Int64(String(cString: raw)), usec > 0 else { return nil }
-        if let pid = getenv("WATCHDOG_PID"), let number = Int32(String(cString: pid)), number != getpid() { return nil }
+        guard let raw = CurrentProcess.environment("WATCHDOG_USEC"), let usec = Int64(raw), usec > 0 else { return nil }
+        if let pid = CurrentProcess.environment("WATCHDOG_PID"), let number = Int32(pid), number != CurrentProcess.processID {
+            return nil
+        }
         return usec * 1000
     }
 
@@ -698,3 +672,51 @@ public final class BridgeServer {
 
 @available(*, unavailable, message: "the server belongs to the io thread")
 extension BridgeServer: Sendable {}
+
+/// Why the server could not start or stopped serving.
+public enum BridgeServerError: ExitStatusError, Sendable {
+    /// No epoll instance, timer or stop event (exit 1).
+    case eventLoop(Errno)
+    /// The registry file is not what the bridge writes (exit 78).
+    case registry(ApplicationRegistry.Failure)
+    /// The state directory cannot be made or trusted (exit 78).
+    case stateDirectory(String, String)
+    /// The TMM servers could not be bound (its own status).
+    case ports(PortBindingError)
+    /// Another bridge answers on the control socket (exit 1).
+    case alreadyRunning(controlSocket: String)
+    /// The runtime directory is another user's, a symlink or not a directory (exit 78).
+    case runtimeDirectory(AtomicFile.Failure)
+    /// The control socket cannot be opened (exit 1).
+    case controlSocket(String, String)
+    /// The access-code worker thread did not start (exit 1).
+    case accessCodeWorker(String)
+    /// The loop's descriptors could not be registered (exit 1).
+    case eventLoopStart(Errno)
+    /// Waiting for events failed (exit 1).
+    case eventLoopWait(Errno)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .registry, .stateDirectory, .runtimeDirectory: .badConfiguration
+        case .ports(let error): error.exitStatus
+        case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .eventLoop(let error): "cannot create the event loop: \(error)"
+        case .registry(let error): "\(error)"
+        case .stateDirectory(let path, let reason): "state directory \(path): \(reason)"
+        case .ports(let error): error.description
+        case .alreadyRunning(let path):
+            "another tmm-bridge is running: its control socket \(path) answers (stop it, or give this one its own runtime-dir)"
+        case .runtimeDirectory(let error): "runtime directory: \(error)"
+        case .controlSocket(let path, let reason): "cannot open the control socket \(path): \(reason)"
+        case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
+        case .eventLoopStart(let error): "cannot start the event loop: \(error)"
+        case .eventLoopWait(let error): "epoll_wait failed: \(error)"
+        }
+    }
+}

@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 import Synchronization
 
@@ -29,15 +28,15 @@ public final class CaptureReplayer: Sendable {
     public init(capture: ReplayCapture) throws(Errno) {
         self.capture = capture
         let pty = try Pseudoterminal()
+        try pty.controller.setNonBlocking(true)
         devicePath = pty.devicePath
         // The descriptors are owned by this object from here on (closed in deinit).
         (controller, device) = pty.release()
-        _ = fcntl(controller, F_SETFL, fcntl(controller, F_GETFL) | O_NONBLOCK)
     }
 
     deinit {
-        Glibc.close(controller)
-        Glibc.close(device)
+        FileDescriptor(adopting: controller).close()
+        FileDescriptor(adopting: device).close()
     }
 
     /// Times the capture has been played to its end.
@@ -75,16 +74,14 @@ public final class CaptureReplayer: Sendable {
     /// Writes one epoch; when nobody reads the pty (gpsd not started yet) the bytes are dropped,
     /// as a real receiver's would be.
     private func write(_ bytes: [UInt8]) {
-        var offset = 0
         var attempts = 0
-        while offset < bytes.count && attempts < 10 {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(controller, $0.baseAddress, $0.count) }
-            if written > 0 {
-                offset += written
-            } else {
-                attempts += 1
-                sleep(nanoseconds: 1_000_000)
-            }
+        // Full (nobody reads): up to 10 waits of 1 ms, then the rest is dropped; so is everything
+        // after any other error.
+        _ = try? writeAll(bytes.span, to: controller) {
+            attempts += 1
+            guard attempts <= 10 else { return false }
+            sleep(nanoseconds: 1_000_000)
+            return true
         }
     }
 

@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 
 extension ControlProtocol {
@@ -15,7 +14,7 @@ extension ControlProtocol {
         } catch {
             let hint = error == .noSuchFileOrDirectory || error == .connectionRefused
                 ? "no tmm-bridge daemon is running there (start it: tmm-bridge run, or systemctl start tmm-bridge)"
-                : error.rawValue == EACCES ? "permission denied (run as root or as a member of the daemon's group)" : "\(error)"
+                : error == .permissionDenied ? "permission denied (run as root or as a member of the daemon's group)" : "\(error)"
             throw ControlFailure(message: "cannot reach the daemon at \(socketPath): \(hint)")
         }
         try requireTrustedDaemon(socket, socketPath: socketPath)
@@ -44,13 +43,13 @@ extension ControlProtocol {
     /// by no one else, as /run is for a service's RuntimeDirectory). A socket another user placed
     /// in a directory they squatted (under /tmp, say) is refused before anything is sent.
     static func requireTrustedDaemon(_ socket: borrowing StreamSocket, socketPath: String) throws(ControlFailure) {
-        let peer: uid_t
+        let peer: UserID
         do {
             peer = try socket.peerUserID()
         } catch {
             throw ControlFailure(message: "cannot tell who serves \(socketPath): \(error)")
         }
-        if peer == getuid() || peer == 0 { return }
+        if peer == CurrentProcess.userID || peer == 0 { return }
         let directory = parentDirectory(of: socketPath)
         if let status = try? PathStatus.of(directory), status.isDirectory, status.owner == peer, !status.isWritableByOthers,
            let parent = try? PathStatus.of(parentDirectory(of: directory)), parent.isDirectory, parent.owner == 0,
@@ -59,7 +58,7 @@ extension ControlProtocol {
             return
         }
         throw ControlFailure(message: "refusing the daemon at \(socketPath): it runs as uid \(peer), which is neither this user "
-            + "(uid \(getuid())), root, nor the owner of a directory only root could have created; another user may have "
+            + "(uid \(CurrentProcess.userID)), root, nor the owner of a directory only root could have created; another user may have "
             + "placed that socket (give the daemon's own socket with --control or --runtime-dir)")
     }
 

@@ -1,4 +1,3 @@
-import Glibc
 import Posix
 import TMMProtocol
 
@@ -40,22 +39,18 @@ enum PortBinder {
         var reservations: [BoundSocket]
     }
 
-    struct Failure: Error {
-        var isConfigurationProblem: Bool
-        var message: String
-    }
 
     /// True for the servers that will speak TLS (not served yet: reserved only).
     static func isSecure(_ server: TMMServer) -> Bool {
         server == .locationSecure || server == .apiSecure || server == .locationV2Secure
     }
 
-    static func bind(configuration: BridgeConfiguration, log: (String) -> Void) throws(Failure) -> Result {
+    static func bind(configuration: BridgeConfiguration, log: (String) -> Void) throws(PortBindingError) -> Result {
         var plan: PortPlan
         do {
             plan = try PortPlan(configuration: configuration.portPlanConfiguration)
         } catch {
-            throw Failure(isConfigurationProblem: true, message: error.description)
+            throw .badPortPlan(error.description)
         }
         let configured = configuration.listenAddresses != nil
         var addresses = configuration.listenAddresses ?? BridgeConfiguration.defaultListenAddresses
@@ -65,9 +60,7 @@ enum PortBinder {
         for server in TMMServer.allCases {
             bindServer: while true {
                 guard let port = plan.candidate(for: server) else {
-                    throw Failure(
-                        isConfigurationProblem: false,
-                        message: "no free port for \(server.registrationKey): \(server.defaultPort) and every port from \(configuration.fallbackStart) up are taken")
+                    throw .noFreePort(server: server, fallbackStart: configuration.fallbackStart)
                 }
                 var bound: [BoundSocket] = []
                 for address in addresses {
@@ -81,13 +74,13 @@ enum PortBinder {
                                 + (next.map { "trying \($0)" } ?? "no port left"))
                             continue bindServer  // `bound` closes its sockets
                         }
-                        let unavailable = error.errno.rawValue == EADDRNOTAVAIL || error.errno.rawValue == EAFNOSUPPORT
+                        let unavailable = error.isAddressUnavailable
                         if unavailable && !configured && addresses.count > 1 {
                             log("\(address) is not available on this machine (\(error.errno)); listening without it")
                             addresses.removeAll { $0 == address }
                             continue bindServer
                         }
-                        throw Failure(isConfigurationProblem: unavailable, message: "cannot listen: \(error)")
+                        throw .cannotListen(error)
                     }
                 }
                 plan.bound(server)
@@ -105,5 +98,32 @@ enum PortBinder {
         log("listening on " + addresses.joined(separator: " and ")
             + "; secure ports reserved until TLS is configured (connections refused)")
         return Result(ports: ports, listeners: listeners, reservations: reservations)
+    }
+}
+
+/// Why the TMM servers could not be bound.
+public enum PortBindingError: ExitStatusError, Sendable {
+    /// The configured ports and fallback range do not make a plan (exit 78).
+    case badPortPlan(String)
+    /// Every candidate port of `server` is taken (exit 1: the machine, not the configuration).
+    case noFreePort(server: TMMServer, fallbackStart: UInt16)
+    /// A listen address cannot be bound (exit 78 when the address is not this machine's, 1 else).
+    case cannotListen(ListenerError)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .badPortPlan: .badConfiguration
+        case .noFreePort: .failure
+        case .cannotListen(let error): error.isAddressUnavailable ? .badConfiguration : .failure
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badPortPlan(let reason): reason
+        case .noFreePort(let server, let fallbackStart):
+            "no free port for \(server.registrationKey): \(server.defaultPort) and every port from \(fallbackStart) up are taken"
+        case .cannotListen(let error): "cannot listen: \(error)"
+        }
     }
 }

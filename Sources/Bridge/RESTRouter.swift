@@ -1,3 +1,4 @@
+import ByteCoding
 import FoundationEssentials
 import HTTP1
 import TMMProtocol
@@ -124,7 +125,7 @@ enum RESTRouter {
             return .failure(BodyFailure(message: "the body is not JSON: \(expected)"))
         }
         var found: Bool?
-        for (key, value) in members where RegistrationURL.asciiLowercased(key) == "isconnected" {
+        for (key, value) in members where ASCII.lowercased(key) == "isconnected" {
             guard case .bool(let flag) = value else {
                 return .failure(BodyFailure(message: "isConnected must be true or false"))
             }

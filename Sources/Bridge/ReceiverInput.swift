@@ -1,7 +1,6 @@
 import Discovery
 import GNSS
 import GPSD
-import Glibc
 import Posix
 import TMMProtocol
 
@@ -62,7 +61,7 @@ public final class ReceiverInput {
         public var runtimeDirectory: String
         /// The user and group a root bridge drops to after start-up: its private gpsd runs as
         /// them, and directories they own are accepted as the bridge's.
-        public var dropTo: (uid: uid_t, gid: gid_t)?
+        public var dropTo: (uid: UserID, gid: GroupID)?
         /// The built-in capture for `ReplaySource.demo`.
         public var demoCapture: String = ""
 
@@ -71,18 +70,6 @@ public final class ReceiverInput {
         }
     }
 
-    /// Why the input side could not start.
-    public struct StartError: Error, Sendable, CustomStringConvertible {
-        public var message: String
-        /// The configuration asks for something the bridge refuses (exit 78, not 1).
-        public var isConfigurationProblem = false
-        public var description: String { message }
-
-        public init(message: String, isConfigurationProblem: Bool = false) {
-            self.message = message
-            self.isConfigurationProblem = isConfigurationProblem
-        }
-    }
 
     /// gpsd's events (positions included); readable descriptor in `descriptors`.
     public let events: Inbox<ReceiverInputEvent>
@@ -138,7 +125,7 @@ public final class ReceiverInput {
     public var managesDevices: Bool { controlSocket != nil }
 
     /// Starts the replay (if any), picks or starts gpsd, and starts the session and discovery.
-    public func start() throws(StartError) {
+    public func start() throws(ReceiverInputError) {
         guard !isInjected else { return }
         var devices = options.devices.map(canonicalDevicePath)
         if let replay = options.replay {
@@ -151,22 +138,20 @@ public final class ReceiverInput {
                     // start with the stop signals blocked) and files over the 16 MiB limit.
                     let bytes: [UInt8]?
                     do { bytes = try AtomicFile.read(path) } catch {
-                        throw StartError(message: "replay: cannot use \(path): \(error.reason ?? error.errno.description)",
-                                         isConfigurationProblem: true)
+                        throw ReceiverInputError.replayUnreadable(path: path, error)
                     }
                     guard let bytes else {
-                        throw StartError(message: "replay: \(path) does not exist", isConfigurationProblem: true)
+                        throw ReceiverInputError.replayMissing(path: path)
                     }
                     guard let text = String(validating: bytes, as: UTF8.self) else {
-                        throw StartError(message: "replay: \(path) is not text (a gpsd-format NMEA log is expected)",
-                                         isConfigurationProblem: true)
+                        throw ReceiverInputError.replayNotText(path: path)
                     }
                     capture = try ReplayCapture(text: text, name: path)
                 }
-            } catch let error as StartError {
+            } catch let error as ReceiverInputError {
                 throw error
             } catch {
-                throw StartError(message: "replay: \(error)")
+                throw .replayUnusable("\(error)")
             }
             do {
                 let replayer = try CaptureReplayer(capture: capture)
@@ -175,7 +160,7 @@ public final class ReceiverInput {
                 devices.append(replayer.devicePath)
                 log("replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms into \(replayer.devicePath)")
             } catch {
-                throw StartError(message: "replay: cannot open a pseudo-terminal: \(error)")
+                throw .replayPseudoterminal(error)
             }
         }
 
@@ -195,9 +180,9 @@ public final class ReceiverInput {
                 configuration.privateGPSDUser = options.dropTo?.uid
             } catch let error as AtomicFile.Failure {
                 // The runtime directory is another user's, a symlink, or not a directory.
-                throw StartError(message: "runtime directory: \(error)", isConfigurationProblem: true)
+                throw .runtimeDirectory(error)
             } catch {
-                throw StartError(message: "a private gpsd could not start: \(error)")
+                throw .privateGPSD("\(error)")
             }
         }
         controlSocket = configuration.controlSocket
@@ -205,7 +190,7 @@ public final class ReceiverInput {
             log("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
         }
         let session = GPSDSession(configuration, inbox: events) { [log] in log($0) }
-        do { try session.start() } catch { throw StartError(message: "cannot start the gpsd thread: \(error)") }
+        do { try session.start() } catch { throw .gpsdThread(error) }
         self.session = session
 
         if options.discovery {
@@ -233,7 +218,7 @@ public final class ReceiverInput {
     ///   that is not there yet is used and checked when it comes.
     /// - Otherwise the system gpsd on 127.0.0.1:2947 is used if it passes; if something else
     ///   holds that port, the bridge says why and starts a private gpsd.
-    private func chooseSystemGPSD(replaying: Bool) throws(StartError) -> GPSDSession.Configuration? {
+    private func chooseSystemGPSD(replaying: Bool) throws(ReceiverInputError) -> GPSDSession.Configuration? {
         if replaying {
             if options.gpsd != nil { log("replaying: the configured gpsd is not used; a private gpsd reads the capture") }
             return nil
@@ -245,9 +230,7 @@ public final class ReceiverInput {
             for _ in 0..<3 where verdict == .unknown { verdict = GPSDTrust.probe(host: gpsd.host, port: gpsd.port) }
             switch verdict {
             case .untrusted, .unknown:
-                throw StartError(
-                    message: "refusing the configured gpsd at \(gpsd.host):\(gpsd.port): \(verdict). Stop whatever listens there or configure the gpsd that should be read",
-                    isConfigurationProblem: true)
+                throw .untrustedGPSD(host: gpsd.host, port: gpsd.port, verdict: "\(verdict)")
             case .trusted, .remote, .unreachable:
                 log("using the configured gpsd at \(gpsd.host):\(gpsd.port): \(verdict)")
             }
@@ -274,9 +257,8 @@ public final class ReceiverInput {
     /// root's, so this holds unless the system is already someone else's).
     private func trustedSystemControlSocket() -> String? {
         let path = "/run/gpsd.sock"
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK, GPSDTrust.trustedOwners.contains(info.st_uid),
-              access(path, W_OK) == 0
+        guard let status = try? PathStatus.of(path), status.isSocket, GPSDTrust.trustedOwners.contains(status.owner),
+              CurrentProcess.canWrite(path)
         else { return nil }
         return path
     }
@@ -457,27 +439,71 @@ public final class ReceiverInput {
     }
 }
 
+/// Why the input side could not start.
+public enum ReceiverInputError: ExitStatusError, Sendable {
+    /// `--replay FILE` cannot be read (not a regular file, too large, no permission): exit 78.
+    case replayUnreadable(path: String, AtomicFile.Failure)
+    /// `--replay FILE` does not exist: exit 78.
+    case replayMissing(path: String)
+    /// `--replay FILE` is not UTF-8 text: exit 78.
+    case replayNotText(path: String)
+    /// The capture holds nothing to replay: exit 1.
+    case replayUnusable(String)
+    /// No pseudo-terminal for the replay: exit 1.
+    case replayPseudoterminal(Errno)
+    /// The runtime directory is another user's, a symlink or not a directory: exit 78.
+    case runtimeDirectory(AtomicFile.Failure)
+    /// The private gpsd did not start: exit 1.
+    case privateGPSD(String)
+    /// The gpsd thread did not start: exit 1.
+    case gpsdThread(Errno)
+    /// The configured gpsd's socket belongs to someone untrusted: exit 78.
+    case untrustedGPSD(host: String, port: UInt16, verdict: String)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .replayUnreadable, .replayMissing, .replayNotText, .runtimeDirectory, .untrustedGPSD: .badConfiguration
+        case .replayUnusable, .replayPseudoterminal, .privateGPSD, .gpsdThread: .failure
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .replayUnreadable(let path, let error): "replay: cannot use \(path): \(error.reason ?? error.errno.description)"
+        case .replayMissing(let path): "replay: \(path) does not exist"
+        case .replayNotText(let path): "replay: \(path) is not text (a gpsd-format NMEA log is expected)"
+        case .replayUnusable(let reason): "replay: \(reason)"
+        case .replayPseudoterminal(let error): "replay: cannot open a pseudo-terminal: \(error)"
+        case .runtimeDirectory(let error): "runtime directory: \(error)"
+        case .privateGPSD(let reason): "a private gpsd could not start: \(reason)"
+        case .gpsdThread(let error): "cannot start the gpsd thread: \(error)"
+        case .untrustedGPSD(let host, let port, let verdict):
+            "refusing the configured gpsd at \(host):\(port): \(verdict). Stop whatever listens there or configure the gpsd that should be read"
+        }
+    }
+}
+
 @available(*, unavailable, message: "the input side belongs to the thread that drains it")
 extension ReceiverInput: Sendable {}
 
 /// `$RUNTIME_DIRECTORY` (systemd), else `$XDG_RUNTIME_DIR/tmm-bridge`, else `/run/tmm-bridge`
 /// for root, else `/tmp/tmm-bridge-UID`.
 public func defaultRuntimeDirectory() -> String {
-    if let systemd = getenv("RUNTIME_DIRECTORY"), systemd.pointee != 0 {
-        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
+    if let systemd = CurrentProcess.environment("RUNTIME_DIRECTORY") {
+        return systemd.split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
     }
-    if let xdg = getenv("XDG_RUNTIME_DIR"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
-    return getuid() == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(getuid())"
+    if let xdg = CurrentProcess.environment("XDG_RUNTIME_DIR") { return xdg + "/tmm-bridge" }
+    return CurrentProcess.userID == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(CurrentProcess.userID)"
 }
 
 /// `$STATE_DIRECTORY` (systemd), else `/var/lib/tmm-bridge` for root, else
 /// `$XDG_STATE_HOME/tmm-bridge`, else `~/.local/state/tmm-bridge`.
 public func defaultStateDirectory() -> String {
-    if let systemd = getenv("STATE_DIRECTORY"), systemd.pointee != 0 {
-        return String(cString: systemd).split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
+    if let systemd = CurrentProcess.environment("STATE_DIRECTORY") {
+        return systemd.split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
     }
-    if getuid() == 0 { return "/var/lib/tmm-bridge" }
-    if let xdg = getenv("XDG_STATE_HOME"), xdg.pointee != 0 { return String(cString: xdg) + "/tmm-bridge" }
-    if let home = getenv("HOME"), home.pointee != 0 { return String(cString: home) + "/.local/state/tmm-bridge" }
-    return "/tmp/tmm-bridge-state-\(getuid())"
+    if CurrentProcess.userID == 0 { return "/var/lib/tmm-bridge" }
+    if let xdg = CurrentProcess.environment("XDG_STATE_HOME") { return xdg + "/tmm-bridge" }
+    if let home = CurrentProcess.environment("HOME") { return home + "/.local/state/tmm-bridge" }
+    return "/tmp/tmm-bridge-state-\(CurrentProcess.userID)"
 }

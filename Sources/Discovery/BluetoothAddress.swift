@@ -1,3 +1,4 @@
+import ByteCoding
 import CRFCOMM
 
 /// A Bluetooth device address (BD_ADDR), written `AA:BB:CC:DD:EE:FF`.
@@ -40,7 +41,7 @@ public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConv
             if let separator = text.first(where: { $0 == "-" || $0 == "." || $0 == "_" }) {
                 throw .wrongSeparator(text, separator)
             }
-            if text.utf8.count == 12 && text.utf8.allSatisfy({ Self.hexValue($0) != nil }) {
+            if text.utf8.count == 12 && text.utf8.allSatisfy(Hex.isDigit) {
                 throw .missingSeparators(text)
             }
         } else if let separator = text.first(where: { $0 == "-" || $0 == "." || $0 == "_" }) {
@@ -52,10 +53,10 @@ public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConv
         for (index, group) in groups.enumerated() {
             let utf8 = Array(group.utf8)
             guard utf8.count == 2 else { throw .groupLength(text, group: index + 1, String(group)) }
-            guard let high = Self.hexValue(utf8[0]), let low = Self.hexValue(utf8[1]) else {
+            guard let byte = Hex.byte(high: utf8[0], low: utf8[1]) else {
                 throw .notHex(text, group: index + 1, String(group))
             }
-            value = value << 8 | UInt64(high << 4 | low)
+            value = value << 8 | UInt64(byte)
         }
         self.rawValue = value
     }
@@ -97,24 +98,13 @@ public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConv
     public static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool { lhs.rawValue < rhs.rawValue }
 
     private func format(uppercase: Bool) -> String {
-        let digits = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var text: [UInt8] = []
         text.reserveCapacity(17)
         for (index, byte) in bytes.enumerated() {
             if index > 0 { text.append(UInt8(ascii: ":")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
+            Hex.append(byte, uppercase: uppercase, to: &text)
         }
         return String(decoding: text, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

@@ -22,7 +22,7 @@ enum BluetoothFiles {
 
     /// Names in a directory, without `.` and `..`, sorted.
     static func entries(_ path: String) throws(Errno) -> [String] {
-        guard let directory = opendir(path) else { throw Errno.current }
+        let directory = try pointerOrErrno { opendir(path) }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {

@@ -75,14 +75,9 @@ public enum RFCOMM {
         return FileDescriptor(adopting: fd)
     }
 
-    /// The one place these calls' `-1` + errno convention is read: EINTR is retried, the rest thrown.
+    /// These calls' `-1` + errno, read by Posix's `valueOrErrno` (EINTR retried), named for the message.
     private static func retrying(_ operation: RFCOMMOperation, _ body: () -> CInt) throws(RFCOMMError) -> CInt {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            let error = Errno.current
-            if error != .interrupted { throw .system(operation, error) }
-        }
+        do { return try valueOrErrno(body) } catch { throw .system(operation, error) }
     }
 }
 

@@ -1,3 +1,4 @@
+import ByteCoding
 import Glibc
 import Posix
 
@@ -39,7 +40,7 @@ public struct RFCOMMTTY: Equatable, Sendable {
         let last = text.split(separator: "/").last.map(String.init) ?? ""
         guard last.hasPrefix("rfcomm") else { return nil }
         let digits = last.dropFirst("rfcomm".count)
-        guard !digits.isEmpty, digits.count <= 3, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+        guard !digits.isEmpty, digits.count <= 3, digits.utf8.allSatisfy(ASCII.isDigit),
               digits == "0" || !digits.hasPrefix("0"),
               let value = Int16(digits), RFCOMM.devices.contains(value) else { return nil }
         return value

@@ -2,6 +2,7 @@
 // says "only a single specific thread may operate on a given object during its entire lifetime
 // … even if locking is used". So none of these types is Sendable, and only `DeviceProperties`
 // (plain values) leaves this file.
+import ByteCoding
 import CUdev
 import Glibc
 import Posix
@@ -222,8 +223,8 @@ extension DeviceProperties {
         var index = 0
         while index < source.count {
             if source[index] == UInt8(ascii: "\\"), index + 3 < source.count, source[index + 1] == UInt8(ascii: "x"),
-               let high = hexValue(source[index + 2]), let low = hexValue(source[index + 3]) {
-                bytes.append(high << 4 | low)
+               let byte = Hex.byte(high: source[index + 2], low: source[index + 3]) {
+                bytes.append(byte)
                 index += 4
             } else {
                 bytes.append(source[index])
@@ -231,14 +232,5 @@ extension DeviceProperties {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

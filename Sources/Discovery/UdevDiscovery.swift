@@ -66,8 +66,8 @@ public final class UdevDiscovery: Sendable {
 
     private struct State {
         var thread: OSThread?
-        /// eventfd that tells the thread to stop; closed by `stop()` after the join.
-        var stopDescriptor: CInt = -1
+        /// Tells the thread to stop; released by `stop()` after the join.
+        var stopEvent: WakeUpEvent?
     }
 
     /// Events go to `inbox`. Give it room for bursts: 256 is plenty for a few receivers (the
@@ -85,19 +85,17 @@ public final class UdevDiscovery: Sendable {
     public func start() throws(Errno) {
         let result: Result<Void, Errno> = state.withLock { state in
             guard state.thread == nil else { return .success(()) }
-            let stop = eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK))
-            guard stop >= 0 else { return .failure(Errno.current) }
             let inbox = self.inbox
             let options = self.options
             do throws(Errno) {
+                let stop = try WakeUpEvent()
                 state.thread = try OSThread(name: "udev") {
-                    UdevDiscovery.run(inbox: inbox, options: options, stopDescriptor: stop)
+                    UdevDiscovery.run(inbox: inbox, options: options, stopDescriptor: stop.descriptor)
                 }
+                state.stopEvent = stop
             } catch {
-                Glibc.close(stop)
                 return .failure(error)
             }
-            state.stopDescriptor = stop
             return .success(())
         }
         try result.get()
@@ -106,15 +104,14 @@ public final class UdevDiscovery: Sendable {
     /// Tells the thread to stop, waits for it (it wakes at once: it polls the stop descriptor
     /// with the monitor), and releases everything. Safe to call more than once.
     public func stop() {
-        let (thread, stop) = state.withLock { state -> (OSThread?, CInt) in
-            defer { state.thread = nil; state.stopDescriptor = -1 }
-            return (state.thread, state.stopDescriptor)
+        let (thread, stop) = state.withLock { state -> (OSThread?, WakeUpEvent?) in
+            defer { state.thread = nil; state.stopEvent = nil }
+            return (state.thread, state.stopEvent)
         }
         guard let thread else { return }
-        var one: UInt64 = 1
-        _ = Glibc.write(stop, &one, 8)
+        stop?.signal()
         thread.join()
-        Glibc.close(stop)
+        withExtendedLifetime(stop) {}  // the thread polled its descriptor until the join
     }
 
     // MARK: - The udev thread
@@ -158,9 +155,7 @@ public final class UdevDiscovery: Sendable {
         while true {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
-            if poll(&descriptors, 2, -1) < 0 {
-                let error = Errno.current
-                if error == .interrupted { continue }
+            do { _ = try valueOrErrno { poll(&descriptors, 2, -1) } } catch {
                 throw DiscoveryError(operation: "poll(udev monitor)", errno: error)
             }
             if descriptors[1].revents != 0 { return }
@@ -226,7 +221,9 @@ public final class UdevDiscovery: Sendable {
     private static func pendingSocketError(_ descriptor: CInt) -> Errno? {
         var error: CInt = 0
         var length = socklen_t(MemoryLayout<CInt>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return Errno.current }
+        do { _ = try valueOrErrno { getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) } } catch {
+            return error
+        }
         return error == 0 ? nil : Errno(rawValue: error)
     }
 

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // Incremental decoder of the chunked transfer coding (RFC 9112 §7.1), for request bodies.
 //
 // Why chunked is supported rather than refused with 411: .NET's `JsonContent` (what
@@ -67,7 +69,7 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
             case .done:
                 return i
             case .size:
-                if let digit = ASCII.hexValue(c) {
+                if let digit = Hex.value(c) {
                     chunkSize = chunkSize << 4 | Int(digit)  // at most maxBodyBytes * 16: no overflow
                     sizeDigits += 1
                     guard decodedCount + chunkSize <= HTTPLimits.maxBodyBytes else { throw .contentTooLarge }
@@ -86,7 +88,7 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
                     // chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] )
                     if c == ASCII.semicolon {
                         state = .extensions(afterSemicolon: true)
-                    } else if !ASCII.isWhitespace(c) {
+                    } else if !ASCII.isBlank(c) {
                         throw .invalidChunkSize
                     }
                     try countLineByte()
@@ -125,7 +127,7 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
                     state = .finalLineFeed
                 } else if c == ASCII.lf {
                     state = .done
-                } else if ASCII.isWhitespace(c) {
+                } else if ASCII.isBlank(c) {
                     throw .obsoleteLineFolding
                 } else if ASCII.isTokenChar(c) {
                     state = .trailerName
@@ -137,7 +139,7 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
                 try countTrailerByte()
                 if c == ASCII.colon {
                     state = .trailerValue
-                } else if ASCII.isWhitespace(c) {
+                } else if ASCII.isBlank(c) {
                     throw .whitespaceBeforeColon
                 } else if c == ASCII.cr || c == ASCII.lf {
                     throw .missingColon

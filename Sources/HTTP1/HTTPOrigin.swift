@@ -1,3 +1,5 @@
+import ByteCoding
+
 // Origins (RFC 6454) for the `allowed-origins` setting: a configured entry and a request's
 // `Origin` field are parsed into the same normal form, so checking a request is a set lookup and
 // `https://A.example:443` in the configuration matches a browser's `https://a.example`.
@@ -46,14 +48,8 @@ public struct HTTPOrigin: Sendable, Hashable, CustomStringConvertible {
         }
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1), case-insensitive.
         var scheme: [UInt8] = []
-        for i in range.lowerBound..<colon {
-            let c = bytes[i]
-            guard ASCII.isAlpha(c) || !scheme.isEmpty && (ASCII.isDigit(c) || c == ASCII.plus || c == UInt8(ascii: "-")
-                || c == ASCII.dot)
-            else { throw .invalidScheme }
-            scheme.append(ASCII.lowercased(c))
-        }
-        guard !scheme.isEmpty else { throw .invalidScheme }
+        for i in range.lowerBound..<colon { scheme.append(ASCII.lowercased(bytes[i])) }
+        guard ASCII.isScheme(scheme) else { throw .invalidScheme }
         // Browsers send `null` for file:// pages, never a file origin; say so rather than "no path".
         if scheme == Array("file".utf8) { throw .fileScheme }
         var cursor = colon + 3
@@ -72,7 +68,7 @@ public struct HTTPOrigin: Sendable, Hashable, CustomStringConvertible {
             cursor += 1
             while cursor < end, bytes[cursor] != UInt8(ascii: "]") {
                 let c = bytes[cursor]
-                guard ASCII.hexValue(c) != nil || c == ASCII.colon || c == ASCII.dot else { throw .invalidHost }
+                guard Hex.value(c) != nil || c == ASCII.colon || c == ASCII.dot else { throw .invalidHost }
                 host.append(ASCII.lowercased(c))
                 cursor += 1
             }

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// A path normalised for routing, and the matcher the REST routes use.
 ///
 /// TMM clients send both `/api/v1/receiver` and `/api/v1/receiver/` (the web sample adds the
@@ -55,10 +57,7 @@ public struct HTTPPath: Sendable, Hashable, CustomStringConvertible {
         var i = 0
         while i < end {
             let c = raw[i]
-            if c == ASCII.percent, i + 2 < end, let high = ASCII.hexValue(raw[i + 1]),
-                let low = ASCII.hexValue(raw[i + 2])
-            {
-                let decoded = high << 4 | low
+            if c == ASCII.percent, i + 2 < end, let decoded = Hex.byte(high: raw[i + 1], low: raw[i + 2]) {
                 if ASCII.isUnreserved(decoded) {
                     guard emit(ASCII.lowercased(decoded)) else { return false }
                 } else {

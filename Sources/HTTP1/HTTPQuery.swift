@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// Query strings as `application/x-www-form-urlencoded` (the WHATWG URL standard's parser, which
 /// browsers' `URLSearchParams` and the TMM web sample use): pairs separated by `&`, name and value
 /// by the first `=`, `+` is a space, `%XX` is the byte 0xXX, and a `%` not followed by two hex
@@ -47,11 +49,9 @@ public enum HTTPQuery {
             i += 1
             return ASCII.space
         }
-        if c == ASCII.percent, i + 2 < end, let high = ASCII.hexValue(bytes[i + 1]),
-            let low = ASCII.hexValue(bytes[i + 2])
-        {
+        if c == ASCII.percent, i + 2 < end, let byte = Hex.byte(high: bytes[i + 1], low: bytes[i + 2]) {
             i += 3
-            return high << 4 | low
+            return byte
         }
         i += 1
         return c

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // Accessors of a parsed head. Each takes back the bytes the head was parsed from (the same span,
 // or any span holding the request at the same indices) and returns views into them; only the
 // `String` conveniences copy.

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // The HTTP/1.1 request-head parser, after picohttpparser's `phr_parse_request`.
 //
 // Stateless and restartable: `parse` reads the bytes of a connection's read buffer and either
@@ -213,7 +215,7 @@ public struct HTTPRequestHead: Sendable {
                 i += 1
                 break
             }
-            if ASCII.isWhitespace(c) {
+            if ASCII.isBlank(c) {
                 // A line starting with whitespace continues the previous field (obs-fold).
                 throw fieldCount == 0 ? .whitespaceAfterRequestLine : .obsoleteLineFolding
             }
@@ -228,7 +230,7 @@ public struct HTTPRequestHead: Sendable {
                     i += 1
                     continue
                 }
-                if ASCII.isWhitespace(c) { throw .whitespaceBeforeColon }
+                if ASCII.isBlank(c) { throw .whitespaceBeforeColon }
                 if c == ASCII.cr || c == ASCII.lf { throw .missingColon }
                 throw .fieldNameNotToken
             }
@@ -253,7 +255,7 @@ public struct HTTPRequestHead: Sendable {
                     break
                 }
                 guard ASCII.isFieldValueChar(c) else { throw .fieldValueCharacterNotAllowed }
-                if !ASCII.isWhitespace(c) {
+                if !ASCII.isBlank(c) {
                     if !sawValue {
                         valueStart = i
                         sawValue = true
@@ -331,7 +333,7 @@ public struct HTTPRequestHead: Sendable {
         }
         // §3.2.2 absolute-form: "http" or "https" "://" authority path-abempty [ "?" query ].
         var i = target.lowerBound
-        while i < target.upperBound, ASCII.isAlpha(bytes[i]) { i += 1 }
+        while i < target.upperBound, ASCII.isLetter(bytes[i]) { i += 1 }
         let scheme = target.lowerBound..<i
         guard ASCII.equalsIgnoringCase(bytes, scheme, "http") || ASCII.equalsIgnoringCase(bytes, scheme, "https"),
             i + 3 <= target.upperBound, bytes[i] == ASCII.colon, bytes[i + 1] == ASCII.slash,
@@ -522,7 +524,7 @@ func nextListElement(_ bytes: Span<UInt8>, _ cursor: inout Int, _ end: Int) -> R
     while cursor < end {
         var i = cursor
         while i < end && bytes[i] != ASCII.comma { i += 1 }
-        let element = ASCII.trimmingWhitespace(bytes, cursor..<i)
+        let element = ASCII.trimmingBlanks(bytes, cursor..<i)
         cursor = i + 1
         if !element.isEmpty { return element }
     }

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // Serialises responses into one reusable byte buffer: the server writes `bytes` to the socket,
 // then calls `removeAll()` and reuses the capacity for the next response.
 //
@@ -151,7 +153,7 @@ public struct HTTPResponseWriter: Sendable {
             writeHeader("Content-Length", body.count)
         }
         var connection: [String] = []
-        if extraHeaders.contains(where: { ASCII.equalsCaseInsensitive($0.name, "Upgrade") }) { connection.append("Upgrade") }
+        if extraHeaders.contains(where: { ASCII.equalsIgnoringCase($0.name, "Upgrade") }) { connection.append("Upgrade") }
         if !keepAlive {
             connection.append("close")
         } else if requestVersion == .http1_0 {
@@ -203,8 +205,9 @@ public struct HTTPResponseWriter: Sendable {
             case "\t": out += "\\t"
             default:
                 if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    var escape: [UInt8] = Array("\\u00".utf8)
+                    Hex.append(UInt8(scalar.value), uppercase: false, to: &escape)
+                    out += String(decoding: escape, as: UTF8.self)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

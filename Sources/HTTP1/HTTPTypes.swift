@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// The request method. Methods are case-sensitive (RFC 9110 §9.1): `get` is `.other`.
 ///
 /// The server answers `.other` with 501 and a known method the route does not serve with 405.

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // Typed field values. Numbers stay exact fixed point (as minmea does) until the GNSS layer
 // converts them to SI doubles once per epoch: "The conversion is not reversible".
 

@@ -1,3 +1,5 @@
+import ByteCoding
+
 // The framer: bytes in arbitrary chunks in, complete sentences out.
 //
 // Receivers and gpsd deliver NMEA as a byte stream: a read may end in the middle of a sentence,
@@ -288,37 +290,6 @@ public struct NMEAFramer: Sendable {
         for j in range {
             carry[carried] = chunk[j]
             carried += 1
-        }
-    }
-}
-
-/// The bytes the framer and parser care about.
-enum ASCII {
-    static let dollar = UInt8(ascii: "$")
-    static let star = UInt8(ascii: "*")
-    static let comma = UInt8(ascii: ",")
-    static let cr = UInt8(ascii: "\r")
-    static let lf = UInt8(ascii: "\n")
-    static let space = UInt8(ascii: " ")
-    static let hash = UInt8(ascii: "#")
-    static let dot = UInt8(ascii: ".")
-    static let minus = UInt8(ascii: "-")
-    static let plus = UInt8(ascii: "+")
-    static let zero = UInt8(ascii: "0")
-    static let nine = UInt8(ascii: "9")
-    static let upperA = UInt8(ascii: "A")
-    static let upperZ = UInt8(ascii: "Z")
-
-    @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b &- zero < 10 }
-    @inline(__always) static func isUpper(_ b: UInt8) -> Bool { b &- upperA < 26 }
-
-    /// Value of a hexadecimal digit (either case), or nil.
-    @inline(__always) static func hexValue(_ b: UInt8) -> UInt8? {
-        switch b {
-        case zero...nine: b &- zero
-        case upperA...UInt8(ascii: "F"): b &- upperA &+ 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): b &- UInt8(ascii: "a") &+ 10
-        default: nil
         }
     }
 }

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// One validated NMEA 0183 sentence: a view into the caller's bytes plus where its fields end.
 /// Nothing is copied; the sentence lives no longer than the bytes it was parsed from.
 ///
@@ -70,7 +72,7 @@ public struct NMEASentence: ~Escapable {
 
         if star >= 0 {
             guard end - star == 3,
-                let high = ASCII.hexValue(line[star + 1]), let low = ASCII.hexValue(line[star + 2])
+                let high = Hex.value(line[star + 1]), let low = Hex.value(line[star + 2])
             else {
                 // A stray `*` inside a field, or a checksum of the wrong length, is malformed.
                 for j in (star + 1)..<end where line[j] < 0x20 || line[j] > 0x7E || line[j] == ASCII.dollar {
@@ -103,7 +105,7 @@ public struct NMEASentence: ~Escapable {
         let fieldsEnd: Int
         if star >= 0 {
             guard end &- star == 3,
-                let high = ASCII.hexValue(line[star &+ 1]), let low = ASCII.hexValue(line[star &+ 2])
+                let high = Hex.value(line[star &+ 1]), let low = Hex.value(line[star &+ 2])
             else { throw .malformedChecksum }
             let expected = high << 4 | low
             guard expected == sum else { throw .badChecksum(expected: expected, computed: sum) }

@@ -39,7 +39,7 @@ public enum AtomicFile {
             throw error
         }
         do {
-            _ = try retryingInterrupts { rename(temporary, path) }
+            _ = try valueOrErrno { rename(temporary, path) }
         } catch {
             unlink(temporary)
             throw Failure(operation: "rename", path: path, errno: error)
@@ -47,7 +47,7 @@ public enum AtomicFile {
         let directory = directoryName(path)
         do {
             let dir = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
-            _ = try retryingInterrupts { fsync(dir.rawValue) }
+            _ = try valueOrErrno { fsync(dir.rawValue) }
         } catch {
             throw Failure(operation: "fsync directory", path: directory, errno: error)
         }
@@ -59,11 +59,11 @@ public enum AtomicFile {
             let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode)
             // O_CREAT applies the mode only to a new file, and the umask may have narrowed it.
             step = "chmod"
-            _ = try retryingInterrupts { fchmod(fd.rawValue, mode) }
+            _ = try valueOrErrno { fchmod(fd.rawValue, mode) }
             step = "write"
             try fd.writeAll(bytes)
             step = "fsync"
-            _ = try retryingInterrupts { fsync(fd.rawValue) }
+            _ = try valueOrErrno { fsync(fd.rawValue) }
         } catch {
             throw Failure(operation: step, path: temporary, errno: error)
         }
@@ -78,7 +78,7 @@ public enum AtomicFile {
         // trips the compiler.)
         let raw: CInt
         do throws(Errno) {
-            raw = try retryingInterrupts { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+            raw = try valueOrErrno { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             throw Failure(operation: "read", path: path, errno: error)
@@ -86,7 +86,7 @@ public enum AtomicFile {
         let fd = FileDescriptor(adopting: raw)
         var info = stat()
         do throws(Errno) {
-            _ = try retryingInterrupts { fstat(fd.rawValue, &info) }
+            _ = try valueOrErrno { fstat(fd.rawValue, &info) }
         } catch {
             throw Failure(operation: "stat", path: path, errno: error)
         }
@@ -140,9 +140,8 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
     for (index, component) in components.enumerated() {
         prefix += "/" + component
         let isLast = index == components.count - 1
-        if mkdir(prefix, isLast ? mode : 0o755) == -1 {
-            let error = Errno.current
-            guard error.rawValue == EEXIST else {
+        do { _ = try valueOrErrno { mkdir(prefix, isLast ? mode : 0o755) } } catch {
+            guard error == .fileExists else {
                 throw AtomicFile.Failure(operation: "create directory", path: prefix, errno: error)
             }
         }
@@ -151,7 +150,7 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
     // the checks below apply to the very directory opened, not to a name that could be swapped.
     let raw: CInt
     do throws(Errno) {
-        raw = try retryingInterrupts { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        raw = try valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     } catch {
         if (try? PathStatus.of(path))?.isSymbolicLink == true {
             throw AtomicFile.Failure(operation: "create directory", path: path, errno: error,
@@ -162,7 +161,7 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
     let directory = FileDescriptor(adopting: raw)
     var info = stat()
     do {
-        _ = try retryingInterrupts { fstat(directory.rawValue, &info) }
+        _ = try valueOrErrno { fstat(directory.rawValue, &info) }
     } catch {
         throw AtomicFile.Failure(operation: "stat", path: path, errno: error)
     }
@@ -175,7 +174,7 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
     let foreignWrite = mode_t(S_IWGRP | S_IWOTH)
     if info.st_mode & foreignWrite != 0 || info.st_mode & ~mode & 0o777 != 0 {
         do {
-            _ = try retryingInterrupts { fchmod(directory.rawValue, mode) }
+            _ = try valueOrErrno { fchmod(directory.rawValue, mode) }
         } catch {
             throw AtomicFile.Failure(operation: "chmod", path: path, errno: error)
         }

@@ -145,8 +145,7 @@ public final class ChildProcess: Sendable {
     /// Non-blocking check: the termination if the child has ended (and is reaped now).
     public func poll() -> Termination? {
         var status: CInt = 0
-        let result = waitpid(pid, &status, WNOHANG)
-        guard result == pid else { return nil }
+        guard (try? valueOrErrno({ waitpid(pid, &status, WNOHANG) })) == pid else { return nil }
         return Self.termination(status)
     }
 
@@ -157,7 +156,7 @@ public final class ChildProcess: Sendable {
     public func wait() -> Termination {
         if let done = poll() { return done }
         var status: CInt = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        _ = try? valueOrErrno { waitpid(pid, &status, 0) }  // ECHILD: already reaped
         return Self.termination(status)
     }
 
@@ -166,15 +165,15 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, graceMilliseconds: Int = 2000) -> Termination {
         if let done = poll() { return done }
-        kill(pid, signal)
+        _ = try? valueOrErrno { kill(pid, signal) }
         let deadline = monotonicNanoseconds() + Int64(graceMilliseconds) * 1_000_000
         while monotonicNanoseconds() < deadline {
             if let done = poll() { return done }
             sleep(nanoseconds: 5_000_000)
         }
-        kill(pid, SIGKILL)
+        _ = try? valueOrErrno { kill(pid, SIGKILL) }
         var status: CInt = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        _ = try? valueOrErrno { waitpid(pid, &status, 0) }  // ECHILD: already reaped
         return Self.termination(status)
     }
 

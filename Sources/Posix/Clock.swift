@@ -13,7 +13,16 @@ public func sleep(nanoseconds: Int64) {
     guard nanoseconds > 0 else { return }
     var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     var remaining = timespec()
-    while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+    while true {
+        // Not retried by valueOrErrno: after a signal the retry sleeps only what is left.
+        do throws(Errno) {
+            _ = try valueOrErrno(retryOnInterrupt: false) { nanosleep(&request, &remaining) }
+            return
+        } catch {
+            guard error == .interrupted else { return }
+            request = remaining
+        }
+    }
 }
 
 /// CLOCK_REALTIME in milliseconds since 1970-01-01T00:00:00Z: for timestamps people read and for

@@ -12,34 +12,19 @@ public struct FileDescriptor: ~Copyable {
 
     /// Opens `path` with `flags` (O_CLOEXEC is always added).
     public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
-        let fd = try retryingInterrupts { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        let fd = try valueOrErrno { Glibc.open(path, flags | O_CLOEXEC, mode) }
         return FileDescriptor(adopting: fd)
     }
 
     /// Reads up to `buffer.count` bytes; 0 at end of file. Throws `.wouldBlock` on a
     /// non-blocking descriptor with nothing to read.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        try retryingInterrupts { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+        try valueOrErrno { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
-    /// Writes all of `bytes` (retrying short writes).
-    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = try retryingInterrupts {
-                Glibc.write(rawValue, bytes.baseAddress! + offset, bytes.count - offset)
-            }
-            offset += written
-        }
-    }
-
+    /// Writes all of `bytes` (see the free function `writeAll(_:to:whenFull:)`).
     public func writeAll(_ bytes: [UInt8]) throws(Errno) {
-        // withUnsafeBytes is rethrows (untyped), so the typed error travels in a Result.
-        let result: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
-            do throws(Errno) { try writeAll(raw) } catch { return .failure(error) }
-            return .success(())
-        }
-        try result.get()
+        try Posix.writeAll(bytes.span, to: rawValue)
     }
 
     public func writeAll(_ text: String) throws(Errno) {
@@ -50,13 +35,13 @@ public struct FileDescriptor: ~Copyable {
     /// Returns false on timeout.
     public func waitReadable(milliseconds: Int32) throws(Errno) -> Bool {
         var poller = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
-        return try retryingInterrupts { poll(&poller, 1, milliseconds) } > 0
+        return try valueOrErrno { poll(&poller, 1, milliseconds) } > 0
     }
 
     /// Sets or clears O_NONBLOCK.
     public func setNonBlocking(_ on: Bool) throws(Errno) {
-        let flags = try retryingInterrupts { fcntl(rawValue, F_GETFL) }
-        _ = try retryingInterrupts { fcntl(rawValue, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) }
+        let flags = try valueOrErrno { fcntl(rawValue, F_GETFL) }
+        _ = try valueOrErrno { fcntl(rawValue, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) }
     }
 
     /// Never retried: Linux releases the descriptor even when close reports EINTR.
@@ -73,6 +58,25 @@ public struct FileDescriptor: ~Copyable {
     }
 
     deinit { _ = Glibc.close(rawValue) }
+}
+
+/// Writes all of `bytes` to `fd`: the one write-all loop of the package. A short write continues
+/// where it stopped and EINTR is retried. When a non-blocking `fd` is full (EAGAIN), `whenFull`
+/// runs (it may wait a little) and says whether to try again; if it says no, `.wouldBlock` is
+/// thrown with the rest unwritten. Any other error is thrown at once.
+public func writeAll(_ bytes: Span<UInt8>, to fd: CInt, whenFull: () -> Bool = { false }) throws(Errno) {
+    var offset = 0
+    while offset < bytes.count {
+        let rest = bytes.extracting(offset..<bytes.count)
+        let written = try rest.withUnsafeBufferPointer { buffer throws(Errno) -> Int? in
+            try valueOrNilIfWouldBlock { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+        }
+        if let written {
+            offset += written
+        } else if !whenFull() {
+            throw .wouldBlock
+        }
+    }
 }
 
 /// Number of open descriptors of this process (for leak checks in tests and logs).
@@ -94,12 +98,13 @@ public struct PathStatus: Sendable, Equatable {
 
     public var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
     public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
+    public var isSocket: Bool { mode & S_IFMT == S_IFSOCK }
     /// Group or others may create and rename entries in it (as in /tmp, sticky or not).
     public var isWritableByOthers: Bool { mode & (S_IWGRP | S_IWOTH) != 0 }
 
     public static func of(_ path: String) throws(Errno) -> PathStatus {
         var info = stat()
-        _ = try retryingInterrupts { lstat(path, &info) }
+        _ = try valueOrErrno { lstat(path, &info) }
         return PathStatus(owner: info.st_uid, mode: info.st_mode)
     }
 }

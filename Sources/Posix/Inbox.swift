@@ -1,5 +1,3 @@
-import CLinux
-import Glibc
 import Synchronization
 
 /// The one way values cross from the C-library threads to the io thread: a bounded,
@@ -10,8 +8,9 @@ import Synchronization
 public final class Inbox<Value: Sendable>: Sendable {
     public let capacity: Int
     private let state: Mutex<State>
+    private let wakeUp: WakeUpEvent
     /// Readable whenever values are waiting; owned by the inbox.
-    public let eventDescriptor: CInt
+    public var eventDescriptor: CInt { wakeUp.descriptor }
 
     private struct State {
         var values: [Value] = []
@@ -23,10 +22,8 @@ public final class Inbox<Value: Sendable>: Sendable {
         precondition(capacity > 0, "an inbox needs room for at least one value")
         self.capacity = capacity
         state = Mutex(State())
-        eventDescriptor = try retryingInterrupts { eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK)) }
+        wakeUp = try WakeUpEvent()
     }
-
-    deinit { Glibc.close(eventDescriptor) }
 
     /// Queues `value` and wakes the consumer. Returns false once the inbox is closed.
     @discardableResult
@@ -40,17 +37,13 @@ public final class Inbox<Value: Sendable>: Sendable {
             state.values.append(value)
             return true
         }
-        if accepted {
-            var one: UInt64 = 1
-            _ = Glibc.write(eventDescriptor, &one, 8)
-        }
+        if accepted { wakeUp.signal() }
         return accepted
     }
 
     /// Takes every waiting value (and clears the wake-up).
     public func drain() -> [Value] {
-        var counter: UInt64 = 0
-        _ = Glibc.read(eventDescriptor, &counter, 8)
+        wakeUp.clear()
         return state.withLock { state in
             defer { state.values.removeAll(keepingCapacity: true) }
             return state.values
@@ -59,8 +52,7 @@ public final class Inbox<Value: Sendable>: Sendable {
 
     /// Blocks up to `milliseconds` for values (for tests and simple consumers).
     public func wait(milliseconds: Int32) -> [Value] {
-        var poller = pollfd(fd: eventDescriptor, events: Int16(POLLIN), revents: 0)
-        _ = poll(&poller, 1, milliseconds)
+        _ = wakeUp.wait(milliseconds: milliseconds)
         return drain()
     }
 

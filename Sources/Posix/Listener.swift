@@ -20,7 +20,11 @@ public struct ListenerError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Something else already listens there (EADDRINUSE): try another port.
-    public var isAddressInUse: Bool { errno.rawValue == EADDRINUSE }
+    public var isAddressInUse: Bool { errno == .addressInUse }
+
+    /// The address is not one this machine has (EADDRNOTAVAIL), or its family is not configured
+    /// here (EAFNOSUPPORT: IPv6 turned off).
+    public var isAddressUnavailable: Bool { errno == .addressNotAvailable || errno == .addressFamilyNotSupported }
 
     public var description: String {
         if operation == "parse address" {
@@ -52,28 +56,16 @@ public enum AcceptResult: ~Copyable {
     case wouldBlock
 }
 
-/// Runs a syscall that may report EAGAIN on a non-blocking descriptor: EINTR retried,
-/// EAGAIN/EWOULDBLOCK returned as nil, everything else thrown.
-@inline(__always)
-func nonBlocking<R: FixedWidthInteger>(_ body: () -> R) throws(Errno) -> R? {
-    do {
-        return try retryingInterrupts(body)
-    } catch {
-        if error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK { return nil }
-        throw error
-    }
-}
-
 /// Accepts one connection from listening `fd`.
 func acceptConnection(_ fd: CInt) throws(Errno) -> AcceptResult {
     let flags = CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
     // ECONNABORTED: the client gave up while queued; nothing to accept from it.
     while true {
         do {
-            guard let accepted = try nonBlocking({ clinux_accept4(fd, nil, nil, flags) }) else { return .wouldBlock }
+            guard let accepted = try valueOrNilIfWouldBlock({ clinux_accept4(fd, nil, nil, flags) }) else { return .wouldBlock }
             return .accepted(SocketConnection(descriptor: FileDescriptor(adopting: accepted)))
         } catch {
-            if error.rawValue == ECONNABORTED { continue }
+            if error == .connectionAborted { continue }
             throw error
         }
     }
@@ -132,25 +124,25 @@ public struct TCPListener: ~Copyable {
 
         let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         let fd: CInt
-        do { fd = try retryingInterrupts { socket(family, type, 0) } } catch { throw fail("socket", error) }
+        do { fd = try valueOrErrno { socket(family, type, 0) } } catch { throw fail("socket", error) }
         let descriptor = FileDescriptor(adopting: fd)
         var on: CInt = 1
         let size = socklen_t(MemoryLayout<CInt>.size)
         do {
-            if listening { _ = try retryingInterrupts { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) } }
+            if listening { _ = try valueOrErrno { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, size) } }
             if family == AF_INET6 {
-                _ = try retryingInterrupts { setsockopt(fd, CInt(IPPROTO_IPV6), IPV6_V6ONLY, &on, size) }
+                _ = try valueOrErrno { setsockopt(fd, CInt(IPPROTO_IPV6), IPV6_V6ONLY, &on, size) }
             }
         } catch { throw fail("setsockopt", error) }
         do {
             _ = try withUnsafePointer(to: &storage) { pointer throws(Errno) -> CInt in
                 try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(Errno) -> CInt in
-                    try retryingInterrupts { Glibc.bind(fd, raw, length) }
+                    try valueOrErrno { Glibc.bind(fd, raw, length) }
                 }
             }
         } catch { throw fail("bind", error) }
         if listening {
-            do { _ = try retryingInterrupts { listen(fd, backlog) } } catch { throw fail("listen", error) }
+            do { _ = try valueOrErrno { listen(fd, backlog) } } catch { throw fail("listen", error) }
         }
 
         var bound = sockaddr_storage()
@@ -158,7 +150,7 @@ public struct TCPListener: ~Copyable {
         do {
             _ = try withUnsafeMutablePointer(to: &bound) { pointer throws(Errno) -> CInt in
                 try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(Errno) -> CInt in
-                    try retryingInterrupts { getsockname(fd, raw, &boundLength) }
+                    try valueOrErrno { getsockname(fd, raw, &boundLength) }
                 }
             }
         } catch { throw fail("getsockname", error) }
@@ -193,12 +185,16 @@ public struct UnixListener: ~Copyable {
         let length = clinux_sockaddr_un(&address, path)
         guard length != socklen_t(bitPattern: -1) else { throw fail("bind", Errno(rawValue: ENAMETOOLONG)) }
 
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFSOCK else { throw fail("bind", Errno(rawValue: EEXIST)) }
+        let existing: PathStatus?
+        do { existing = try PathStatus.of(path) } catch {
+            guard error == .noSuchFileOrDirectory else { throw fail("lstat", error) }
+            existing = nil
+        }
+        if let existing {
+            guard existing.isSocket else { throw fail("bind", .fileExists) }
             do {
                 _ = try StreamSocket.connect(unixPath: path)
-                throw fail("bind", Errno(rawValue: EADDRINUSE))
+                throw fail("bind", .addressInUse)
             } catch let error as ListenerError {
                 throw error
             } catch {
@@ -209,21 +205,21 @@ public struct UnixListener: ~Copyable {
 
         let type = CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
         let fd: CInt
-        do { fd = try retryingInterrupts { socket(AF_UNIX, type, 0) } } catch { throw fail("socket", error) }
+        do { fd = try valueOrErrno { socket(AF_UNIX, type, 0) } } catch { throw fail("socket", error) }
         let descriptor = FileDescriptor(adopting: fd)
         do {
             _ = try withUnsafePointer(to: &address) { pointer throws(Errno) -> CInt in
                 try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(Errno) -> CInt in
-                    try retryingInterrupts { Glibc.bind(fd, raw, length) }
+                    try valueOrErrno { Glibc.bind(fd, raw, length) }
                 }
             }
         } catch { throw fail("bind", error) }
         // fchmod on a socket does not change the path's mode on Linux; chmod the path.
-        do { _ = try retryingInterrupts { chmod(path, mode) } } catch {
+        do { _ = try valueOrErrno { chmod(path, mode) } } catch {
             unlink(path)
             throw fail("chmod", error)
         }
-        do { _ = try retryingInterrupts { listen(fd, backlog) } } catch {
+        do { _ = try valueOrErrno { listen(fd, backlog) } } catch {
             unlink(path)
             throw fail("listen", error)
         }

@@ -12,7 +12,7 @@ public struct SocketConnection: ~Copyable {
     /// Reads into `buffer`: `.processed(0)` at end of file, `.wouldBlock` when nothing is there.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult {
         let fd = descriptor.rawValue
-        guard let count = try nonBlocking({ Glibc.read(fd, buffer.baseAddress, buffer.count) }) else {
+        guard let count = try valueOrNilIfWouldBlock({ Glibc.read(fd, buffer.baseAddress, buffer.count) }) else {
             return .wouldBlock
         }
         return .processed(count)
@@ -21,7 +21,7 @@ public struct SocketConnection: ~Copyable {
     /// Sends what fits of `bytes` (MSG_NOSIGNAL: a closed peer is EPIPE, never SIGPIPE).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> IOResult {
         let fd = descriptor.rawValue
-        guard let count = try nonBlocking({ send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) }) else {
+        guard let count = try valueOrNilIfWouldBlock({ send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) }) else {
             return .wouldBlock
         }
         return .processed(count)

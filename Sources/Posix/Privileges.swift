@@ -95,7 +95,7 @@ public func dropPrivileges(to credentials: Credentials, keeping keep: UInt64) th
 /// its own directories stays usable after the drop.
 public func handOver(_ path: String, to uid: uid_t, _ gid: gid_t) throws(AtomicFile.Failure) {
     do {
-        _ = try retryingInterrupts { lchown(path, uid, gid) }
+        _ = try valueOrErrno { lchown(path, uid, gid) }
     } catch {
         if error == .noSuchFileOrDirectory { return }
         throw AtomicFile.Failure(operation: "chown", path: path, errno: error)

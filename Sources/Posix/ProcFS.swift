@@ -121,7 +121,7 @@ public func tcpPeerOwner(of descriptor: CInt) throws(Errno) -> TCPPeerOwner {
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = try withUnsafeMutablePointer(to: &storage) { pointer throws(Errno) -> CInt in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw throws(Errno) -> CInt in
-                try retryingInterrupts { call(descriptor, raw, &length) }
+                try valueOrErrno { call(descriptor, raw, &length) }
             }
         }
         return storage
@@ -173,7 +173,7 @@ public func processExecutable(_ pid: pid_t) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let capacity = buffer.count - 1
     guard let count = try? buffer.withUnsafeMutableBufferPointer({ raw throws(Errno) -> Int in
-        try retryingInterrupts { readlink("/proc/\(pid)/exe", raw.baseAddress!, capacity) }
+        try valueOrErrno { readlink("/proc/\(pid)/exe", raw.baseAddress!, capacity) }
     }), count > 0 else { return nil }
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

@@ -14,21 +14,21 @@ public struct Pseudoterminal: ~Copyable {
     public init() throws(Errno) {
         var controllerFD: CInt = -1
         var deviceFD: CInt = -1
-        _ = try retryingInterrupts { openpty(&controllerFD, &deviceFD, nil, nil, nil) }
+        _ = try valueOrErrno { openpty(&controllerFD, &deviceFD, nil, nil, nil) }
         let controller = FileDescriptor(adopting: controllerFD)
         let device = FileDescriptor(adopting: deviceFD)
         _ = fcntl(controllerFD, F_SETFD, FD_CLOEXEC)
         _ = fcntl(deviceFD, F_SETFD, FD_CLOEXEC)
         var attributes = termios()
-        _ = try retryingInterrupts { tcgetattr(deviceFD, &attributes) }
+        _ = try valueOrErrno { tcgetattr(deviceFD, &attributes) }
         cfmakeraw(&attributes)
-        _ = try retryingInterrupts { tcsetattr(deviceFD, TCSANOW, &attributes) }
+        _ = try valueOrErrno { tcsetattr(deviceFD, TCSANOW, &attributes) }
         var name = [CChar](repeating: 0, count: 128)
         let status = clinux_ptsname_r(controllerFD, &name, name.count)
         guard status == 0 else { throw Errno(rawValue: status) }
         let path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // devpts creates nodes 0600 root; gpsd drops root before opening hot-added devices.
-        _ = try retryingInterrupts { chmod(path, 0o666) }
+        _ = try valueOrErrno { chmod(path, 0o666) }
         self.controller = controller
         self.device = device
         self.devicePath = path

@@ -32,14 +32,14 @@ public enum SDNotify {
         }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (abstract ? 0 : 1))
 
-        let fd = try retryingInterrupts { socket(AF_UNIX, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try valueOrErrno { socket(AF_UNIX, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
         let descriptor = FileDescriptor(adopting: fd)
         let message = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
                 message.withUnsafeBytes { bytes in
                     Result { () throws(Errno) -> Int in
-                        try retryingInterrupts {
+                        try valueOrErrno {
                             sendto(descriptor.rawValue, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL), target, length)
                         }
                     }

@@ -85,7 +85,7 @@ public final class Selector {
     /// Creates an epoll instance that reports at most `maxEventsPerWait` events per `wait`.
     public init(maxEventsPerWait: Int = 256) throws(Errno) {
         precondition(maxEventsPerWait > 0, "a selector must be able to report at least one event")
-        let fd = try retryingInterrupts { epoll_create1(CInt(EPOLL_CLOEXEC)) }
+        let fd = try valueOrErrno { epoll_create1(CInt(EPOLL_CLOEXEC)) }
         epoll = FileDescriptor(adopting: fd)
         buffer = Array(repeating: epoll_event(), count: maxEventsPerWait)
     }
@@ -119,9 +119,7 @@ public final class Selector {
     public func deregister(_ descriptor: CInt) throws(Errno) {
         guard registrations.removeValue(forKey: descriptor) != nil else { return }
         var unused = epoll_event()
-        let result = epoll_ctl(epoll.rawValue, EPOLL_CTL_DEL, descriptor, &unused)
-        if result == -1 {
-            let error = Errno.current
+        do { _ = try valueOrErrno { epoll_ctl(epoll.rawValue, EPOLL_CTL_DEL, descriptor, &unused) } } catch {
             // Already closed by its owner: the kernel dropped the registration with it.
             if error != .noSuchFileOrDirectory && error != .badFileDescriptor { throw error }
         }
@@ -146,7 +144,7 @@ public final class Selector {
         let epollFD = epoll.rawValue
         let count = try buffer.withUnsafeMutableBufferPointer { raw throws(Errno) -> CInt in
             let base = raw.baseAddress
-            return try retryingInterrupts { epoll_wait(epollFD, base, capacity, timeoutMilliseconds) }
+            return try valueOrErrno { epoll_wait(epollFD, base, capacity, timeoutMilliseconds) }
         }
         for index in 0..<Int(count) {
             events.append(SelectorEvent(epoll: buffer[index]))
@@ -158,7 +156,7 @@ public final class Selector {
         var event = epoll_event()
         event.events = interest.epollMask
         event.data.u64 = UInt64(id) << 32 | UInt64(UInt32(bitPattern: descriptor))
-        _ = try retryingInterrupts { epoll_ctl(epoll.rawValue, operation, descriptor, &event) }
+        _ = try valueOrErrno { epoll_ctl(epoll.rawValue, operation, descriptor, &event) }
     }
 }
 

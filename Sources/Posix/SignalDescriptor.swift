@@ -15,7 +15,7 @@ public struct SignalDescriptor: ~Copyable {
     public init(signals: [CInt]) throws(Errno) {
         try Self.block(signals)
         var set = Self.signalSet(signals)
-        let fd = try retryingInterrupts { signalfd(-1, &set, CInt(SFD_NONBLOCK | SFD_CLOEXEC)) }
+        let fd = try valueOrErrno { signalfd(-1, &set, CInt(SFD_NONBLOCK | SFD_CLOEXEC)) }
         descriptor = FileDescriptor(adopting: fd)
         self.signals = signals
     }
@@ -40,7 +40,7 @@ public struct SignalDescriptor: ~Copyable {
         let size = MemoryLayout<signalfd_siginfo>.size
         let result = withUnsafeMutableBytes(of: &info) { raw in
             Result { () throws(Errno) -> Int in
-                try retryingInterrupts { Glibc.read(descriptor.rawValue, raw.baseAddress, size) }
+                try valueOrErrno { Glibc.read(descriptor.rawValue, raw.baseAddress, size) }
             }
         }
         switch result {

@@ -9,7 +9,7 @@ public struct MonotonicTimer: ~Copyable {
 
     /// Creates a disarmed timer.
     public init() throws(Errno) {
-        let fd = try retryingInterrupts { timerfd_create(CLOCK_MONOTONIC, CInt(TFD_NONBLOCK | TFD_CLOEXEC)) }
+        let fd = try valueOrErrno { timerfd_create(CLOCK_MONOTONIC, CInt(TFD_NONBLOCK | TFD_CLOEXEC)) }
         descriptor = FileDescriptor(adopting: fd)
     }
 
@@ -31,7 +31,7 @@ public struct MonotonicTimer: ~Copyable {
         var count: UInt64 = 0
         let result = withUnsafeMutableBytes(of: &count) { raw in
             Result { () throws(Errno) -> Int in
-                try retryingInterrupts { Glibc.read(descriptor.rawValue, raw.baseAddress, 8) }
+                try valueOrErrno { Glibc.read(descriptor.rawValue, raw.baseAddress, 8) }
             }
         }
         switch result {
@@ -43,7 +43,7 @@ public struct MonotonicTimer: ~Copyable {
 
     private func set(value: Int64, interval: Int64) throws(Errno) {
         var spec = itimerspec(it_interval: Self.timespec(interval), it_value: Self.timespec(value))
-        _ = try retryingInterrupts { timerfd_settime(descriptor.rawValue, 0, &spec, nil) }
+        _ = try valueOrErrno { timerfd_settime(descriptor.rawValue, 0, &spec, nil) }
     }
 
     private static func timespec(_ nanoseconds: Int64) -> Glibc.timespec {

@@ -12,14 +12,14 @@ public struct StreamSocket: ~Copyable {
 
     /// Connects to the unix socket at `path`.
     public static func connect(unixPath path: String) throws(Errno) -> StreamSocket {
-        let fd = try retryingInterrupts { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try valueOrErrno { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
         let descriptor = FileDescriptor(adopting: fd)
         var address = sockaddr_un()
         let length = clinux_sockaddr_un(&address, path)
         guard length != socklen_t(bitPattern: -1) else { throw Errno(rawValue: ENAMETOOLONG) }
         _ = try withUnsafePointer(to: &address) { (pointer) throws(Errno) -> CInt in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(Errno) -> CInt in
-                try retryingInterrupts { Glibc.connect(fd, raw, length) }
+                try valueOrErrno { Glibc.connect(fd, raw, length) }
             }
         }
         return StreamSocket(descriptor: descriptor)
@@ -27,7 +27,7 @@ public struct StreamSocket: ~Copyable {
 
     /// Connects to TCP `port` on IPv4 loopback.
     public static func connect(loopbackPort port: UInt16) throws(Errno) -> StreamSocket {
-        let fd = try retryingInterrupts { socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try valueOrErrno { socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
         let descriptor = FileDescriptor(adopting: fd)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -35,7 +35,7 @@ public struct StreamSocket: ~Copyable {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         _ = try withUnsafePointer(to: &address) { (pointer) throws(Errno) -> CInt in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(Errno) -> CInt in
-                try retryingInterrupts { Glibc.connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                try valueOrErrno { Glibc.connect(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         }
         return StreamSocket(descriptor: descriptor)
@@ -45,7 +45,7 @@ public struct StreamSocket: ~Copyable {
     /// SO_PEERCRED, recorded by the kernel at connect/listen: the peer cannot forge it).
     public func peerUserID() throws(Errno) -> uid_t {
         var uid: uid_t = 0
-        _ = try retryingInterrupts { clinux_peer_uid(descriptor.rawValue, &uid) }
+        _ = try valueOrErrno { clinux_peer_uid(descriptor.rawValue, &uid) }
         return uid
     }
 

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// Access Code V1 (§4.2): `Authorization: Basic <code>` where
 /// `code = Base64(SHA-256(UTF-8(lowercase(applicationId) + ts)))` and `ts` is the UTC second as
 /// `yyyy-MM-ddTHH:mm:ssZ`.
@@ -76,7 +78,7 @@ public enum AccessCodeV1 {
         var raw: [UInt8] = []
         raw.reserveCapacity(32)
         for i in 0..<32 { raw.append(digest[i]) }
-        return Base64.encodeBytes(raw.span)
+        return Base64.encodeToBytes(raw.span)
     }
 
     /// The access code for `applicationID` at the UTC second `unixSeconds`.
@@ -89,20 +91,17 @@ public enum AccessCodeV1 {
     public static func presentedCode(headerValue: some StringProtocol) -> [UInt8]? {
         let bytes = Array(headerValue.utf8)
         var i = 0
-        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
-        while i < bytes.count && isSpace(bytes[i]) { i += 1 }
+        while i < bytes.count && ASCII.isBlank(bytes[i]) { i += 1 }
         let scheme: [UInt8] = Array("basic".utf8)
         guard bytes.count - i > scheme.count else { return nil }
         for k in 0..<scheme.count {
-            let c = bytes[i + k]
-            let lower = c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c + 32 : c
-            guard lower == scheme[k] else { return nil }
+            guard ASCII.lowercased(bytes[i + k]) == scheme[k] else { return nil }
         }
         i += scheme.count
-        guard isSpace(bytes[i]) else { return nil }
-        while i < bytes.count && isSpace(bytes[i]) { i += 1 }
+        guard ASCII.isBlank(bytes[i]) else { return nil }
+        while i < bytes.count && ASCII.isBlank(bytes[i]) { i += 1 }
         var end = bytes.count
-        while end > i && isSpace(bytes[end - 1]) { end -= 1 }
+        while end > i && ASCII.isBlank(bytes[end - 1]) { end -= 1 }
         guard end > i else { return nil }
         return Array(bytes[i..<end])
     }
@@ -129,13 +128,13 @@ public enum AccessCodeV1 {
 
     /// The digest a presented `Basic <code>` header carries, or nil when the code is not exactly
     /// the 44-character padded Base64 of 32 bytes that `code(applicationID:unixSeconds:sha256:)`
-    /// produces. Exactness matters: Base64 decoding is tolerant (URL-safe letters, optional
-    /// padding, ignored low bits), and a lookup by digest must accept no code that the byte-wise
-    /// comparison of `verify` would refuse.
+    /// produces. Exactness matters: even strict Base64 decoding ignores non-zero pad bits, and a
+    /// lookup by digest must accept no code that the byte-wise comparison of `verify` would
+    /// refuse, so the decoded bytes are re-encoded and compared.
     public static func presentedDigest(headerValue: some StringProtocol) -> [UInt8]? {
         guard let presented = presentedCode(headerValue: headerValue), presented.count == codeLength,
               let raw = Base64.decode(presented.span), raw.count == 32,
-              Base64.encodeBytes(raw.span) == presented
+              Base64.encodeToBytes(raw.span) == presented
         else { return nil }
         return raw
     }

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// `ReceiverInfo` (§4.3): what `GET/PUT /api/v1/receiver` returns. Field names are case-sensitive.
 public struct ReceiverInfo: Sendable, Equatable {
     public var isReceiverConfigured: Bool
@@ -62,7 +64,7 @@ public enum RESTBodies {
 
         /// Parses the `format` query value, case-insensitively; nil for anything else.
         public init?(queryValue: some StringProtocol) {
-            switch RegistrationURL.asciiLowercased(queryValue) {
+            switch ASCII.lowercased(queryValue) {
             case "locationv1": self = .locationV1
             case "locationv2": self = .locationV2
             default: return nil

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// Registration and port requests from client apps (§3.2 iOS URL schemes, §3.3 Windows URIs), and
 /// the reply URLs the daemon opens. Pure: text in, text out.
 
@@ -157,28 +159,10 @@ public enum RegistrationURL {
     static func splitScheme(_ url: String) throws(RegistrationError) -> (String, Substring) {
         guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")) else { throw .notAURL }
         let scheme = url[..<colon]
-        guard isScheme(scheme) else { throw .notAURL }
+        guard ASCII.isScheme(scheme.utf8) else { throw .notAURL }
         let afterColon = url[colon...].dropFirst()
         guard afterColon.hasPrefix("//") else { throw .notAURL }
-        return (asciiLowercased(scheme), afterColon.dropFirst(2))
-    }
-
-    /// RFC 3986 scheme: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
-    static func isScheme(_ text: Substring) -> Bool {
-        var first = true
-        for c in text.utf8 {
-            let alpha = (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
-            let other = (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "+")
-                || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-            if !(alpha || (!first && other)) { return false }
-            first = false
-        }
-        return !first
-    }
-
-    /// `text` with A-Z lowered (schemes, keys and tokens are compared ASCII case-insensitively).
-    public static func asciiLowercased(_ text: some StringProtocol) -> String {
-        String(decoding: text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+        return (ASCII.lowercased(scheme), afterColon.dropFirst(2))
     }
 
     /// Splits `authority/path?query#fragment` into the part before `?` and the query (nil without `?`).
@@ -199,7 +183,7 @@ public enum RegistrationURL {
             guard let decoded = PercentEncoding.decode(query) else { throw .badBase64 }
             query = Substring(decoded)
         }
-        guard let payload = Base64.decode(query) else { throw .badBase64 }
+        guard let payload = Base64.decode(query, options: .lenient) else { throw .badBase64 }
         guard let text = String(validating: payload, as: UTF8.self) else { throw .payloadNotUTF8 }
         let object: RegistrationJSONObject
         do {
@@ -227,8 +211,8 @@ public enum RegistrationURL {
         var path = target
         if path.hasSuffix("/") { path = path.dropLast() }
         let parts = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, asciiLowercased(parts[0]) == "request" else { throw .unknownRequest(String(target)) }
-        let name = asciiLowercased(parts[1])
+        guard parts.count == 2, ASCII.lowercased(parts[0]) == "request" else { throw .unknownRequest(String(target)) }
+        let name = ASCII.lowercased(parts[1])
         let isRegister: Bool
         switch name {
         case "tmmregister": isRegister = true
@@ -240,7 +224,7 @@ public enum RegistrationURL {
         var callback: String?
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = asciiLowercased(keyValue[0])
+            let key = ASCII.lowercased(keyValue[0])
             let raw = keyValue.count == 2 ? keyValue[1] : Substring("")
             switch key {
             case "applicationid":
@@ -278,10 +262,10 @@ public enum RegistrationURL {
     static func validateReturnURL(_ url: String?) throws(RegistrationError) -> String {
         guard let url, !url.isEmpty else { throw .missingReturnURL }
         for c in url.utf8 where c <= 0x20 || c >= 0x7F { throw .returnURLInvalidCharacters(url) }
-        guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")), isScheme(url[..<colon]) else {
+        guard let colon = url.utf8.firstIndex(of: UInt8(ascii: ":")), ASCII.isScheme(url[..<colon].utf8) else {
             throw .returnURLWithoutScheme(url)
         }
-        let scheme = asciiLowercased(url[..<colon])
+        let scheme = ASCII.lowercased(url[..<colon])
         guard !refusedReturnSchemes.contains(scheme) else { throw .returnURLSchemeRefused(scheme: scheme, url: url) }
         return url
     }
@@ -312,7 +296,7 @@ public enum RegistrationURL {
         writer.field("registrationResult", string: result.rawValue)
         if result == .ok { writePortStrings(ports, to: &writer) }
         writer.endObject()
-        return returnURL + "?" + String(decoding: Base64.encodeBytes(writer.span), as: UTF8.self)
+        return returnURL + "?" + String(decoding: Base64.encodeToBytes(writer.span), as: UTF8.self)
     }
 
     /// The iOS `tmmsocketserverport` reply: `<returl>?<Base64 JSON>` with the six ports as strings.
@@ -321,7 +305,7 @@ public enum RegistrationURL {
         writer.beginObject()
         writePortStrings(ports, to: &writer)
         writer.endObject()
-        return returnURL + "?" + String(decoding: Base64.encodeBytes(writer.span), as: UTF8.self)
+        return returnURL + "?" + String(decoding: Base64.encodeToBytes(writer.span), as: UTF8.self)
     }
 
     static func writePortStrings(_ ports: PortAssignment, to writer: inout JSONWriter) {

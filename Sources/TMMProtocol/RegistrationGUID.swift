@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// A GUID (Application ID) in the 8-4-4-4-12 hex form, e.g. `12345678-1234-1234-1234-123456789abc`.
 ///
 /// Parsing is case-insensitive and strict about the shape (36 characters, hyphens at 8, 13, 18 and
@@ -20,14 +22,8 @@ public struct GUID: Hashable, Sendable, Comparable, CustomStringConvertible {
                 guard c == UInt8(ascii: "-") else { return nil }
                 out.append(c)
             } else {
-                switch c {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
-                    out.append(c)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"):
-                    out.append(c + 32)
-                default:
-                    return nil
-                }
+                guard Hex.isDigit(c) else { return nil }
+                out.append(ASCII.lowercased(c))
             }
             index += 1
         }

@@ -1,6 +1,10 @@
+import ByteCoding
+import HTTP1
+
 // The server side of the opening handshake (RFC 6455 §4.2), as pure functions over a request whose
 // head the HTTP layer has already parsed. The SHA-1 comes from the caller (OpenSSL in the platform
-// tier); everything else (token lists, Base64, the response bytes) is here.
+// tier); the token lists are here, Base64 is ByteCoding's, and the response bytes are written by
+// HTTP1's `HTTPResponseWriter`, the one HTTP response writer of the package.
 //
 // What is checked (§4.2.1), and the response when it fails:
 //   1. method GET                                        else 405, `Allow: GET`
@@ -40,7 +44,7 @@ public struct WebSocketUpgradeRequest: Sendable {
 
     /// Values of every field called `name` (case-insensitive), in order.
     public func values(of name: String) -> [String] {
-        headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+        headers.filter { ASCII.equalsIgnoringCase($0.name, name) }.map(\.value)
     }
 }
 
@@ -66,21 +70,12 @@ public enum WebSocketHandshakeError: Error, Hashable, Sendable {
     /// §4.2.1 item 5: the key is not Base64 of exactly 16 bytes.
     case invalidKey
 
-    /// The HTTP status code to answer with.
-    public var status: Int {
+    /// The HTTP status to answer with.
+    public var status: HTTPStatus {
         switch self {
-        case .methodNotGET: 405
-        case .missingUpgradeWebSocket, .missingConnectionUpgrade, .unsupportedVersion: 426
-        case .httpVersionTooOld, .duplicateVersion, .missingKey, .duplicateKey, .invalidKey: 400
-        }
-    }
-
-    /// The standard reason phrase of `status`.
-    public var reasonPhrase: String {
-        switch status {
-        case 405: "Method Not Allowed"
-        case 426: "Upgrade Required"
-        default: "Bad Request"
+        case .methodNotGET: .methodNotAllowed
+        case .missingUpgradeWebSocket, .missingConnectionUpgrade, .unsupportedVersion: .upgradeRequired
+        case .httpVersionTooOld, .duplicateVersion, .missingKey, .duplicateKey, .invalidKey: .badRequest
         }
     }
 
@@ -117,17 +112,15 @@ public enum WebSocketHandshakeError: Error, Hashable, Sendable {
     /// `explanation`, and `Connection: close` (the server closes after sending it), which also
     /// lists `Upgrade` when the response carries an `Upgrade` field (RFC 9110 §7.8: "A sender of
     /// Upgrade MUST also send an "Upgrade" connection option").
+    /// (This target has no clock, so the response carries no `Date`; the bridge answers with
+    /// its own error response instead, see BridgeServer+HTTP.)
     public var responseBytes: [UInt8] {
-        let body = explanation + "\n"
-        var fields = headers
-        let upgrade = fields.contains { $0.name == "Upgrade" }
-        fields.append(("Content-Type", "text/plain; charset=utf-8"))
-        fields.append(("Content-Length", String(body.utf8.count)))
-        fields.append(("Connection", upgrade ? "Upgrade, close" : "close"))
-        var text = "HTTP/1.1 \(status) \(reasonPhrase)\r\n"
-        for field in fields { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n" + body
-        return Array(text.utf8)
+        let body = Array((explanation + "\n").utf8)
+        var writer = HTTPResponseWriter(capacity: 256)
+        writer.writeResponse(
+            status, date: nil, contentType: "text/plain; charset=utf-8", body: body.span, keepAlive: false,
+            extraHeaders: headers)
+        return writer.bytes
     }
 }
 
@@ -196,9 +189,13 @@ public enum WebSocketHandshake {
 
     /// The `101 Switching Protocols` response for an accept value (§4.2.2 item 5).
     public static func switchingProtocolsResponse(acceptValue: String) -> [UInt8] {
-        Array(
-            ("HTTP/1.1 101 Switching Protocols\r\n" + "Upgrade: websocket\r\n" + "Connection: Upgrade\r\n"
-                + "Sec-WebSocket-Accept: \(acceptValue)\r\n\r\n").utf8)
+        var writer = HTTPResponseWriter(capacity: 160)
+        writer.writeStatusLine(.switchingProtocols)
+        writer.writeHeader("Upgrade", "websocket")
+        writer.writeHeader("Connection", "Upgrade")
+        writer.writeHeader("Sec-WebSocket-Accept", acceptValue)
+        writer.endHead()
+        return writer.bytes
     }
 }
 
@@ -207,26 +204,11 @@ public enum WebSocketHandshake {
 /// Whether the comma-separated `list` holds `token`, compared ASCII case-insensitively.
 func listContainsToken(_ list: String, _ token: String) -> Bool {
     list.split(separator: ",", omittingEmptySubsequences: true).contains { element in
-        asciiCaseInsensitiveEquals(trimmingOWS(Substring(element)), token)
+        ASCII.equalsIgnoringCase(trimmingOWS(element), token)
     }
 }
 
 /// `text` without leading and trailing spaces and tabs (HTTP's optional whitespace).
-func trimmingOWS<S: StringProtocol>(_ text: S) -> String {
-    let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = text.firstIndex(where: { !isOWS($0) }), let last = text.lastIndex(where: { !isOWS($0) }) else {
-        return ""
-    }
-    return String(text[first...last])
-}
-
-func asciiCaseInsensitiveEquals<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
-    let x = a.utf8, y = b.utf8
-    guard x.count == y.count else { return false }
-    return zip(x, y).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
-}
-
-@inline(__always)
-private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
-    byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+func trimmingOWS(_ text: some StringProtocol) -> String {
+    ASCII.trimmingBlanks(text)
 }

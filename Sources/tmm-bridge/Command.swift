@@ -1,3 +1,5 @@
+import Bridge
+
 /// What the user asked for, parsed from the arguments before anything runs.
 enum Command: Equatable {
     case decode(path: String, format: LocationFormat)
@@ -128,13 +130,15 @@ struct UsageError: Error, Equatable {
 }
 
 /// The process exit codes (sysexits.h where one fits).
+/// The exit statuses as numbers, for the commands that return them directly (Bridge's
+/// `ExitStatus` is the one definition).
 enum ExitCode {
-    static let ok: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 64
-    static let config: Int32 = 78
+    static let ok = ExitStatus.ok.rawValue
+    static let failure = ExitStatus.failure.rawValue
+    static let usage = ExitStatus.usage.rawValue
+    static let config = ExitStatus.badConfiguration.rawValue
     /// EX_OSERR: the system refused a privilege drop it should have allowed.
-    static let osError: Int32 = 71
+    static let osError = ExitStatus.privilegeDropFailed.rawValue
 }
 
 /// The bridge's own version, reported as TMM's `appVersion`.

@@ -1,6 +1,8 @@
+import ByteCoding
 import GNSS
 import Glibc
 import NMEA0183
+import Posix
 import TMMProtocol
 
 /// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same decoder
@@ -21,30 +23,33 @@ struct DecodeCommand {
             fd = STDIN_FILENO
             name = "standard input"
         } else {
-            fd = open(path, O_RDONLY | O_CLOEXEC)
             name = path
-            if fd < 0 {
-                Output.error("tmm-bridge decode: cannot open \(path): \(String(cString: strerror(errno)))\n")
+            do { fd = try valueOrErrno { open(path, O_RDONLY | O_CLOEXEC) } } catch {
+                Output.error("tmm-bridge decode: cannot open \(path): \(error)\n")
                 return ExitCode.failure
             }
         }
-        defer { if fd != STDIN_FILENO { close(fd) } }
+        defer { if fd != STDIN_FILENO { _ = try? valueOrErrno(retryOnInterrupt: false) { close(fd) } } }
 
         var session = DecodeSession(format: format)
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
-        while true {
+        reading: while true {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Self.pollMilliseconds)
-            if ready == 0 {
+            // A failed poll falls through to the read, which reports the descriptor's error.
+            if (try? valueOrErrno({ poll(&poller, 1, Self.pollMilliseconds) })) == 0 {
                 session.flushIfStale(now: monotonicNanoseconds())
                 continue
             }
-            if ready < 0 && errno == EINTR { continue }
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                Output.error("tmm-bridge decode: reading \(name) failed: \(String(cString: strerror(errno)))\n")
-                break
+            let read: Result<Int?, Errno> = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int? in try valueOrNilIfWouldBlock { Glibc.read(fd, raw.baseAddress, raw.count) } }
+            }
+            let count: Int
+            switch read {
+            case .success(nil): continue
+            case .success(let n?): count = n
+            case .failure(let error):
+                Output.error("tmm-bridge decode: reading \(name) failed: \(error)\n")
+                break reading
             }
             if count == 0 { break }
             guard session.feed(buffer.span.extracting(0..<count), now: monotonicNanoseconds()) else {
@@ -147,14 +152,10 @@ func describe(_ error: NMEAError) -> String {
     case .tooManyFields: "more than \(NMEASentence.maxFields) fields"
     case .malformedChecksum: "* is not followed by exactly two hex digits"
     case .badChecksum(let expected, let computed):
-        "bad checksum: sentence says \(hex(expected)), bytes give \(hex(computed))"
+        "bad checksum: sentence says \(Hex.encode([expected].span)), bytes give \(Hex.encode([computed].span))"
     case .tooFewFields(let needed, let found): "\(found) fields, needs \(needed)"
     case .invalidField(let index): "field \(index) is malformed"
     case .unsupportedSentence: "unsupported sentence"
     }
 }
 
-private func hex(_ value: UInt8) -> String {
-    let digits = Array("0123456789ABCDEF")
-    return String([digits[Int(value >> 4)], digits[Int(value & 0xF)]])
-}

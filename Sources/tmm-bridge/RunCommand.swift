@@ -101,25 +101,34 @@ struct RunCommand: Equatable {
     }
 
     func run() -> Int32 {
+        do {
+            try serve()
+            return ExitStatus.ok.rawValue
+        } catch {
+            // The one place a failure becomes an exit status.
+            log(error.description)
+            return error.exitStatus.rawValue
+        }
+    }
+
+    /// Starts everything and serves until a stop signal.
+    private func serve() throws(RunError) {
         let configuration: BridgeConfiguration
         do {
             configuration = try self.configuration()
         } catch {
-            log("configuration: \(error)")
-            return ExitCode.config
+            throw .configuration("\(error)")
         }
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
         let dropTo: Credentials?
         do { dropTo = try Self.credentials(for: configuration) } catch {
-            log("configuration: \(error)")
-            return ExitCode.config
+            throw .configuration(error.description)
         }
         if dropTo != nil { GPSDTrust.pinOwnUser() }
         // Signals are read from a signalfd in the loop: block them before any thread starts.
         do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch {
-            log("cannot block signals: \(error)")
-            return ExitCode.failure
+            throw .signals(error)
         }
         signal(SIGPIPE, SIG_IGN)
         let descriptors = raiseOpenFileLimit()
@@ -145,41 +154,71 @@ struct RunCommand: Equatable {
         do {
             input = try ReceiverInput(options: options) { log($0) }
         } catch {
-            log("cannot set up the receiver input: \(error)")
-            return ExitCode.failure
+            throw .inputSetup(error)
         }
         let server: BridgeServer
         do {
             server = try BridgeServer(configuration: configuration, environment: environment, input: input) { log($0) }
         } catch {
-            log(error.message)
-            return error.isConfigurationProblem ? ExitCode.config : ExitCode.failure
+            throw .server(error)
         }
         do {
             try input.start()
         } catch {
-            log(error.message)
-            // A configured gpsd that fails the ownership check is a configuration problem.
-            return error.isConfigurationProblem ? ExitCode.config : ExitCode.failure
+            throw .input(error)
         }
         if let dropTo {
             do {
                 try Self.drop(to: dropTo, configuration: configuration, environment: environment,
                               gpsdFiles: input.privateGPSDFiles)
             } catch {
-                log("cannot drop privileges to user \(dropTo.user) group \(dropTo.group): \(error)")
                 input.stop()
-                return ExitCode.osError
+                throw .privilegeDrop(user: dropTo.user, group: dropTo.group, "\(error)")
             }
         }
         do {
             try server.run()
         } catch {
-            log(error.message)
             input.stop()
-            return ExitCode.failure
+            throw .server(error)
         }
-        return ExitCode.ok
+    }
+
+    /// Why `run` ended early; each case carries its exit status (docs/configuration.md).
+    enum RunError: ExitStatusError {
+        /// The configuration file, options or account are wrong (78).
+        case configuration(String)
+        /// The stop signals cannot be blocked (1).
+        case signals(Errno)
+        /// The receiver input's inbox cannot be made (1).
+        case inputSetup(Errno)
+        /// The servers did not start or stopped serving (78 or 1, as the error says).
+        case server(BridgeServerError)
+        /// The receiver input did not start (78 or 1, as the error says).
+        case input(ReceiverInputError)
+        /// Started as root, the drop to the configured account failed (71).
+        case privilegeDrop(user: String, group: String, String)
+
+        var exitStatus: ExitStatus {
+            switch self {
+            case .configuration: .badConfiguration
+            case .signals, .inputSetup: .failure
+            case .server(let error): error.exitStatus
+            case .input(let error): error.exitStatus
+            case .privilegeDrop: .privilegeDropFailed
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .configuration(let reason): "configuration: \(reason)"
+            case .signals(let error): "cannot block signals: \(error)"
+            case .inputSetup(let error): "cannot set up the receiver input: \(error)"
+            case .server(let error): error.description
+            case .input(let error): error.description
+            case .privilegeDrop(let user, let group, let reason): "cannot drop privileges to user \(user) group \(group): \(reason)"
+            }
+        }
     }
 
     // MARK: - Privileges

@@ -88,8 +88,9 @@ struct WatchCommand: Equatable {
         var pollers = input.descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         pollers.append(pollfd(fd: signals.descriptor.rawValue, events: Int16(POLLIN), revents: 0))
         while true {
-            let ready = poll(&pollers, nfds_t(pollers.count), 1000)
-            if ready < 0 && errno != EINTR { return fail("poll failed: \(Errno.current)") }
+            do { _ = try valueOrErrno { poll(&pollers, nfds_t(pollers.count), 1000) } } catch {
+                return fail("poll failed: \(error)")
+            }
             if pollers[pollers.count - 1].revents != 0, let number = try? signals.read() {
                 log("signal \(number): stopping")
                 return ExitCode.ok

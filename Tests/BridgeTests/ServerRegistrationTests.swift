@@ -1,5 +1,6 @@
 // Registration through the control socket against an in-process bridge, the registry across
 // restarts, and the port plan with busy ports.
+import ByteCoding
 import Foundation
 import GPSD
 import Glibc
@@ -132,7 +133,8 @@ struct ServerRegistrationTests {
             _ = try BridgeServer(configuration: configuration, environment: environment, input: input) { _ in }
             Issue.record("a second server started")
         } catch {
-            #expect(error.message.contains("another tmm-bridge is running"), "\(error.message)")
+            #expect(error.description.contains("another tmm-bridge is running"), "\(error)")
+            #expect(error.exitStatus == .failure)
         }
     }
 

@@ -2,6 +2,7 @@
 // the registry bound, failed-code budgets, 401 before 400 and before 100 Continue, the control
 // socket's line limit and client bound, the REST reserve, and (with the real binary under
 // `prlimit --nofile`) a descriptor table that would otherwise fill.
+import ByteCoding
 import Foundation
 import GPSD
 import Glibc

@@ -17,31 +17,8 @@ private let windowsRequest82 = "trimblemobilemanager://request/tmmRegister?appli
 private let windowsReply82 = "myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK&apiPort=9637&apiSecurePort=9638&locationPort=9635&locationSecurePort=9636&locationV2Port=9639&locationV2SecurePort=9640"
 private let windowsFailure82 = "myapp://response/tmmRegister?id=tmmRegister&status=error&message=Application%20ID%20not%20recognised&registrationResult=Unauthorized"
 
-@Suite("Base64 and percent-encoding")
+@Suite("Percent-encoding")
 struct RegistrationEncodingTests {
-    @Test func base64MatchesFoundation() {
-        var bytes: [UInt8] = []
-        for n in 0..<200 {
-            let text = Base64.encode(bytes)
-            #expect(text == Data(bytes).base64EncodedString())
-            #expect(Base64.decode(text) == bytes)
-            #expect(Base64.decode(unpadded(text)) == bytes)
-            bytes.append(UInt8(truncatingIfNeeded: n &* 151 &+ 7))
-        }
-    }
-
-    @Test(arguments: ["Q", "QQ===", "QQQ==", "QUFB=", "Q=Q=", "QU*B", "QUFB\n", "=", "==QQ"])
-    func base64Rejects(text: String) {
-        #expect(Base64.decode(text) == nil)
-    }
-
-    @Test func base64Tolerance() {
-        #expect(Base64.decode("QQ=") == [0x41])
-        #expect(Base64.decode("") == [])
-        #expect(Base64.decode("-_-_") == Base64.decode("+/+/"))
-        #expect(Base64.decode("a b=") == Base64.decode("a+b="))
-    }
-
     @Test func percentEncoding() {
         #expect(PercentEncoding.encode("Application ID not recognised") == "Application%20ID%20not%20recognised")
         #expect(PercentEncoding.encode("a-b_c.d~e") == "a-b_c.d~e")

@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// GNS: multi-constellation fix data, with one mode character per constellation.
 ///
 /// `$GNGNS,122310.2,3722.425671,N,12258.856215,W,DAAA,14,0.9,1005.543,6.5,,,S*0E`

@@ -1,6 +1,7 @@
 // An in-process bridge for tests: the real BridgeServer on its own thread, on free loopback
 // ports, with the input side injected (the test posts what gpsd would), plus small raw HTTP and
 // WebSocket clients over real sockets.
+import ByteCoding
 import Foundation
 import GPSD
 import Glibc

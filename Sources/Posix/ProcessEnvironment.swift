@@ -1,0 +1,84 @@
+import CLinux
+import Glibc
+
+// What the assembly tier asks of its own process: identity, environment, limits and the signal
+// numbers, so that Bridge reaches the system only through Posix (issue 10).
+
+/// A user id (`uid_t`), for callers that do not import Glibc.
+public typealias UserID = uid_t
+/// A group id (`gid_t`), for callers that do not import Glibc.
+public typealias GroupID = gid_t
+
+/// The calling process.
+public enum CurrentProcess {
+    /// The real user id (getuid(2)).
+    public static var userID: UserID { getuid() }
+
+    /// The process id (getpid(2)).
+    public static var processID: Int32 { getpid() }
+
+    /// The value of the environment variable `name`, or nil when it is unset or empty.
+    public static func environment(_ name: String) -> String? {
+        guard let raw = getenv(name), raw.pointee != 0 else { return nil }
+        return String(cString: raw)
+    }
+
+    /// The soft limit on open descriptors (RLIMIT_NOFILE), or nil when it cannot be read.
+    public static func openFileLimit() -> Int? {
+        var limit = rlimit()
+        guard (try? valueOrErrno { getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) }) != nil else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Whether this process may write `path` (access(2) with W_OK: real ids, as the kernel would
+    /// check a connect to a socket there).
+    public static func canWrite(_ path: String) -> Bool {
+        (try? valueOrErrno { access(path, W_OK) }) != nil
+    }
+}
+
+/// Signal numbers by name.
+public enum SignalNumber {
+    public static let interrupt: CInt = SIGINT
+    public static let terminate: CInt = SIGTERM
+    public static let hangUp: CInt = SIGHUP
+}
+
+/// A descriptor kept in reserve (on /dev/null) for the moment the process runs out of them: given
+/// up to accept (and close at once) one pending connection, so a full table cannot make a
+/// listener spin, then taken again (NIO and libuv do the same).
+public final class SpareDescriptor {
+    private var descriptor: CInt = -1
+
+    /// Holds no spare until `reserve()`.
+    public init() {}
+
+    deinit { release() }
+
+    /// Takes the spare if it is not held (a no-op when it is).
+    public func reserve() {
+        guard descriptor < 0 else { return }
+        descriptor = (try? valueOrErrno { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }) ?? -1
+    }
+
+    /// Gives the spare up for good.
+    public func release() {
+        guard descriptor >= 0 else { return }
+        _ = try? valueOrErrno(retryOnInterrupt: false) { Glibc.close(descriptor) }
+        descriptor = -1
+    }
+
+    /// Whether a spare is held.
+    public var isHeld: Bool { descriptor >= 0 }
+
+    /// Uses the spare to accept one pending connection on `listener` and close it at once, then
+    /// takes the spare again. True when a connection was refused and the spare is held again.
+    public func refuseOne(on listener: CInt) -> Bool {
+        guard descriptor >= 0 else { return false }
+        release()
+        let accepted = try? valueOrErrno { clinux_accept4(listener, nil, nil, CInt(SOCK_CLOEXEC.rawValue)) }
+        if let accepted { FileDescriptor(adopting: accepted).close() }
+        reserve()
+        return accepted != nil && isHeld
+    }
+}
