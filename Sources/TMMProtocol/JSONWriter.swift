@@ -1,3 +1,5 @@
+import ByteCoding
+
 /// A reusable JSON byte buffer that encodes without heap allocations once it has grown.
 ///
 /// The writer appends UTF-8 bytes to one `[UInt8]` that is reserved once and cleared with
@@ -427,8 +429,8 @@ public struct JSONWriter: Sendable {
                 out.append(UInt8(ascii: "u"))
                 out.append(UInt8(ascii: "0"))
                 out.append(UInt8(ascii: "0"))
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0x0F))
+                out.append(Hex.digit(byte >> 4, uppercase: false))
+                out.append(Hex.digit(byte & 0x0F, uppercase: false))
             default:
                 out.append(byte)
             }
@@ -509,10 +511,6 @@ public struct JSONWriter: Sendable {
     static func decimalLength(_ value: UInt64) -> Int {
         let estimate = ((64 - value.leadingZeroBitCount) &* 1233) >> 12
         return max(estimate + (value >= integerPowerOfTen(estimate) ? 1 : 0), 1)
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
     }
 
     /// 10^d as a Double for 0...15, exact (every power of ten up to 10^22 is representable).
