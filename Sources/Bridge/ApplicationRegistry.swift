@@ -108,15 +108,24 @@ public struct ApplicationRegistry: Sendable {
     /// - Returns: true when `id` is new.
     @discardableResult
     public mutating func register(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Failure) -> Bool {
-        guard index[id] == nil else { return false }
+        guard let next = try registering(id, unixSeconds: unixSeconds, maximum: maximum) else { return false }
+        try next.save()
+        self = next
+        return true
+    }
+
+    /// The registry with `id` added, not yet saved; nil when `id` is registered already. The
+    /// daemon saves it on its worker thread (`save` waits for the disk) and makes it current
+    /// once the file is written, so the io thread never waits and an app is told `OK` only
+    /// once its id is on disk. Throws `.full` as `register` does.
+    public func registering(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Failure) -> ApplicationRegistry? {
+        guard index[id] == nil else { return nil }
         guard entries.count < maximum else { throw .full(maximum: maximum) }
         var next = self
         next.index[id] = next.entries.count
         next.entries.append(Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))
         next.applicationIDs.append(id)
-        try next.save()
-        self = next
-        return true
+        return next
     }
 
     /// Writes the file (atomically, mode 0600).

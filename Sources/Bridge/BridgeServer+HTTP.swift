@@ -227,17 +227,15 @@ extension BridgeServer {
         case .getReceiver:
             RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
         case .putReceiver(let isConnected):
+            // The gpsd commands run on the input side's worker: the reply waits for them (and,
+            // to connect, for the receiver), bounded by receiver-connect-timeout.
             do {
-                if isConnected {
-                    try input.connect()
-                    if !input.receiverInfo.isConnected {
-                        connection.deferred = Connection.DeferredReply(
-                            deadline: monotonicNanoseconds() + configuration.limits.receiverConnectTimeout,
-                            keepAlive: keepAlive, version: version)
-                        return
-                    }
-                } else {
-                    try input.disconnect()
+                let ticket = isConnected ? try input.connect() : try input.disconnect()
+                if ticket != nil || (isConnected && !input.receiverInfo.isConnected) {
+                    connection.deferred = Connection.DeferredReply(
+                        deadline: monotonicNanoseconds() + configuration.limits.receiverConnectTimeout,
+                        keepAlive: keepAlive, version: version, awaitingTicket: ticket, connecting: isConnected)
+                    return
                 }
             } catch {
                 let status: HTTPStatus = if case .gpsdFailed = error { .serviceUnavailable } else { .conflict }
@@ -255,12 +253,15 @@ extension BridgeServer {
         respond(connection, .ok, json: body.bytes, keepAlive: keepAlive, version: version, isHead: isHead)
     }
 
-    /// Answers a deferred `PUT /receiver` with the receiver as it is now, then carries on with
-    /// the requests behind it.
-    func answerDeferred(_ connection: Connection) {
+    /// Answers a deferred `PUT /receiver` with the receiver as it is now (or with 503 when its
+    /// gpsd commands failed), then carries on with the requests behind it.
+    func answerDeferred(_ connection: Connection, failure: String? = nil) {
         guard let deferred = connection.deferred else { return }
         connection.deferred = nil
-        if let prepared = deferred.prepared {
+        if let failure {
+            respondError(connection, .serviceUnavailable, message: ReceiverControlError.gpsdFailed(failure).description,
+                         keepAlive: deferred.keepAlive, version: deferred.version)
+        } else if let prepared = deferred.prepared {
             send(prepared, to: connection)
             if !deferred.keepAlive { closeAfterFlush(connection) }
         } else {

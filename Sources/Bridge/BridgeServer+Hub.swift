@@ -107,6 +107,8 @@ extension BridgeServer {
                 publish(.inputLost(reason: Self.reasonCode(reason), message: reason.description))
             case .inputRestored:
                 publish(.inputRestored)
+            case .receiverControlFinished(let ticket, let failure):
+                receiverControlFinished(ticket: ticket, failure: failure)
             }
         }
         // After the whole drain: of a backlog that arrived at once only the newest epoch remains.
@@ -131,8 +133,19 @@ extension BridgeServer {
 
     private func answerDeferredWhenConnected() {
         guard input.receiverInfo.isConnected else { return }
-        for connection in Array(connections.values) where connection.deferred != nil && connection.deferred?.prepared == nil {
+        for connection in Array(connections.values) where connection.deferred?.connecting == true {
             answerDeferred(connection)
+        }
+    }
+
+    /// The gpsd commands of a `PUT /receiver` are done: a failure is answered with 503; a
+    /// disconnection, or a connection whose receiver is already there, with the receiver as it
+    /// is; a connection still waiting for its receiver goes on waiting.
+    private func receiverControlFinished(ticket: Int, failure: String?) {
+        guard let connection = connections.values.first(where: { $0.deferred?.awaitingTicket == ticket }) else { return }
+        connection.deferred?.awaitingTicket = nil
+        if failure != nil || connection.deferred?.connecting == false || input.receiverInfo.isConnected {
+            answerDeferred(connection, failure: failure)
         }
     }
 

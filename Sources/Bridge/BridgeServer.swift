@@ -67,6 +67,7 @@ public final class BridgeServer {
         case controlListener
         case controlClient
         case inputEvents
+        case workerResults
         case tick
         case locationV1
         case locationV2
@@ -113,6 +114,12 @@ public final class BridgeServer {
     private var connectionCounts: [TMMServer: Int] = [:]
     /// Valid access codes of the current window (a worker keeps it; see AccessCodeTable).
     let accessCodes: AccessCodeTable
+    /// Runs what would make the io thread wait (registry writes) and posts the outcome to
+    /// `workerResults`.
+    let worker: Worker
+    let workerResults: Inbox<WorkerResult>
+    /// Registrations waiting for the registry file (BridgeServer+Control).
+    var registrations = RegistrationQueue()
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
 
@@ -214,11 +221,18 @@ public final class BridgeServer {
             throw .controlSocket(controlSocketPath, "\(error)")
         }
 
-        // Last, so nothing after it can fail and leave its worker thread running.
+        // Last, so nothing after them can fail and leave their threads running.
+        do {
+            workerResults = try Inbox(capacity: 1024)
+            worker = try Worker(name: "bridge-worker")
+        } catch {
+            throw .eventLoop(error)
+        }
         do {
             let policy = self.policy
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs.filter { policy.evaluate($0) == .ok })
         } catch {
+            worker.stop()
             throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
@@ -226,7 +240,10 @@ public final class BridgeServer {
         }
     }
 
-    deinit { accessCodes.stop() }
+    deinit {
+        accessCodes.stop()
+        worker.stop()
+    }
 
     /// Descriptors kept free of clients for everything else: listeners (up to 12), reserved
     /// ports, epoll, timers, eventfds, the signalfd, gpsd and udev, a private gpsd's pipes, the
@@ -288,6 +305,7 @@ public final class BridgeServer {
                 case .controlListener: acceptControlClients()
                 case .controlClient: controlClientEvent(event)
                 case .inputEvents: handleInput()
+                case .workerResults: handleWorkerResults()
                 case .tick:
                     _ = try? tickTimer.readExpirations()
                     tick()
@@ -321,6 +339,8 @@ public final class BridgeServer {
             try selector.register(fd, interest: .readable)
             handlers[fd] = .inputEvents
         }
+        try selector.register(workerResults.eventDescriptor, interest: .readable)
+        handlers[workerResults.eventDescriptor] = .workerResults
         try selector.register(tickTimer.descriptor.rawValue, interest: .readable)
         handlers[tickTimer.descriptor.rawValue] = .tick
         try tickTimer.arm(afterNanoseconds: configuration.limits.tickInterval,
@@ -355,6 +375,9 @@ public final class BridgeServer {
             close(connection)
         }
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
+        // Registry writes already queued finish (their apps were not told OK, but a write that
+        // started is not cut off); nothing new is queued.
+        worker.stop()
         accessCodes.stop()
         input.stop()
         log("stopped: \(statistics.accepted) connections, \(statistics.requests) requests, \(statistics.positions) positions")
@@ -717,6 +740,23 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
         case .eventLoopStart(let error): "cannot start the event loop: \(error)"
         case .eventLoopWait(let error): "epoll_wait failed: \(error)"
+        }
+    }
+}
+
+/// What a job of the server's worker reports back to the io thread.
+enum WorkerResult: Sendable {
+    /// The registry file for the oldest queued registration was written (`failure` nil) or not.
+    case registrySaved(ApplicationRegistry, failure: String?)
+}
+
+extension BridgeServer {
+    /// Takes the worker's results (the inbox's descriptor was readable).
+    func handleWorkerResults() {
+        for result in workerResults.drain() {
+            switch result {
+            case .registrySaved(let next, let failure): registrySaved(next, failure: failure)
+            }
         }
     }
 }

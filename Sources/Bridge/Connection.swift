@@ -24,6 +24,12 @@ final class Connection {
         var keepAlive: Bool
         var version: HTTPVersion
         var prepared: [UInt8]? = nil
+        /// The input side's ticket for the gpsd commands the request queued, until they are done
+        /// (`InputChange.receiverControlFinished`).
+        var awaitingTicket: Int? = nil
+        /// `PUT isConnected:true`: answered once a receiver is connected (or at `deadline`);
+        /// `isConnected:false` is answered when its commands are done.
+        var connecting = false
     }
 
     /// Failed access codes a connection may send before each further failure is answered late:

@@ -10,7 +10,10 @@ import TMMProtocol
 // daemon's io loop drive it: they wait on `descriptors` and call `drain()` when one is readable.
 //
 // Everything here runs on the caller's thread except the gpsd, udev and replay threads, which
-// talk to it only through the two inboxes.
+// talk to it only through the inboxes, and gpsd control commands (`+/dev/x`, `-/dev/x`), which
+// run on the `gpsd-control` worker: each one connects to gpsd's control socket and waits for
+// its answer (gpsd takes ~0.2 s to open a tty, and up to the 3 s timeout when it hangs), so the
+// caller's loop only queues them and hears how they went through `controlResults`.
 
 /// What happened on the input side since the last `drain()`, in order.
 public enum InputChange: Sendable, Equatable {
@@ -24,6 +27,17 @@ public enum InputChange: Sendable, Equatable {
     case inputLost(InputLossReason)
     /// Positions flow again.
     case inputRestored
+    /// The gpsd commands of a `connect()` or `disconnect()` (its ticket) are done: all accepted
+    /// (`failure` nil), or stopped at the first one gpsd refused or could not be asked.
+    case receiverControlFinished(ticket: Int, failure: String?)
+}
+
+/// What a gpsd control command run on the worker reports back.
+enum GPSDControlResult: Sendable {
+    /// A receiver discovery handed to gpsd (`added`) or took away.
+    case device(path: String, added: Bool, failure: String?)
+    /// The commands of a REST request, and the lines to log for the ones that succeeded.
+    case request(ticket: Int, failure: String?, done: [String])
 }
 
 /// `live` while positions flow, `lost` after a loss, `waiting` before any data.
@@ -83,6 +97,11 @@ public final class ReceiverInput {
     private var udev: UdevDiscovery?
     private var replayer: CaptureReplayer?
     private var controlSocket: String?
+    /// Runs gpsd control commands off the caller's thread (see the top of the file).
+    private let gpsdControl: Worker
+    private let controlResults: Inbox<GPSDControlResult>
+    /// The last ticket handed out by `connect()` or `disconnect()`.
+    private var lastTicket = 0
 
     public private(set) var inventory = ReceiverInventory()
     /// Devices gpsd has open, by path.
@@ -101,7 +120,11 @@ public final class ReceiverInput {
         self.log = log
         events = try Inbox(capacity: 4096)
         found = try Inbox(capacity: 4096)
+        controlResults = try Inbox(capacity: 1024)
+        gpsdControl = try Worker(name: "gpsd-control")
     }
+
+    deinit { gpsdControl.stop() }
 
     /// An input side fed by hand: nothing is started, and whatever is posted to `events` is
     /// processed as if gpsd had sent it (tests; the loop cannot tell the difference).
@@ -119,7 +142,7 @@ public final class ReceiverInput {
     }
 
     /// The descriptors to wait on (readable: call `drain()`).
-    public var descriptors: [CInt] { [events.eventDescriptor, found.eventDescriptor] }
+    public var descriptors: [CInt] { [events.eventDescriptor, found.eventDescriptor, controlResults.eventDescriptor] }
 
     /// Whether the bridge may hand devices to gpsd.
     public var managesDevices: Bool { controlSocket != nil }
@@ -266,6 +289,7 @@ public final class ReceiverInput {
     /// Stops everything `start()` started, in reverse order.
     public func stop() {
         udev?.stop()
+        gpsdControl.stop()
         session?.stop()
         privateGPSD?.stop()
         replayer?.stop()
@@ -280,6 +304,19 @@ public final class ReceiverInput {
             perform(inventory.apply(event))
         }
         var changes: [InputChange] = []
+        for result in controlResults.drain() {
+            switch result {
+            case .device(let path, let added, let failure?):
+                log(added ? "cannot hand \(path) to gpsd: \(failure)" : "cannot remove \(path) from gpsd: \(failure)")
+            case .device(let path, true, nil):
+                if managesDevices { log("handed \(path) to gpsd") }
+            case .device:
+                break
+            case .request(let ticket, let failure, let done):
+                for line in done { log(line) }
+                changes.append(.receiverControlFinished(ticket: ticket, failure: failure))
+            }
+        }
         for event in events.drain() {
             switch event {
             case .position(let position):
@@ -375,37 +412,57 @@ public final class ReceiverInput {
         return snapshots.last { $0.isConnected && activeDevices[$0.devicePath] != nil } ?? inventory.primary
     }
 
-    /// `PUT {"isConnected":false}`: takes every receiver away from gpsd until `connect()`.
-    public func disconnect() throws(ReceiverControlError) {
+    /// `PUT {"isConnected":false}`: takes every receiver away from gpsd until `connect()`. The
+    /// gpsd commands run on the worker: the returned ticket comes back in
+    /// `.receiverControlFinished` when they are done.
+    public func disconnect() throws(ReceiverControlError) -> Int {
         guard let session, managesDevices else { throw .notManaged }
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         userDisconnected = true
         let paths = Set(activeDevices.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
-        for path in paths.sorted() {
-            do {
-                try session.removeDevice(path)
-                log("disconnected \(path) (REST request)")
-            } catch {
-                throw .gpsdFailed("\(error)")
-            }
+        return try submit(paths.sorted(), verb: "disconnected") { path throws(GPSDControlSocket.Failure) in
+            try session.removeDevice(path)
         }
     }
 
-    /// `PUT {"isConnected":true}`: hands every present receiver to gpsd again.
-    public func connect() throws(ReceiverControlError) {
+    /// `PUT {"isConnected":true}`: hands every present receiver to gpsd again. Returns a ticket
+    /// as `disconnect()` does, or nil when there is nothing to hand over.
+    public func connect() throws(ReceiverControlError) -> Int? {
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         let wasDisconnected = userDisconnected
         userDisconnected = false
-        guard wasDisconnected || activeDevices.isEmpty else { return }
+        guard wasDisconnected || activeDevices.isEmpty else { return nil }
         guard let session, managesDevices else { throw .notManaged }
-        for snapshot in inventory.snapshots where snapshot.isConnected && activeDevices[snapshot.devicePath] == nil {
-            do {
-                try session.addDevice(snapshot.devicePath)
-                log("connected \(snapshot.devicePath) (REST request)")
-            } catch {
-                throw .gpsdFailed("\(error)")
-            }
+        let paths = inventory.snapshots.filter { $0.isConnected && activeDevices[$0.devicePath] == nil }.map(\.devicePath)
+        guard !paths.isEmpty else { return nil }
+        return try submit(paths, verb: "connected") { path throws(GPSDControlSocket.Failure) in
+            try session.addDevice(path)
         }
+    }
+
+    /// Queues `command` for each of `paths`, in order, as one job that stops at the first
+    /// failure; returns its ticket.
+    private func submit(_ paths: [String], verb: String,
+                        _ command: @escaping @Sendable (String) throws(GPSDControlSocket.Failure) -> Void)
+        throws(ReceiverControlError) -> Int {
+        lastTicket += 1
+        let ticket = lastTicket
+        let results = controlResults
+        let queued = gpsdControl.submit {
+            var done: [String] = []
+            for path in paths {
+                do {
+                    try command(path)
+                } catch {
+                    results.post(.request(ticket: ticket, failure: "\(error)", done: done))
+                    return
+                }
+                done.append("\(verb) \(path) (REST request)")
+            }
+            results.post(.request(ticket: ticket, failure: nil, done: done))
+        }
+        guard queued else { throw .gpsdFailed("too many gpsd commands are waiting; try again") }
+        return ticket
     }
 
     /// Carries out inventory actions against gpsd and logs them.
@@ -418,14 +475,28 @@ public final class ReceiverInput {
                     continue
                 }
                 guard let session else { continue }
-                do {
-                    try session.addDevice(path)
-                    if managesDevices { log("handed \(path) to gpsd") }
-                } catch {
-                    log("cannot hand \(path) to gpsd: \(error)")
+                let results = controlResults
+                let queued = gpsdControl.submit {
+                    do {
+                        try session.addDevice(path)
+                        results.post(.device(path: path, added: true, failure: nil))
+                    } catch {
+                        results.post(.device(path: path, added: true, failure: "\(error)"))
+                    }
                 }
+                if !queued { log("cannot hand \(path) to gpsd: too many gpsd commands are waiting") }
             case .removeFromGPSD(let path):
-                do { try session?.removeDevice(path) } catch { log("cannot remove \(path) from gpsd: \(error)") }
+                guard let session else { continue }
+                let results = controlResults
+                let queued = gpsdControl.submit {
+                    do {
+                        try session.removeDevice(path)
+                        results.post(.device(path: path, added: false, failure: nil))
+                    } catch {
+                        results.post(.device(path: path, added: false, failure: "\(error)"))
+                    }
+                }
+                if !queued { log("cannot remove \(path) from gpsd: too many gpsd commands are waiting") }
             case .connected(let id):
                 let receiver = inventory.receiver(id: id)
                 let details = [receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" }]

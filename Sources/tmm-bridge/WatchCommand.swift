@@ -105,8 +105,8 @@ struct WatchCommand: Equatable {
                     } else {
                         Output.standard(describe(position) + "\n")
                     }
-                case .receiverConnected, .receiverDisconnected, .inputLost, .inputRestored:
-                    break  // the input side logs these itself
+                case .receiverConnected, .receiverDisconnected, .inputLost, .inputRestored, .receiverControlFinished:
+                    break  // the input side logs these itself (and watch asks for no REST changes)
                 }
             }
         }

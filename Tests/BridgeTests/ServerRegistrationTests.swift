@@ -5,6 +5,7 @@ import Foundation
 import GPSD
 import Glibc
 import Posix
+import Synchronization
 import TMMProtocol
 import Testing
 
@@ -37,6 +38,46 @@ struct ServerRegistrationTests {
             #expect(object[server.registrationKey] as? String == String(bridge.ports[server]), "\(server.registrationKey)")
         }
         #expect(try registryIDs(bridge) == [testAppID])
+    }
+
+    /// The registry file is written on the worker: while the write waits (the worker is held
+    /// busy), the loop goes on answering REST at once, the app is not told `OK`, and nothing is
+    /// on disk; once the write is done the reply comes and the id is in the file. A second app
+    /// and a repeat of the first wait behind the write and are answered too.
+    @Test func aRegistrationWaitsForItsWriteWhileTheLoopServes() throws {
+        let bridge = try TestBridge.start()
+        let release = try WakeUpEvent()
+        #expect(bridge.worker.submit { _ = release.wait(milliseconds: 20_000) })
+        let otherID = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+        let replies = Mutex<[String: ControlProtocol.Reply]>([:])
+        var clients: [OSThread] = []
+        for (name, id) in [("first", testAppID), ("second", otherID), ("repeat", testAppID)] {
+            clients.append(try OSThread(name: name) {
+                let reply = try? bridge.register(id)
+                replies.withLock { $0[name] = reply }
+            })
+        }
+        // The first write to reach the server is queued behind the held job.
+        #expect(eventually(milliseconds: 5000) { bridge.worker.queued == 1 })
+        let started = monotonicNanoseconds()
+        // No app is registered yet, so the API refuses: the point is that it answers at once.
+        let ping = try request(bridge.ports.api, "/api/v1/test/ping", authorized: false)
+        #expect(ping.status == 401)
+        #expect(monotonicNanoseconds() - started < 1_000_000_000, "the loop answered while the write waited")
+        #expect(replies.withLock { $0.isEmpty }, "nobody is told OK before the file is written")
+        #expect(!FileManager.default.fileExists(atPath: bridge.stateDirectory + "/registry.json"))
+
+        release.signal()
+        for client in clients { client.join() }
+        let answered = replies.withLock { $0 }
+        for name in ["first", "second", "repeat"] {
+            let reply = answered[name]
+            var isOK = false
+            if case .ok(let result, _)? = reply { isOK = result == "OK" }
+            #expect(isOK, "\(name): \(String(describing: reply))")
+        }
+        #expect(try Set(registryIDs(bridge)) == [testAppID, otherID])
+        #expect(bridge.logs.filter { $0.contains("registered application") }.count == 2)
     }
 
     @Test func theWindowsFormAndThePortRequest() throws {

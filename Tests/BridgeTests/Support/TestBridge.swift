@@ -19,6 +19,8 @@ final class TestBridge: Sendable {
     let input: Inbox<ReceiverInputEvent>
     let stateDirectory: String
     let runtimeDirectory: String
+    /// The server's worker (registry writes): a test can hold it busy.
+    let worker: Worker
     private let stopHandle: BridgeServer.StopHandle
     private let thread: OSThread
     private let logLines: LogLines
@@ -32,6 +34,7 @@ final class TestBridge: Sendable {
         var ports: PortAssignment
         var input: Inbox<ReceiverInputEvent>
         var stop: BridgeServer.StopHandle
+        var worker: Worker
     }
 
     /// Starts a bridge with `configure` applied to a test configuration (free ports on
@@ -61,7 +64,8 @@ final class TestBridge: Sendable {
                     stateDirectory: state, runtimeDirectory: runtime, version: "9.8.7", handleSignals: false,
                     notifySystemd: false)
                 let server = try BridgeServer(configuration: settled, environment: environment, input: input, log: log)
-                outcome.withLock { $0 = .success(Started(ports: server.ports, input: input.events, stop: server.stopHandle)) }
+                outcome.withLock { $0 = .success(Started(ports: server.ports, input: input.events, stop: server.stopHandle,
+                                                              worker: server.worker)) }
                 try server.run()
             } catch {
                 outcome.withLock { $0 = .failure(StartFailure(description: "\(error)")) }
@@ -89,6 +93,7 @@ final class TestBridge: Sendable {
         ports = started.ports
         input = started.input
         stopHandle = started.stop
+        worker = started.worker
         self.thread = thread
         logLines = logs
         stateDirectory = state

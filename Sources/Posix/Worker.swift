@@ -1,0 +1,78 @@
+import Synchronization
+
+/// A thread that runs blocking jobs one after another, in the order they were submitted, so
+/// that the io thread never waits on them: a gpsd control command (connect, write, read with a
+/// 3 s timeout; gpsd takes ~0.2 s to open a tty), a registry write with its fsync. A job reports
+/// back by posting to an `Inbox` the io loop watches.
+///
+/// The queue is bounded (`capacity`): `submit` refuses a job rather than dropping a queued one,
+/// since every job is a request someone waits for; the caller answers it with an error.
+public final class Worker: Sendable {
+    public typealias Job = @Sendable () -> Void
+
+    public let name: String
+    public let capacity: Int
+    private let state: Mutex<State>
+    private let wakeUp: WakeUpEvent
+    private let thread: Mutex<OSThread?> = Mutex(nil)
+
+    private struct State {
+        var jobs: [Job] = []
+        var stopping = false
+    }
+
+    /// Starts the thread, named `name` (at most 15 bytes are shown by the kernel).
+    public init(name: String, capacity: Int = 1024) throws(Errno) {
+        precondition(capacity > 0, "a worker needs room for at least one job")
+        self.name = name
+        self.capacity = capacity
+        state = Mutex(State())
+        wakeUp = try WakeUpEvent()
+        let started = try OSThread(name: name) { [self] in run() }
+        thread.withLock { $0 = started }
+    }
+
+    /// Queues `job`. Returns false (the job will not run) when the queue is full or the worker
+    /// is stopping.
+    @discardableResult
+    public func submit(_ job: @escaping Job) -> Bool {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping, state.jobs.count < capacity else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if accepted { wakeUp.signal() }
+        return accepted
+    }
+
+    /// Jobs queued and not yet started.
+    public var queued: Int { state.withLock { $0.jobs.count } }
+
+    /// Runs the jobs already queued, refuses new ones, and waits for the thread to end. Safe to
+    /// call more than once and from any thread but the worker's own.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wakeUp.signal()
+        let running = thread.withLock { current -> OSThread? in
+            defer { current = nil }
+            return current
+        }
+        running?.join()
+    }
+
+    private func run() {
+        while true {
+            let (jobs, stopping) = state.withLock { state -> ([Job], Bool) in
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return (state.jobs, state.stopping)
+            }
+            for job in jobs { job() }
+            if jobs.isEmpty {
+                if stopping { return }
+                // Woken by `submit` or `stop`; the timeout only bounds a lost wake-up.
+                _ = wakeUp.wait(milliseconds: 1000)
+                _ = wakeUp.clear()
+            }
+        }
+    }
+}
