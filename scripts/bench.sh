@@ -30,6 +30,8 @@
 #   BENCH_PERF=1          also record `perf record -g` of `tmm-bridge decode CORPUS` and print
 #                         the top of `perf report` (children and self)
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
+#   BENCH_GAP=0           skip the largest-gap run (Benchmarks/gap/gap.py: a 10 Hz V2 client while
+#                         20 applications register; needs gpsd and /usr/bin/python3 with websockets)
 #   BENCH_FANOUT=0        skip the WebSocket fan-out run (tmm-fanout against tmm-bridge run, gpsd
 #                         and a floor server; needs gpsd; about 6 minutes per repetition)
 #   BENCH_FANOUT_RUNS     repetitions of the fan-out matrix, medians reported (default 3)
@@ -375,6 +377,16 @@ echo "| $today | $short_rev | $pipe_ns | $pipe_epoch_ns | $pipe_epoch_min | $pip
 if [ -n "$decode_done" ]; then
     echo "Decode vs gpsdecode:"
     echo "| $today | $short_rev | $decode_wall | $decode_cpu | $gpsdecode_wall | $gpsdecode_cpu | $(calc "\"%.2fx\", $decode_ratio") | $(calc "\"%.2fx\", $decode_cpu_ratio") | $pairs |"
+fi
+
+# The largest inter-frame gap of a healthy LocationV2 client while the daemon writes its registry
+# (issue 10: nothing on the io thread waits): the real daemon, a 10 Hz pty receiver, a quiet phase
+# as this run's floor, then 20 registrations. BENCH_GAP=0 skips it.
+if [ "${BENCH_GAP:-1}" != 0 ]; then
+    echo
+    echo "## Largest V2 gap while registrations are written (Benchmarks/gap/gap.py)"
+    echo
+    /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" || echo "gap: failed (see above)"
 fi
 
 # Receiver input latency (issue 3): pty → gpsd → bridge, against a plain gpsd client in the

@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""The largest gap a healthy LocationV2 client sees while the daemon does slow work.
+
+Runs the real `tmm-bridge run` (private gpsd) on a pty receiver that sends GGA + RMC at --rate Hz,
+keeps one WebSocket client on /locationV2, and records when each frame arrives: first for
+--quiet seconds with nothing else going on (the floor of this machine and run), then while
+--registrations applications register one after another through `tmm-bridge open` (each a
+registry write with its fsync). Prints, per phase, the largest and the 99th-percentile
+inter-frame gap, and a RESULT line for scripts/bench.sh. The target (issue 10) is a largest gap
+of at most one period + 5 ms in the registration phase.
+
+    /usr/bin/python3 Benchmarks/gap/gap.py --bridge .build/release/tmm-bridge
+
+Run with Debian's python3 (python3-websockets).
+"""
+
+import argparse
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "EndToEnd"))
+import tmmclient  # noqa: E402
+import websockets  # noqa: E402
+
+
+def free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def sentence(body):
+    checksum = 0
+    for byte in body.encode("ascii"):
+        checksum ^= byte
+    return f"${body}*{checksum:02X}\r\n".encode("ascii")
+
+
+class Receiver(threading.Thread):
+    """A pty that sends one GGA + RMC cycle every 1/rate s, times advancing with it."""
+
+    def __init__(self, rate):
+        super().__init__(daemon=True)
+        self.rate = rate
+        self.master, self.slave = os.openpty()
+        self.path = os.ttyname(self.slave)
+        os.chmod(self.path, 0o666)  # gpsd runs as the daemon's unprivileged user
+        self.stopping = threading.Event()
+
+    def run(self):
+        period = 1.0 / self.rate
+        start = time.monotonic()
+        n = 0
+        while not self.stopping.is_set():
+            centiseconds = 12 * 360000 + n * int(100 / self.rate)
+            h, rest = divmod(centiseconds, 360000)
+            m, rest = divmod(rest, 6000)
+            s, cs = divmod(rest, 100)
+            t = f"{h:02d}{m:02d}{s:02d}.{cs:02d}"
+            lat = f"4730.{(n % 10000):04d}"
+            burst = sentence(f"GPGGA,{t},{lat},N,00730.0000,E,4,12,0.8,500.0,M,48.0,M,1.0,0001") + \
+                sentence(f"GPRMC,{t},A,{lat},N,00730.0000,E,0.1,90.0,021226,,,D")
+            try:
+                os.write(self.master, burst)
+            except OSError:
+                return
+            n += 1
+            delay = start + n * period - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)  # pacing the receiver is the point
+
+    def stop(self):
+        self.stopping.set()
+
+
+def gaps(times, begin, end):
+    inside = [t for t in times if begin <= t <= end]
+    return [b - a for a, b in zip(inside, inside[1:])]
+
+
+def summary(values):
+    if not values:
+        return None, None
+    ordered = sorted(values)
+    return ordered[-1], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+async def measure(args, context, v2_port):
+    arrivals = []
+    phases = {}
+
+    async def listen():
+        async with websockets.connect(f"ws://127.0.0.1:{v2_port}/locationV2", max_size=None) as ws:
+            async for _ in ws:
+                arrivals.append(time.monotonic())
+
+    listener = asyncio.ensure_future(listen())
+    deadline = time.monotonic() + 10
+    while len(arrivals) < 2 * args.rate:  # streaming steadily before anything is measured
+        if time.monotonic() > deadline:
+            raise SystemExit("gap: no LocationV2 frames arrived; the daemon's log:\n"
+                             + open(os.path.join(context["runtimeDir"], "..", "daemon.log")).read())
+        await asyncio.sleep(0.05)
+
+    begin = time.monotonic()
+    await asyncio.sleep(args.quiet)
+    phases["quiet"] = (begin, time.monotonic())
+
+    loop = asyncio.get_running_loop()
+    begin = time.monotonic()
+    failures = 0
+    for _ in range(args.registrations):
+        url = tmmclient.ios_register_url(tmmclient.ios_register_json(str(uuid.uuid4()), "gapbench://response"))
+        result = await loop.run_in_executor(None, tmmclient.tmm_open, context, url)
+        if result.status != 0:
+            failures += 1
+    phases["registrations"] = (begin, time.monotonic() + 1.0 / args.rate)
+    await asyncio.sleep(2.0 / args.rate)
+    listener.cancel()
+    return arrivals, phases, failures
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bridge", default=".build/release/tmm-bridge")
+    parser.add_argument("--rate", type=int, default=10)
+    parser.add_argument("--quiet", type=float, default=10.0)
+    parser.add_argument("--registrations", type=int, default=20)
+    args = parser.parse_args()
+
+    scratch = tempfile.mkdtemp(prefix="tmm-gap-")
+    os.chmod(scratch, 0o755)  # run as root, the daemon drops to its user, who must reach its directories
+    receiver = Receiver(args.rate)
+    receiver.start()
+    location, location_secure, api, api_secure, v2, v2_secure = free_ports(6)
+    log = open(os.path.join(scratch, "daemon.log"), "w")
+    daemon = subprocess.Popen(
+        [args.bridge, "run", "--device", receiver.path, "--registration", "open", "--no-discovery",
+         "--listen", "127.0.0.1", "--state-dir", scratch + "/state", "--runtime-dir", scratch + "/run",
+         "--location-port", str(location), "--location-secure-port", str(location_secure),
+         "--api-port", str(api), "--api-secure-port", str(api_secure),
+         "--location-v2-port", str(v2), "--location-v2-secure-port", str(v2_secure),
+         "--fallback-port-start", str(free_ports(1)[0])],
+        stdout=log, stderr=subprocess.STDOUT)
+    context = {"bridge": args.bridge, "runtimeDir": scratch + "/run"}
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with open(os.path.join(scratch, "daemon.log")) as text:
+                if "ready" in text.read():
+                    break
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("gap: the daemon did not start:\n" + open(os.path.join(scratch, "daemon.log")).read())
+            time.sleep(0.05)  # polling the daemon's log for its ready line
+        # One registration unlocks V2 (TMM-API.md §6.2).
+        first = tmmclient.tmm_open(context, tmmclient.ios_register_url(
+            tmmclient.ios_register_json(str(uuid.uuid4()), "gapbench://response")))
+        if first.status != 0:
+            raise SystemExit(f"gap: registration failed: {first}")
+        arrivals, phases, failures = asyncio.run(measure(args, context, v2))
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+        receiver.stop()
+        log.close()
+
+    period_ms = 1000.0 / args.rate
+    print(f"gap: {args.rate} Hz receiver (period {period_ms:.0f} ms), one /locationV2 client, {len(arrivals)} frames")
+    print("| phase | frames | largest gap ms | p99 gap ms |")
+    print("|---|---:|---:|---:|")
+    results = {}
+    for name, (begin, end) in phases.items():
+        values = gaps(arrivals, begin, end)
+        largest, p99 = summary(values)
+        results[name] = (largest, p99)
+        print(f"| {name} | {len(values) + 1} | {largest * 1000:.1f} | {p99 * 1000:.1f} |")
+    largest = results["registrations"][0] * 1000
+    target = period_ms + 5
+    print(f"registrations: {args.registrations} ({failures} failed); target: largest gap <= {target:.0f} ms: "
+          + ("met" if largest <= target and failures == 0 else "NOT met"))
+    print(f"RESULT gap_quiet_max_ms={results['quiet'][0] * 1000:.1f} gap_quiet_p99_ms={results['quiet'][1] * 1000:.1f} "
+          f"gap_registrations_max_ms={largest:.1f} gap_registrations_p99_ms={results['registrations'][1] * 1000:.1f} "
+          f"gap_registration_failures={failures}")
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
