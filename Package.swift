@@ -38,14 +38,18 @@ let package = Package(
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
         .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding"], swiftSettings: common),
+        // Core tier (pure): the server's rules, without sockets, threads or clocks.
+        .target(name: "BridgeCore", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket"],
+                swiftSettings: pure),
         // Assembly tier.
         .target(
             name: "Bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "Discovery", "TLS"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
+                           "Discovery", "TLS"],
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "Bridge"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
@@ -70,8 +74,8 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Posix", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "BridgeCore", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "ByteCoding", "GNSS", "TestSupport"],
                     swiftSettings: common),

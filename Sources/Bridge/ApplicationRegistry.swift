@@ -1,3 +1,4 @@
+import BridgeCore
 import FoundationEssentials
 import Posix
 import TMMProtocol

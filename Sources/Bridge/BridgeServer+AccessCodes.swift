@@ -1,3 +1,4 @@
+import BridgeCore
 import Posix
 import Synchronization
 import TLS

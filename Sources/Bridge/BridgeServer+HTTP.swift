@@ -1,3 +1,4 @@
+import BridgeCore
 import ByteCoding
 import HTTP1
 import Posix

@@ -1,3 +1,4 @@
+import BridgeCore
 import GNSS
 import GPSD
 import Posix

@@ -1,3 +1,4 @@
+import BridgeCore
 import HTTP1
 import Posix
 import TMMProtocol

@@ -1,3 +1,4 @@
+import BridgeCore
 import Posix
 
 extension ControlProtocol {

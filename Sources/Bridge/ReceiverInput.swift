@@ -1,3 +1,4 @@
+import BridgeCore
 import Discovery
 import GNSS
 import GPSD

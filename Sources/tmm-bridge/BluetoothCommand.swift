@@ -1,3 +1,4 @@
+import BridgeCore
 import Discovery
 
 /// `tmm-bridge bluetooth bind|unbind|list`: binds a paired SPP receiver to `/dev/rfcommN` through

@@ -1,4 +1,5 @@
 import Bridge
+import BridgeCore
 
 /// What the user asked for, parsed from the arguments before anything runs.
 enum Command: Equatable {

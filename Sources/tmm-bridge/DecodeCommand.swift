@@ -1,3 +1,4 @@
+import BridgeCore
 import ByteCoding
 import GNSS
 import Glibc

@@ -4,6 +4,7 @@
 // daemon over its control socket and opens the reply URL the daemon built, which carries the
 // registration result and the ports back to the app.
 import Bridge
+import BridgeCore
 import Glibc
 import Posix
 import TMMProtocol

@@ -1,6 +1,7 @@
 // `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
 // six TMM servers, starts the receiver side and serves until SIGINT, SIGTERM or SIGHUP.
 import Bridge
+import BridgeCore
 import Discovery
 import GPSD
 import Glibc

@@ -2,6 +2,7 @@
 // gpsd session parses what they send, and every event is printed. It is the input half of the
 // daemon (the servers come in a later issue) and the tool for checking a receiver on a bench.
 import Bridge
+import BridgeCore
 import GNSS
 import Glibc
 import Posix

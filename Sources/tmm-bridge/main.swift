@@ -1,5 +1,6 @@
 // tmm-bridge: the executable. Parses the command line (a pure function), runs the command and
 // exits with the code the command chose: 0 ok, 64 usage, 78 bad config, 1 other failure.
+import BridgeCore
 import Glibc
 
 let arguments = Array(CommandLine.arguments.dropFirst())

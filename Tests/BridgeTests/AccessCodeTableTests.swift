@@ -7,6 +7,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("Access-code table")
 struct AccessCodeTableTests {

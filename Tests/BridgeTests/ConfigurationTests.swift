@@ -5,6 +5,7 @@ import Testing
 import WebSocket
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("BridgeConfiguration")
 struct ConfigurationTests {

@@ -2,6 +2,7 @@
 // 78 bad configuration, 71 failed privilege drop, 1 anything else). One row per case that decides
 // the status, with the message an operator reads.
 import Bridge
+import BridgeCore
 import Posix
 import TMMProtocol
 import Testing

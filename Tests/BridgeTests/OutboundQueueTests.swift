@@ -2,6 +2,7 @@
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("OutboundQueue")
 struct OutboundQueueTests {

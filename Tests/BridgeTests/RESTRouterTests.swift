@@ -4,6 +4,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("RESTRouter")
 struct RESTRouterTests {

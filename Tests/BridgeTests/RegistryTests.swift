@@ -6,6 +6,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("ApplicationRegistry")
 struct RegistryTests {

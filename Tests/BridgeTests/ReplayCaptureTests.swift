@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("ReplayCapture")
 struct ReplayCaptureTests {

@@ -3,6 +3,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("HTTP errors over sockets", .serialized)
 struct ServerMalformedRequestTests {

@@ -11,6 +11,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 private let app = "https://app.example"
 private let evil = "https://evil.example"

@@ -9,6 +9,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("REST server", .serialized)
 struct ServerRESTTests {

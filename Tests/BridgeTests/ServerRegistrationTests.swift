@@ -10,6 +10,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 @Suite("Registration and ports", .serialized)
 struct ServerRegistrationTests {

@@ -14,6 +14,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 /// `count` well-formed, distinct application ids (number `n` is recognisable in its last digits).
 func generatedIDs(_ count: Int) -> [String] {

@@ -12,6 +12,7 @@ import Testing
 import WebSocket
 
 @testable import Bridge
+@testable import BridgeCore
 
 /// Positions of the Trimble RTK capture, as the gpsd thread would post them.
 func capturePositions() throws -> [Position] {

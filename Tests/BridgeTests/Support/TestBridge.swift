@@ -12,6 +12,7 @@ import TMMProtocol
 import Testing
 
 @testable import Bridge
+@testable import BridgeCore
 
 /// A running in-process bridge. Stop it with `stop()` (also done on deinit).
 final class TestBridge: Sendable {

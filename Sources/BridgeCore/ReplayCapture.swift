@@ -9,7 +9,7 @@ public struct ReplayCapture: Sendable, Equatable {
     public var period: Int64
 
     /// Shortest and longest period accepted from a capture's times; outside it, 1 s is used.
-    static let periodRange: ClosedRange<Int64> = 10_000_000...10_000_000_000
+    public static let periodRange: ClosedRange<Int64> = 10_000_000...10_000_000_000
 
     /// Why a capture cannot be played.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -64,7 +64,7 @@ public struct ReplayCapture: Sendable, Equatable {
 
     /// `GGA` of `$GNGGA,...` (the sentence type without the two-letter talker); `PTNL` and other
     /// proprietary (`P…`) addresses whole.
-    static func sentenceType(_ sentence: Substring) -> Substring {
+    public static func sentenceType(_ sentence: Substring) -> Substring {
         let bytes = sentence.utf8
         guard let first = bytes.indices.first else { return sentence }
         let start = bytes.index(after: first)
@@ -77,7 +77,7 @@ public struct ReplayCapture: Sendable, Equatable {
 
     /// Nanoseconds of the day from the time field (`hhmmss[.s…]`, field 1; `$PTNL,GGK`: field 2)
     /// of the sentence types that carry one; nil for others and for anything not a valid time.
-    static func timeOfDay(_ sentence: Substring) -> Int64? {
+    public static func timeOfDay(_ sentence: Substring) -> Int64? {
         // Compared by bytes: String equality is Unicode-canonical, the NMEA address is ASCII.
         let type = sentenceType(sentence).utf8
         let isTrimble = type.elementsEqual("PTNL".utf8)

@@ -12,7 +12,7 @@ import TMMProtocol
 // path is the CORS preflight (never authenticated: browsers send no Authorization on it).
 
 /// A recognised REST call.
-enum RESTCall: Equatable {
+public enum RESTCall: Equatable, Sendable {
     /// `OPTIONS` on a known path.
     case preflight(allow: String)
     case getReceiver
@@ -22,14 +22,14 @@ enum RESTCall: Equatable {
     case ping
 
     /// Every call but the preflight needs an access code (§4.2 "Which endpoints need auth").
-    var needsAuthentication: Bool {
+    public var needsAuthentication: Bool {
         if case .preflight = self { return false }
         return true
     }
 }
 
 /// The router's answer: a call, or the error response to send.
-enum RESTRouting: Equatable {
+public enum RESTRouting: Equatable, Sendable {
     case call(RESTCall, isHead: Bool)
     /// No such endpoint or method: answered without authentication (it reveals nothing).
     case error(HTTPStatus, message: String, allow: String?)
@@ -39,11 +39,11 @@ enum RESTRouting: Equatable {
     case invalid(HTTPStatus, message: String)
 }
 
-enum RESTRouter {
+public enum RESTRouter {
     private struct Route {
-        let path: HTTPPath
-        let methods: [HTTPMethod]
-        var allow: String {
+        public let path: HTTPPath
+        public let methods: [HTTPMethod]
+        public var allow: String {
             var names = methods.map(\.name)
             if methods.contains(.get) { names.insert("HEAD", at: names.firstIndex(of: "GET")! + 1) }
             return (names + ["OPTIONS"]).joined(separator: ", ")
@@ -62,7 +62,7 @@ enum RESTRouter {
     ]
 
     /// Routes `request` (whose bytes are `bytes`).
-    static func route(_ request: HTTPRequest, in bytes: Span<UInt8>) -> RESTRouting {
+    public static func route(_ request: HTTPRequest, in bytes: Span<UInt8>) -> RESTRouting {
         let head = request.head
         guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }) else {
             return .error(.notFound, message: "no such endpoint: \(head.normalizedPath(in: bytes))", allow: nil)
@@ -103,19 +103,19 @@ enum RESTRouter {
 
     /// Whether a request with this head will need an access code (a known endpoint and one of its
     /// methods, not the preflight): the server checks it before sending `100 Continue`.
-    static func needsAuthentication(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> Bool {
+    public static func needsAuthentication(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> Bool {
         guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }) else { return false }
         let effective = head.method == .head ? HTTPMethod.get : head.method
         return route.methods.contains(effective)
     }
 
-    struct BodyFailure: Error, Equatable {
-        var message: String
+    public struct BodyFailure: Error, Equatable {
+        public var message: String
     }
 
     /// `{"isConnected": true|false}`: keys compared case-insensitively (old clients sent
     /// PascalCase, §4.1), other members ignored.
-    static func parseReceiverBody(_ body: [UInt8]) -> Result<Bool, BodyFailure> {
+    public static func parseReceiverBody(_ body: [UInt8]) -> Result<Bool, BodyFailure> {
         let expected = "expected a JSON object {\"isConnected\": true or false}"
         guard !body.isEmpty else { return .failure(BodyFailure(message: "empty body: \(expected)")) }
         let members: [String: JSONMember]
@@ -141,11 +141,11 @@ enum RESTRouter {
 }
 
 /// A JSON value, known only well enough to tell a boolean from the rest.
-enum JSONMember: Decodable, Equatable {
+public enum JSONMember: Decodable, Equatable, Sendable {
     case bool(Bool)
     case other
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let flag = try? container.decode(Bool.self) {
             self = .bool(flag)
@@ -157,7 +157,7 @@ enum JSONMember: Decodable, Equatable {
 
 extension HTTPMethod {
     /// The method's name as sent.
-    var name: String {
+    public var name: String {
         switch self {
         case .get: "GET"
         case .head: "HEAD"

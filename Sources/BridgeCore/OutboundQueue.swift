@@ -13,17 +13,17 @@
 //   client with 1008. A client that catches up even once (queue empty) starts from zero.
 
 /// The unsent output of one connection (loop-confined; pure bookkeeping, no I/O).
-struct OutboundQueue {
+public struct OutboundQueue {
     /// Positions may be coalesced; everything else (HTTP responses, events, control frames) is
     /// always delivered in order.
-    enum Kind {
+    public enum Kind {
         case position
         case other
     }
 
     private struct Entry {
-        var bytes: [UInt8]
-        var kind: Kind
+        public var bytes: [UInt8]
+        public var kind: Kind
     }
 
     private var entries: [Entry] = []
@@ -32,16 +32,18 @@ struct OutboundQueue {
     /// Bytes of `entries[head]` already sent.
     private var sentInHead = 0
     /// Unsent bytes in the queue.
-    private(set) var byteCount = 0
+    public private(set) var byteCount = 0
     /// Bytes fallen behind since the queue was last empty: queued plus dropped.
-    private(set) var behind = 0
+    public private(set) var behind = 0
     /// Positions dropped by coalescing over the connection's life.
-    private(set) var droppedPositions = 0
+    public private(set) var droppedPositions = 0
 
-    var isEmpty: Bool { head == entries.count }
+    public init() {}
+
+    public var isEmpty: Bool { head == entries.count }
 
     /// Appends bytes that must all be delivered.
-    mutating func append(_ bytes: [UInt8]) {
+    public mutating func append(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         entries.append(Entry(bytes: bytes, kind: .other))
         byteCount += bytes.count
@@ -51,7 +53,7 @@ struct OutboundQueue {
     /// Appends a position frame; at or past `softLimit` queued bytes, the queued positions the
     /// client has not begun to receive are dropped first. Returns how many were dropped.
     @discardableResult
-    mutating func appendPosition(_ frame: [UInt8], softLimit: Int) -> Int {
+    public mutating func appendPosition(_ frame: [UInt8], softLimit: Int) -> Int {
         var dropped = 0
         if byteCount >= softLimit {
             // The head entry may be partly on the wire: it stays, or the stream would be corrupt.
@@ -79,13 +81,13 @@ struct OutboundQueue {
     }
 
     /// The entry being sent and how much of it is already out; nil when empty.
-    var nextChunk: (bytes: [UInt8], offset: Int)? {
+    public var nextChunk: (bytes: [UInt8], offset: Int)? {
         guard head < entries.count else { return nil }
         return (entries[head].bytes, sentInHead)
     }
 
     /// Records that `count` bytes of the next chunk were sent.
-    mutating func consumed(_ count: Int) {
+    public mutating func consumed(_ count: Int) {
         precondition(head < entries.count && count <= entries[head].bytes.count - sentInHead, "consumed more than queued")
         sentInHead += count
         byteCount -= count
@@ -105,7 +107,7 @@ struct OutboundQueue {
 
     /// Drops everything not yet started (a client being failed need not get its backlog); keeps a
     /// partly sent entry so the byte stream stays well-framed.
-    mutating func discardUnstarted() {
+    public mutating func discardUnstarted() {
         let keep = sentInHead > 0 ? head + 1 : head
         for index in keep..<entries.count { byteCount -= entries[index].bytes.count }
         entries.removeSubrange(keep...)

@@ -1,5 +1,4 @@
 import ByteCoding
-import GPSD
 import HTTP1
 import TMMProtocol
 import WebSocket
@@ -48,7 +47,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var allowedOrigins = HTTPOriginPolicy.any
     /// `allowed-origins = *` was given, so an origin given as well is a contradiction, whichever
     /// line comes first (not just a default being replaced).
-    var allowsAnyOriginExplicitly = false
+    public var allowsAnyOriginExplicitly = false
     /// Whom a daemon started as root runs as after start-up (nil: `tmm-bridge` if that user
     /// exists, else `nobody`; `root` keeps root). See docs/security.md, "Privileges".
     public var user: String?
@@ -325,7 +324,7 @@ extension BridgeConfiguration {
 
     /// One `allowed-origins` value: `*`, or origins separated by commas and/or white space (so
     /// a list fits one line of the file, or one quoted argument); repeated lines add to the list.
-    mutating func addAllowedOrigins(_ text: String) throws(ConfigurationError) {
+    public mutating func addAllowedOrigins(_ text: String) throws(ConfigurationError) {
         let entries = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
         guard !entries.isEmpty else {
             throw ConfigurationError(message: "allowed-origins needs * or at least one origin (e.g. https://app.example)")
@@ -365,7 +364,7 @@ extension BridgeConfiguration {
 
     /// A user or group name as Debian's adduser allows them (whether it exists is checked at
     /// start, where it matters).
-    static func accountName(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+    public static func accountName(_ text: String, _ name: String) throws(ConfigurationError) -> String {
         let allowed = text.utf8.allSatisfy { byte in
             ASCII.isAlphanumeric(byte) || byte == ASCII.underscore || byte == ASCII.minus || byte == ASCII.dot
         }
@@ -375,14 +374,14 @@ extension BridgeConfiguration {
         return text
     }
 
-    static func port(_ text: String, _ name: String) throws(ConfigurationError) -> UInt16 {
+    public static func port(_ text: String, _ name: String) throws(ConfigurationError) -> UInt16 {
         guard let value = UInt16(text), value > 0 else {
             throw ConfigurationError(message: "\(name) must be a port number 1-65535, not '\(text)'")
         }
         return value
     }
 
-    static func count(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    public static func count(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw ConfigurationError(message: "\(name) must be a whole number \(range.lowerBound)-\(range.upperBound), not '\(text)'")
         }
@@ -390,7 +389,7 @@ extension BridgeConfiguration {
     }
 
     /// Seconds with up to 9 decimals (`30`, `0.5`), > 0 and at most a day, in nanoseconds.
-    static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Int64 {
+    public static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Int64 {
         let failure = ConfigurationError(message: "\(name) must be a number of seconds above 0 (e.g. 30 or 0.5), not '\(text)'")
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, !whole.isEmpty || parts.count == 2, whole.utf8.allSatisfy(ASCII.isDigit),
@@ -409,7 +408,7 @@ extension BridgeConfiguration {
     }
 
     /// A size: digits with an optional `K` or `M` (binary: 64K = 65 536), from 1 byte to 1 GiB.
-    static func bytes(_ text: String, _ name: String) throws(ConfigurationError) -> Int {
+    public static func bytes(_ text: String, _ name: String) throws(ConfigurationError) -> Int {
         var digits = Substring(text)
         var multiplier = 1
         switch digits.last {
@@ -426,7 +425,7 @@ extension BridgeConfiguration {
         return value * multiplier
     }
 
-    static func bool(_ text: String, _ name: String) throws(ConfigurationError) -> Bool {
+    public static func bool(_ text: String, _ name: String) throws(ConfigurationError) -> Bool {
         switch text {
         case "yes", "true", "on", "1": return true
         case "no", "false", "off", "0": return false
@@ -434,7 +433,7 @@ extension BridgeConfiguration {
         }
     }
 
-    static func path(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+    public static func path(_ text: String, _ name: String) throws(ConfigurationError) -> String {
         guard !text.isEmpty, !text.utf8.contains(0) else {
             throw ConfigurationError(message: "\(name) needs a path")
         }
@@ -443,7 +442,7 @@ extension BridgeConfiguration {
 
     /// A numeric IPv4 (dotted quad) or IPv6 address, checked by shape here; the listener's
     /// inet_pton gives the final word.
-    static func isNumericAddress(_ text: String) -> Bool {
+    public static func isNumericAddress(_ text: String) -> Bool {
         if text.contains(":") {
             return text.utf8.count <= 45 && text.utf8.allSatisfy { Hex.isDigit($0) || $0 == ASCII.colon || $0 == ASCII.dot }
         }
