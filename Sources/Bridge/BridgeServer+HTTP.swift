@@ -20,7 +20,7 @@ extension BridgeServer {
         guard connection.deferred == nil else { return }
         let result: IOResult
         do {
-            result = try connection.socket.read(appendingTo: &connection.input, maxCount: Self.httpReadSize)
+            result = try connection.transport.read(appendingTo: &connection.input, maxCount: Self.httpReadSize)
         } catch {
             close(connection)
             return

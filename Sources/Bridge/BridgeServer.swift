@@ -425,7 +425,7 @@ public final class BridgeServer {
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
         socket.setNoDelay()
         socket.setSendBuffer(configuration.limits.sendBuffer)
-        let connection = Connection(socket: socket, server: server, now: monotonicNanoseconds())
+        let connection = Connection(transport: PlainTransport(socket), server: server, now: monotonicNanoseconds())
         let fd = connection.fd
         do {
             try selector.register(fd, interest: .readable)
@@ -541,13 +541,17 @@ public final class BridgeServer {
     /// One read into `readScratch`: the number of bytes read, or nil when nothing was there. At
     /// end of file or on an error the connection is closed (and nil returned).
     func readIntoScratch(_ connection: Connection) -> Int? {
-        let result: Result<IOResult, Errno> = readScratch.withUnsafeMutableBytes { raw in
-            Result { () throws(Errno) -> IOResult in try connection.socket.read(into: raw) }
+        let result: IOResult
+        do {
+            result = try connection.transport.read(into: &readScratch)
+        } catch {
+            close(connection)
+            return nil
         }
         switch result {
-        case .success(.processed(let count)) where count > 0: return count
-        case .success(.wouldBlock): return nil
-        default:
+        case .processed(let count) where count > 0: return count
+        case .wouldBlock: return nil
+        case .processed:
             close(connection)
             return nil
         }
@@ -562,10 +566,21 @@ public final class BridgeServer {
     /// Writes as much of the queue as the socket takes; waits for writability for the rest.
     /// Closes the connection on a write error, and after the queue drains when it is ending.
     func flush(_ connection: Connection) {
+        // The transport's own bytes first (a TLS handshake): queued output waits behind them.
+        if connection.transport.hasPendingOutput {
+            do { try connection.transport.flushPending() } catch {
+                close(connection)
+                return
+            }
+            if connection.transport.hasPendingOutput {
+                watchWritable(connection, true)
+                return
+            }
+        }
         while let (bytes, offset) = connection.output.nextChunk {
             let result: IOResult
             do {
-                result = try connection.socket.write(bytes, from: offset)
+                result = try connection.transport.write(bytes, from: offset)
             } catch {
                 // EPIPE, ECONNRESET: the client is gone.
                 close(connection)
@@ -606,7 +621,7 @@ public final class BridgeServer {
     }
 
     private func finishClosing(_ connection: Connection) {
-        connection.socket.shutdownWrite()
+        connection.transport.shutdownWrite()
         connection.drainDeadline = monotonicNanoseconds() + 2_000_000_000
         updateInterest(connection)
     }

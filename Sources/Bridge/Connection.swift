@@ -61,7 +61,8 @@ final class Connection {
         }
     }
 
-    let socket: SocketConnection
+    /// The client's bytes pass through this (see Transport.swift); the socket closes with it.
+    let transport: any Transport
     let server: TMMServer
     /// Reads HTTP requests; every connection starts with HTTP, WebSocket ports too.
     var reader = HTTPRequestReader()
@@ -111,13 +112,13 @@ final class Connection {
     /// Since when the client has been behind by more than the hard limit.
     var overHardLimitSince: Int64?
 
-    init(socket: consuming SocketConnection, server: TMMServer, now: Int64) {
-        self.socket = socket
+    init(transport: any Transport, server: TMMServer, now: Int64) {
+        self.transport = transport
         self.server = server
         lastActivity = now
     }
 
-    var fd: CInt { socket.descriptor.rawValue }
+    var fd: CInt { transport.descriptor }
 
     /// True while a WebSocket client may be sent data frames.
     var canReceiveFrames: Bool {
