@@ -75,6 +75,7 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "BridgeCore", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "ByteCoding", "GNSS", "TestSupport"],

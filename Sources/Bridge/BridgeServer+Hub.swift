@@ -12,12 +12,10 @@ import WebSocket
 // per second. Events are encoded once each. Queues, coalescing and the slow-client rule are in
 // OutboundQueue; here they are applied.
 //
-// The V2 rate cap (docs/server.md, "Rate"): at most one epoch per `locationV2MinimumInterval`.
-// An epoch that comes sooner waits as `pendingV2` and is replaced by any newer one; the one-shot
-// V2 timer sends whatever is pending at the next allowed instant, so the last epoch of a burst
-// is never lost and nothing on the loop sleeps. Epochs superseded in one drain of the input
-// inbox never reach the encoder, and an epoch older than the newest accepted (a replayed
-// backlog, a duplicate) is dropped.
+// The V2 rate cap and the stale rule (docs/server.md, "Rate") are BridgeCore's LocationV2Pacer:
+// it says what to send and when; here the one-shot V2 timer is armed and the frames go out, so
+// the last epoch of a burst is never lost and nothing on the loop sleeps. Epochs superseded in
+// one drain of the input inbox never reach the encoder.
 
 /// The subscribed clients, one list per channel (swap-removal: order does not matter).
 struct Hub {
@@ -26,18 +24,12 @@ struct Hub {
     var events: [Connection] = []
     var v1Encoder = LocationV1Encoder()
     var v2Encoder = LocationV2Encoder()
-    var latest: Position?
-    var latestAt: Int64 = 0
-    /// The newest epoch not sent yet: it came before the next instant the cap allows.
-    var pendingV2: Position?
-    /// When the last V2 epoch went out (monotonic); nil before the first.
-    var lastV2SentAt: Int64?
-    /// Whether the V2 timer is armed for `pendingV2`.
-    var isV2TimerArmed = false
-    /// Receiver time (`timeKey`) of the newest epoch accepted, and when it was accepted
-    /// (monotonic): what the stale rule compares with.
-    var newestTime: Int64?
-    var newestAt: Int64 = 0
+    /// The rate cap and stale rule, and the latest epoch (for V1).
+    var pacer: LocationV2Pacer
+
+    init(locationV2MinimumInterval: Int64) {
+        pacer = LocationV2Pacer(minimumInterval: locationV2MinimumInterval)
+    }
 
     var clientCount: Int { locationV1.count + locationV2.count + events.count }
 
@@ -151,63 +143,43 @@ extension BridgeServer {
     }
 
     /// An epoch from the input side: the latest for V1, and pending for V2 (replacing a pending
-    /// one, which is then never sent) unless it is stale.
-    ///
-    /// Stale: not newer than the newest epoch accepted, by less than `staleWindow` of receiver
-    /// time, while that one was accepted less than `staleWindow` ago. Duplicates and a backlog
-    /// replayed out of order are thereby dropped, while a timeline that really goes back (a
-    /// capture looping, a receiver reset, midnight without a date) is followed at once when it
-    /// jumps by more, and within `staleWindow` of monotonic time otherwise.
+    /// one, which is then never sent) unless it is stale (LocationV2Pacer).
     func accept(_ position: Position, now: Int64) {
         statistics.positions += 1
-        if let time = position.time.map(Self.timeKey) {
-            if let newest = hub.newestTime, (0..<Self.staleWindow).contains(newest - time), now - hub.newestAt < Self.staleWindow {
-                statistics.positionsStale += 1
-                return
-            }
-            hub.newestTime = time
-            hub.newestAt = now
+        switch hub.pacer.accept(position, now: now) {
+        case .stale: statistics.positionsStale += 1
+        case .accepted(let replacedPending): if replacedPending { statistics.positionsCoalesced += 1 }
         }
-        hub.latest = position
-        hub.latestAt = now
-        if hub.pendingV2 != nil { statistics.positionsCoalesced += 1 }
-        hub.pendingV2 = position
-    }
-
-    /// See `accept`: one second, of receiver time and of monotonic time.
-    static let staleWindow: Int64 = 1_000_000_000
-
-    /// Receiver time in nanoseconds, comparable across midnight when the date is known.
-    static func timeKey(_ time: UTCTimestamp) -> Int64 {
-        Int64(time.date?.daysSinceEpoch ?? 0) * UTCTimestamp.nanosecondsPerDay + time.nanosecondsOfDay
     }
 
     /// Sends the pending epoch if the cap allows it now, else arms the V2 timer for the instant
-    /// it does (the timer's handler calls this again).
+    /// it does (the timer's handler comes back through `locationV2TimerExpired`).
     func releaseLocationV2(now: Int64) {
-        guard let position = hub.pendingV2 else { return }
-        let interval = configuration.limits.locationV2MinimumInterval
-        if let sent = hub.lastV2SentAt, now - sent < interval {
-            guard !hub.isV2TimerArmed else { return }
-            do {
-                try locationV2Timer.arm(afterNanoseconds: sent + interval - now)
-                hub.isV2TimerArmed = true
-                return
-            } catch {
-                // Cannot happen with a valid timerfd; sending early beats losing the epoch.
-                log("cannot arm the LocationV2 timer: \(error)")
-            }
-        }
-        hub.pendingV2 = nil
-        hub.lastV2SentAt = now
-        publish(position, now: now)
+        carryOut(hub.pacer.release(now: now), now: now)
     }
 
     /// The V2 timer expired: the pending epoch's instant has come.
     func locationV2TimerExpired() {
         _ = try? locationV2Timer.readExpirations()
-        hub.isV2TimerArmed = false
-        releaseLocationV2(now: monotonicNanoseconds())
+        let now = monotonicNanoseconds()
+        carryOut(hub.pacer.timerExpired(now: now), now: now)
+    }
+
+    private func carryOut(_ release: LocationV2Pacer.Release, now: Int64) {
+        switch release {
+        case .send(let position):
+            publish(position, now: now)
+        case .armTimer(let instant):
+            do {
+                try locationV2Timer.arm(afterNanoseconds: max(1, instant - now))
+            } catch {
+                // Cannot happen with a valid timerfd; sending early beats losing the epoch.
+                log("cannot arm the LocationV2 timer: \(error)")
+                if let position = hub.pacer.timerFailed(now: now) { publish(position, now: now) }
+            }
+        case .nothing:
+            break
+        }
     }
 
     /// One epoch to every V2 client: encoded once, the same frame bytes for all. Fix-quality
@@ -228,8 +200,8 @@ extension BridgeServer {
     /// The V1 timer: the latest position, while it is fresh, to every V1 client.
     func sendLocationV1() {
         let now = monotonicNanoseconds()
-        guard !hub.locationV1.isEmpty, let position = hub.latest,
-              now - hub.latestAt <= configuration.limits.locationV1MaximumAge
+        guard !hub.locationV1.isEmpty, let position = hub.pacer.latest,
+              now - hub.pacer.latestAt <= configuration.limits.locationV1MaximumAge
         else { return }
         hub.v1Encoder.encode(position, identity: identity)
         let frame = WebSocketFrame.text(hub.v1Encoder.span)

@@ -124,7 +124,7 @@ public final class BridgeServer {
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
 
-    var hub = Hub()
+    var hub: Hub
     var identity: ReceiverIdentity
     var lastQuality = FixQuality.noFix
     var dateCache: (second: Int64, text: String) = (-1, "")
@@ -167,6 +167,7 @@ public final class BridgeServer {
         self.input = input
         policy = configuration.registrationPolicy
         identity = ReceiverIdentity(appVersion: environment.version)
+        hub = Hub(locationV2MinimumInterval: configuration.limits.locationV2MinimumInterval)
         do {
             selector = try Selector()
             tickTimer = try MonotonicTimer()
