@@ -397,36 +397,6 @@ extension BridgeServer {
     static let eventsPath = HTTPPath("/events")
 }
 
-/// Which refused origins are logged: each distinct one the first time it is refused in a window,
-/// up to `distinctPerWindow` of them, and every thousandth refusal with the count (as refused
-/// connections are). A client sending a new made-up origin each time thus adds at most
-/// `distinctPerWindow` lines a window, plus one per thousand refusals.
-struct RefusedOriginLog {
-    static let window: Int64 = 600_000_000_000
-    static let distinctPerWindow = 16
-    /// The longest origin text logged (a field value may be kilobytes).
-    static let maxLoggedLength = 100
-    private var windowStart: Int64?
-    private var logged: Set<String> = []
-
-    /// Whether the `count`-th refusal so far, of `origin` (as `printable` shows it), is logged.
-    mutating func shouldLog(_ origin: String, count: Int, now: Int64) -> Bool {
-        if windowStart.map({ now - $0 >= Self.window }) ?? true {
-            windowStart = now
-            logged.removeAll(keepingCapacity: true)
-        }
-        let isNew = logged.count < Self.distinctPerWindow && logged.insert(origin).inserted
-        return isNew || count == 1 || count % 1000 == 0
-    }
-
-    /// `sent` as a log line may carry it: printable ASCII (anything else becomes `?`, so a field
-    /// cannot forge log output), cut after `maxLoggedLength` bytes.
-    static func printable(_ sent: String) -> String {
-        var bytes: [UInt8] = []
-        for byte in sent.utf8.prefix(maxLoggedLength) { bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?")) }
-        return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
-    }
-}
 
 extension Span where Element == UInt8 {
     /// A copy of the bytes (for the few places that need a String).

@@ -33,34 +33,6 @@ final class Connection {
         var connecting = false
     }
 
-    /// Failed access codes a connection may send before each further failure is answered late:
-    /// a burst for clients whose clock or registration is off, then one per `refillInterval`.
-    /// A token bucket, so a client that fails now and then is never slowed.
-    struct AuthenticationBudget {
-        static let burst = 4
-        static let refillInterval: Int64 = 1_000_000_000
-        var tokens = burst
-        var refilledAt: Int64 = 0
-
-        /// Takes a token for a failure and returns how long its answer waits: 0 while tokens are
-        /// left; else until the next token is earned, which this failure then uses up (so a client
-        /// that keeps failing gets one answer per `refillInterval`, not two).
-        mutating func spend(now: Int64) -> Int64 {
-            if tokens == Self.burst { refilledAt = now }
-            let earned = max(0, (now - refilledAt) / Self.refillInterval)
-            if earned > 0 {
-                tokens = min(Self.burst, tokens + Int(earned))
-                refilledAt += earned * Self.refillInterval
-            }
-            if tokens > 0 {
-                tokens -= 1
-                return 0
-            }
-            refilledAt += Self.refillInterval
-            return refilledAt - now
-        }
-    }
-
     /// The client's bytes pass through this (see Transport.swift); the socket closes with it.
     let transport: any Transport
     let server: TMMServer

@@ -1,0 +1,64 @@
+// Per-client policies the server applies, kept apart from its sockets: pure, tested on their own.
+
+/// Failed access codes a connection may send before each further failure is answered late:
+/// a burst for clients whose clock or registration is off, then one per `refillInterval`.
+/// A token bucket, so a client that fails now and then is never slowed.
+public struct AuthenticationBudget: Sendable {
+    public static let burst = 4
+    public static let refillInterval: Int64 = 1_000_000_000
+    var tokens = burst
+    var refilledAt: Int64 = 0
+
+    public init() {}
+
+    /// Takes a token for a failure and returns how long its answer waits: 0 while tokens are
+    /// left; else until the next token is earned, which this failure then uses up (so a client
+    /// that keeps failing gets one answer per `refillInterval`, not two).
+    public mutating func spend(now: Int64) -> Int64 {
+        if tokens == Self.burst { refilledAt = now }
+        let earned = max(0, (now - refilledAt) / Self.refillInterval)
+        if earned > 0 {
+            tokens = min(Self.burst, tokens + Int(earned))
+            refilledAt += earned * Self.refillInterval
+        }
+        if tokens > 0 {
+            tokens -= 1
+            return 0
+        }
+        refilledAt += Self.refillInterval
+        return refilledAt - now
+    }
+}
+
+/// Which refused origins are logged: each distinct one the first time it is refused in a window,
+/// up to `distinctPerWindow` of them, and every thousandth refusal with the count (as refused
+/// connections are). A client sending a new made-up origin each time thus adds at most
+/// `distinctPerWindow` lines a window, plus one per thousand refusals.
+public struct RefusedOriginLog: Sendable {
+    public static let window: Int64 = 600_000_000_000
+    public static let distinctPerWindow = 16
+    /// The longest origin text logged (a field value may be kilobytes).
+    public static let maxLoggedLength = 100
+    private var windowStart: Int64?
+    private var logged: Set<String> = []
+
+    public init() {}
+
+    /// Whether the `count`-th refusal so far, of `origin` (as `printable` shows it), is logged.
+    public mutating func shouldLog(_ origin: String, count: Int, now: Int64) -> Bool {
+        if windowStart.map({ now - $0 >= Self.window }) ?? true {
+            windowStart = now
+            logged.removeAll(keepingCapacity: true)
+        }
+        let isNew = logged.count < Self.distinctPerWindow && logged.insert(origin).inserted
+        return isNew || count == 1 || count % 1000 == 0
+    }
+
+    /// `sent` as a log line may carry it: printable ASCII (anything else becomes `?`, so a field
+    /// cannot forge log output), cut after `maxLoggedLength` bytes.
+    public static func printable(_ sent: String) -> String {
+        var bytes: [UInt8] = []
+        for byte in sent.utf8.prefix(maxLoggedLength) { bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?")) }
+        return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
+    }
+}
