@@ -4,11 +4,12 @@ import Posix
 import Synchronization
 import TLS
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("Access-code table")
+@Suite("Access-code table", .tags(.integration))
 struct AccessCodeTableTests {
     private static let start: Int64 = 1_764_547_200  // 2025-12-01T00:00:00Z
 

@@ -1,9 +1,10 @@
 // The per-client queue and its slow-client bookkeeping, as pure state.
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("OutboundQueue")
+@Suite("OutboundQueue", .tags(.unit))
 struct OutboundQueueTests {
     private func frame(_ byte: UInt8, _ count: Int = 10) -> [UInt8] { [UInt8](repeating: byte, count: count) }
 

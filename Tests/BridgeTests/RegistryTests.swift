@@ -3,11 +3,12 @@ import Foundation
 import Glibc
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("ApplicationRegistry")
+@Suite("ApplicationRegistry", .tags(.unit))
 struct RegistryTests {
     private func directory() throws -> String {
         let path = NSTemporaryDirectory() + "tmm-registry-\(getpid())-\(UUID().uuidString.prefix(8))"
@@ -90,7 +91,7 @@ struct RegistryTests {
     }
 }
 
-@Suite("ControlProtocol")
+@Suite("ControlProtocol", .tags(.unit))
 struct ControlProtocolTests {
     @Test func requestsAndReplies() {
         #expect(ControlProtocol.parseRequest("OPEN tmmregister://?abc") == .success(.open(url: "tmmregister://?abc")))

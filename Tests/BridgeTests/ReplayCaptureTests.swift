@@ -4,7 +4,7 @@ import TestSupport
 
 @testable import Bridge
 
-@Suite("ReplayCapture")
+@Suite("ReplayCapture", .tags(.unit))
 struct ReplayCaptureTests {
     @Test func theTrimbleCaptureIsCutAtEachGGAAndPlayedAtTenHertz() throws {
         let text = String(decoding: try Fixtures.bytes("nmea-rtk.log"), as: UTF8.self)

@@ -6,11 +6,12 @@ import Glibc
 import Posix
 import Synchronization
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("REST server", .serialized)
+@Suite("REST server", .tags(.integration), .serialized)
 struct ServerRESTTests {
     @Test func everyEndpointNeedsAnAccessCodeOfARegisteredApplication() throws {
         let bridge = try TestBridge.start()
@@ -227,7 +228,7 @@ struct ServerRESTTests {
     }
 }
 
-@Suite("Backpressure", .serialized)
+@Suite("Backpressure", .tags(.integration), .serialized)
 struct ServerBackpressureTests {
     @Test func aClientThatPipelinesWithoutReadingIsPausedAndLosesNothing() throws {
         let bridge = try TestBridge.start()

@@ -7,11 +7,12 @@ import GPSD
 import Glibc
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("LocationV2 rate cap", .serialized)
+@Suite("LocationV2 rate cap", .tags(.integration), .serialized)
 struct ServerRateTests {
     static let first = try? capturePositions().first
 

@@ -6,11 +6,12 @@ import GPSD
 import Glibc
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("Registration and ports", .serialized)
+@Suite("Registration and ports", .tags(.integration), .serialized)
 struct ServerRegistrationTests {
     /// Sends `line` as is and returns the reply line.
     private func rawControl(_ bridge: TestBridge, _ line: [UInt8]) throws -> String {

@@ -33,7 +33,7 @@ func stateDirectory(registering ids: [String]) throws -> String {
 /// A syntactically valid code that no application has.
 let wrongCode = "Basic " + String(repeating: "A", count: 43) + "="
 
-@Suite("Server robustness", .serialized)
+@Suite("Server robustness", .tags(.integration), .serialized)
 struct ServerRobustnessTests {
     /// A wrong code costs the same with 20,000 registered ids as with one (it cost 3 × 20,000
     /// digests on the io thread: 138 ms in release), and the last id's code still works.

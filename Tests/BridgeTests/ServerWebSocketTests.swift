@@ -23,7 +23,7 @@ func capturePositions() throws -> [Position] {
     return positions
 }
 
-@Suite("WebSocket server", .serialized)
+@Suite("WebSocket server", .tags(.integration), .serialized)
 struct ServerWebSocketTests {
     @Test func locationV2IsLockedUntilARegistrationAndV1IsOpen() throws {
         let bridge = try TestBridge.start()

@@ -115,7 +115,7 @@ private func hasEnded(_ pid: pid_t) -> Bool {
 
 private let setprivAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") && getuid() == 0
 
-@Suite("gpsd trust: the bridge reads only a gpsd it knows", .serialized,
+@Suite("gpsd trust: the bridge reads only a gpsd it knows", .tags(.integration), .serialized,
        .enabled(if: EndToEnd.isAvailable && setprivAvailable, "needs gpsd, python3-websockets, setpriv and root"))
 struct GPSDTrustTests {
     /// (a) The private gpsd dies and a local user races for its port: the bind fails (the bridge

@@ -6,7 +6,7 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("tmm-bridge watch", .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
+@Suite("tmm-bridge watch", .tags(.integration), .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
 struct WatchCommandTests {
     @Test func streamsAPtyReceiverThroughAPrivateGPSDAndStopsCleanly() throws {
         let pty = try Pseudoterminal()

@@ -2,6 +2,7 @@
 // real tty here (spike.md Q2(a)); udevd does not run, so the kernel source is what works.
 import Glibc
 import Posix
+import TestSupport
 import Testing
 @testable import Discovery
 
@@ -37,7 +38,7 @@ private func writeUevent(_ action: String) throws(Errno) {
     try descriptor.writeAll(action + "\n")
 }
 
-@Suite("UdevDiscovery on the real kernel", .serialized)
+@Suite("UdevDiscovery on the real kernel", .tags(.integration), .serialized)
 struct UdevDiscoveryTests {
     @Test("kernel uevent monitor receives a real change event for ttyS0",
           .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
@@ -246,7 +247,7 @@ struct UdevDiscoveryTests {
     }
 }
 
-@Suite("udev property decoding")
+@Suite("udev property decoding", .tags(.unit))
 struct UdevPropertyTests {
     @Test func encodedStringsAreDecoded() {
         #expect(DeviceProperties.decodeUdevEncoded(#"u-blox\x20GNSS\x20receiver"#) == "u-blox GNSS receiver")

@@ -103,7 +103,7 @@ final class InputHarness {
 }
 
 
-@Suite("gpsd session with a private gpsd and pty receivers", .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
+@Suite("gpsd session with a private gpsd and pty receivers", .tags(.integration), .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
 struct GPSDSessionTests {
     @Test func plugStreamUnplugReplug() throws {
         let epochs = try trimbleEpochs()
@@ -246,7 +246,7 @@ struct GPSDSessionTests {
     }
 }
 
-@Suite("gpsd control socket and bad input")
+@Suite("gpsd control socket and bad input", .tags(.integration))
 struct GPSDBadInputTests {
     @Test func controlSocketThatDoesNotExistGivesAClearError() {
         let socket = GPSDControlSocket(path: "/nonexistent/gpsd.sock")

@@ -6,6 +6,7 @@ import GNSS
 import GPSD
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 private let fakeScript = #"""
@@ -25,7 +26,7 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 """#
 
-@Suite("gpsd session trust", .serialized,
+@Suite("gpsd session trust", .tags(.integration), .serialized,
        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root and python3"))
 struct GPSDTrustSessionTests {
     @Test(arguments: [true, false])

@@ -1,9 +1,10 @@
 import CLinux
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("TCP and unix listeners")
+@Suite("TCP and unix listeners", .tags(.integration))
 struct ListenerTests {
     @Test func loopbackListenerAcceptsAndExchangesBytes() throws {
         let listener = try TCPListener.bind(address: "127.0.0.1", port: 0)

@@ -5,9 +5,10 @@ import Foundation
 import Synchronization
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("/proc readers")
+@Suite("/proc readers", .tags(.integration))
 struct ProcFSTests {
     static let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
 
@@ -93,7 +94,7 @@ struct ProcFSTests {
     }
 }
 
-@Suite("ChildProcess supervision")
+@Suite("ChildProcess supervision", .tags(.integration))
 struct ChildProcessSupervisionTests {
     private func output(of script: String, supervision: ChildProcess.Supervision, passing: [CInt] = []) throws -> String {
         let directory = try TemporaryDirectory()

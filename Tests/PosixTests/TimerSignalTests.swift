@@ -2,9 +2,10 @@ import CLinux
 import Glibc
 import Posix
 import Synchronization
+import TestSupport
 import Testing
 
-@Suite("timerfd and signalfd")
+@Suite("timerfd and signalfd", .tags(.integration))
 struct TimerSignalTests {
     @Test func oneShotTimerFiresWithinTolerance() throws {
         let selector = try Selector()
