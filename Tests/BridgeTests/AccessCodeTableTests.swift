@@ -19,12 +19,7 @@ struct AccessCodeTableTests {
 
     /// Waits until the worker has published the window around `second` (tables for second-1 ... second+2).
     private func waitForWindow(_ table: AccessCodeTable, around second: Int64) -> Bool {
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while monotonicNanoseconds() < deadline {
-            if table.publishedSeconds == Array((second - 1)...(second + 2)) { return true }
-            sleep(nanoseconds: 2_000_000)  // polling a condition, bounded by the deadline
-        }
-        return false
+        waitUntil { table.publishedSeconds == Array((second - 1)...(second + 2)) }
     }
 
     @Test func acceptsTheNeighbouringSecondsOfEveryIdAndNothingElse() throws {

@@ -16,7 +16,7 @@ public func waitUntil(
     let deadline = clock.now.advanced(by: timeout)
     while clock.now < deadline {
         if try condition() { return true }
-        pause(min(pollInterval, clock.now.duration(to: deadline)))
+        sleep(for: min(pollInterval, clock.now.duration(to: deadline)))
     }
     return try condition()
 }
@@ -24,7 +24,7 @@ public func waitUntil(
 /// Blocks the calling thread for `duration` (never less). For what is the behaviour under test:
 /// a client that stays silent to trigger a time-out, a receiver's pace. Waiting for something to
 /// happen is `waitUntil`.
-public func pause(_ duration: Duration) {
+public func sleep(for duration: Duration) {
     guard duration > .zero else { return }
     let (seconds, attoseconds) = duration.components
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
