@@ -18,7 +18,7 @@ def serve(c):
         while True:
             c.sendall(b"$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n"
                       b"$GPRMC,120000.00,A,4807.038,N,01131.002,E,0.0,0.0,010126,,,A*6B\r\n")
-            time.sleep(0.1)
+            time.sleep(0.1)  # a 10 Hz receiver's pace
     except OSError:
         pass
 while True:
@@ -41,10 +41,8 @@ struct GPSDTrustSessionTests {
                                     supervision: supervision)
         defer { fake.stop(graceMilliseconds: 0) }
         // Up once it accepts (a plain connect: this one is not under test).
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while (try? StreamSocket.connect(loopbackPort: port)) == nil && monotonicNanoseconds() < deadline {
-            sleep(nanoseconds: 10_000_000)
-        }
+        #expect(waitUntil(pollInterval: .milliseconds(10)) { (try? StreamSocket.connect(loopbackPort: port)) != nil },
+                "the fake gpsd never listened")
         let log = try EventLog()
         let messages = Messages()
         let session = GPSDSession(GPSDSession.Configuration(port: port), inbox: log.inbox) { messages.append($0) }
