@@ -162,7 +162,7 @@ struct EndToEndTests {
         for round in 1...rounds {
             // Let registrations flow, then kill at a random moment (often mid-write).
             _ = waitUntil(5) { acknowledged().count >= round * 3 }
-            sleep(nanoseconds: Int64.random(in: 0...300_000_000))
+            sleep(for: .nanoseconds(Int64.random(in: 0...300_000_000)))  // a random moment is the point
             daemon.killHard()
             if FileManager.default.fileExists(atPath: setup.registryPath + ".tmp") { killedMidWrite += 1 }
             let acked = acknowledged()
