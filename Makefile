@@ -70,7 +70,7 @@ test: deps gpsd-suite check-embedded check-warnings ## Check generated files and
 	exit $$((status != 0))
 
 # The unit suites alone, in a debug build: pure logic, no gpsd, child processes, ports or ptys
-# (docs: README.md, "Tests"). Every suite is tagged `.unit` or `.integration`
+# (README.md says what goes where). Every suite is tagged `.unit` or `.integration`
 # (Tests/Support/TestSupport/Tags.swift), but Swift Testing 6.3 cannot select by tag on the command
 # line (`swift test --filter` matches test IDs only; `--filter tag:unit` matches nothing). So
 # scripts/test-tags.py asks the built test bundle for its own tags (its --list-tests event stream)
