@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test gpsd-suite check-warnings check-embedded embed bench fuzz clean
+.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed bench fuzz clean
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -68,6 +68,21 @@ test: deps gpsd-suite check-embedded check-warnings ## Check generated files and
 		*) echo "make test: tests failed, and the allocation suites failed in the optimized build" >&2 ;; \
 	esac; \
 	exit $$((status != 0))
+
+# The unit suites alone, in a debug build: pure logic, no gpsd, child processes, ports or ptys
+# (README.md says what goes where). Every suite is tagged `.unit` or `.integration`
+# (Tests/Support/TestSupport/Tags.swift), but Swift Testing 6.3 cannot select by tag on the command
+# line (`swift test --filter` matches test IDs only; `--filter tag:unit` matches nothing). So
+# scripts/test-tags.py asks the built test bundle for its own tags (its --list-tests event stream)
+# and turns the `.unit` suites into a `--filter` regex of their IDs: a suite added with a tag is
+# picked up with no list to maintain, and the script refuses (fails the target) when any test has
+# neither tag or both, the check Tests/CLITests/SuiteTagTests.swift also runs inside `make test`.
+test-fast: deps ## Build (debug) and run only the unit suites: no gpsd, processes or ports (seconds)
+	$(SWIFT) build --build-tests
+	@bundle=$$(ls -d "$$($(SWIFT) build --show-bin-path)"/*PackageTests.xctest); \
+	filter=$$(scripts/test-tags.py --filter unit "$$bundle"); \
+	echo "== unit suites: swift test --skip-build --filter <the $$(tr '|' '\n' <<<"$$filter" | wc -l) .unit suites>"; \
+	$(SWIFT) test --skip-build --filter "$$filter"
 
 gpsd-suite: ## Fetch gpsd 3.22's regression suite into .build/gpsd-suite for the GPSDSuite tests (once; GPSD_SUITE_SKIP=1 skips)
 	@scripts/fetch-gpsd-suite.sh

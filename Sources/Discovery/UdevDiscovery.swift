@@ -63,6 +63,16 @@ public final class UdevDiscovery: Sendable {
     public let options: Options
     private let inbox: Inbox<DiscoveryEvent>
     private let state = Mutex(State())
+    private let threadEnd = ThreadEnd()
+
+    /// Set by the udev thread as it returns (reset by `start()`).
+    private final class ThreadEnd: Sendable {
+        let ended = Atomic(false)
+    }
+
+    /// Whether the udev thread has returned: for tests, to see it end on its own (a closed
+    /// inbox) without `stop()`, which would end it anyway.
+    var threadHasEnded: Bool { threadEnd.ended.load(ordering: .acquiring) }
 
     private struct State {
         var thread: OSThread?
@@ -87,10 +97,13 @@ public final class UdevDiscovery: Sendable {
             guard state.thread == nil else { return .success(()) }
             let inbox = self.inbox
             let options = self.options
+            let end = threadEnd
+            end.ended.store(false, ordering: .releasing)
             do throws(Errno) {
                 let stop = try WakeUpEvent()
                 state.thread = try OSThread(name: "udev") {
                     UdevDiscovery.run(inbox: inbox, options: options, stopDescriptor: stop.descriptor)
+                    end.ended.store(true, ordering: .releasing)
                 }
                 state.stopEvent = stop
             } catch {

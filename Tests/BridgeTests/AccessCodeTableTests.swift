@@ -4,12 +4,13 @@ import Posix
 import Synchronization
 import TLS
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("Access-code table")
+@Suite("Access-code table", .tags(.integration))
 struct AccessCodeTableTests {
     private static let start: Int64 = 1_764_547_200  // 2025-12-01T00:00:00Z
 
@@ -19,12 +20,7 @@ struct AccessCodeTableTests {
 
     /// Waits until the worker has published the window around `second` (tables for second-1 ... second+2).
     private func waitForWindow(_ table: AccessCodeTable, around second: Int64) -> Bool {
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while monotonicNanoseconds() < deadline {
-            if table.publishedSeconds == Array((second - 1)...(second + 2)) { return true }
-            sleep(nanoseconds: 2_000_000)  // polling a condition, bounded by the deadline
-        }
-        return false
+        waitUntil { table.publishedSeconds == Array((second - 1)...(second + 2)) }
     }
 
     @Test func acceptsTheNeighbouringSecondsOfEveryIdAndNothingElse() throws {

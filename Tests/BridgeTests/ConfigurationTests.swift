@@ -1,13 +1,14 @@
 // The option table (command line and file share it) and the configuration file format.
 import HTTP1
 import TMMProtocol
+import TestSupport
 import Testing
 import WebSocket
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("BridgeConfiguration")
+@Suite("BridgeConfiguration", .tags(.unit))
 struct ConfigurationTests {
     @Test func defaultsAreWhatProductionWants() {
         let c = BridgeConfiguration()
@@ -188,7 +189,7 @@ struct ConfigurationTests {
     }
 }
 
-@Suite("ConfigurationFile")
+@Suite("ConfigurationFile", .tags(.unit))
 struct ConfigurationFileTests {
     @Test func aFileWithCommentsQuotesAndBlankLines() throws {
         let text = """

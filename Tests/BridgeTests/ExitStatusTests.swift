@@ -5,9 +5,10 @@ import Bridge
 import BridgeCore
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
-@Suite("Exit statuses of start-up errors")
+@Suite("Exit statuses of start-up errors", .tags(.unit))
 struct ExitStatusTests {
     @Test func statusesAreTheDocumentedNumbers() {
         #expect(ExitStatus.ok.rawValue == 0)

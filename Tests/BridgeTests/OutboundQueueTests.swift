@@ -1,10 +1,11 @@
 // The per-client queue and its slow-client bookkeeping, as pure state.
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("OutboundQueue")
+@Suite("OutboundQueue", .tags(.unit))
 struct OutboundQueueTests {
     private func frame(_ byte: UInt8, _ count: Int = 10) -> [UInt8] { [UInt8](repeating: byte, count: count) }
 

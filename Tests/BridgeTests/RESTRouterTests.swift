@@ -1,12 +1,13 @@
 // Which REST call each request is: a row per route, method and malformed body.
 import HTTP1
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("RESTRouter")
+@Suite("RESTRouter", .tags(.unit))
 struct RESTRouterTests {
     private func route(_ method: String, _ target: String, body: String = "") -> RESTRouting {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: x\r\n"

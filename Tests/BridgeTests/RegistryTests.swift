@@ -3,12 +3,13 @@ import Foundation
 import Glibc
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("ApplicationRegistry")
+@Suite("ApplicationRegistry", .tags(.unit))
 struct RegistryTests {
     private func directory() throws -> String {
         let path = NSTemporaryDirectory() + "tmm-registry-\(getpid())-\(UUID().uuidString.prefix(8))"
@@ -91,7 +92,7 @@ struct RegistryTests {
     }
 }
 
-@Suite("ControlProtocol")
+@Suite("ControlProtocol", .tags(.unit))
 struct ControlProtocolTests {
     @Test func requestsAndReplies() {
         #expect(ControlProtocol.parseRequest("OPEN tmmregister://?abc") == .success(.open(url: "tmmregister://?abc")))

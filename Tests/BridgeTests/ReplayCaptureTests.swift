@@ -5,7 +5,7 @@ import TestSupport
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("ReplayCapture")
+@Suite("ReplayCapture", .tags(.unit))
 struct ReplayCaptureTests {
     @Test func theTrimbleCaptureIsCutAtEachGGAAndPlayedAtTenHertz() throws {
         let text = String(decoding: try Fixtures.bytes("nmea-rtk.log"), as: UTF8.self)

@@ -1,11 +1,12 @@
 // Every HTTP parser rule, sent to the live REST port.
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("HTTP errors over sockets", .serialized)
+@Suite("HTTP errors over sockets", .tags(.integration), .serialized)
 struct ServerMalformedRequestTests {
     /// One row per parser rule, sent to the live REST port: status, and the connection closes.
     static let rows: [(String, String, Int)] = [

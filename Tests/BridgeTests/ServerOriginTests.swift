@@ -8,6 +8,7 @@ import Glibc
 import HTTP1
 import Posix
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
@@ -45,7 +46,7 @@ private func accessControlHeaders(_ response: HTTPResponse) -> [String] {
     response.headers.map(\.0).filter { $0.lowercased().hasPrefix("access-control-") }
 }
 
-@Suite("Allowed origins", .serialized)
+@Suite("Allowed origins", .tags(.integration), .serialized)
 struct ServerOriginTests {
     @Test func byDefaultEveryOriginIsAnsweredAsTMMDoes() throws {
         let bridge = try TestBridge.start()

@@ -7,12 +7,13 @@ import Glibc
 import Posix
 import Synchronization
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("Registration and ports", .serialized)
+@Suite("Registration and ports", .tags(.integration), .serialized)
 struct ServerRegistrationTests {
     /// Sends `line` as is and returns the reply line.
     private func rawControl(_ bridge: TestBridge, _ line: [UInt8]) throws -> String {

@@ -34,7 +34,7 @@ func stateDirectory(registering ids: [String]) throws -> String {
 /// A syntactically valid code that no application has.
 let wrongCode = "Basic " + String(repeating: "A", count: 43) + "="
 
-@Suite("Server robustness", .serialized)
+@Suite("Server robustness", .tags(.integration), .serialized)
 struct ServerRobustnessTests {
     /// A wrong code costs the same with 20,000 registered ids as with one (it cost 3 × 20,000
     /// digests on the io thread: 138 ms in release), and the last id's code still works.
@@ -72,14 +72,14 @@ struct ServerRobustnessTests {
         try bridge.register(testAppID)
         let client = try WebSocketTestClient(port: bridge.ports.locationV2)
         let positions = try capturePositions()
-        bridge.connectReceiver()
+        try bridge.connectReceiver()
         let done = Atomic<Bool>(false)
         let feeder = try OSThread(name: "feeder") {
             var index = 0
             while !done.load(ordering: .relaxed) {
                 bridge.input.post(.position(positions[index % positions.count]))
                 index += 1
-                sleep(nanoseconds: 20_000_000)  // the receiver's pace (50 Hz), not a wait for a result
+                sleep(for: .milliseconds(20))  // the receiver's pace (50 Hz), not a wait for a result
             }
         }
         let attackers = try (0..<8).map { _ in
@@ -307,25 +307,24 @@ extension ServerRobustnessTests {
         // probe may come first) and closed at the end.
         var gpsdConnections: [CInt] = []
         defer { for fd in gpsdConnections { close(fd) } }
-        var watched = false
-        let connectDeadline = monotonicNanoseconds() + 20_000_000_000
-        while !watched {
-            guard monotonicNanoseconds() < connectDeadline else {
-                Issue.record("the daemon never sent ?WATCH to the silent gpsd: \(daemon.log())")
-                return
-            }
+        let watched = waitUntil(timeout: .seconds(20), pollInterval: .milliseconds(5)) {
             let fd = accept(gpsd.descriptor.rawValue, nil, nil)
             if fd >= 0 {
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
                 _ = fcntl(fd, F_SETFL, O_NONBLOCK)
                 gpsdConnections.append(fd)
             }
+            var seen = false
             for fd in gpsdConnections {
                 var chunk = [UInt8](repeating: 0, count: 512)
                 let count = read(fd, &chunk, chunk.count)
-                if count > 0, String(decoding: chunk[..<count], as: UTF8.self).contains("?WATCH") { watched = true }
+                if count > 0, String(decoding: chunk[..<count], as: UTF8.self).contains("?WATCH") { seen = true }
             }
-            sleep(nanoseconds: 5_000_000)  // polling a condition, bounded by the deadline
+            return seen
+        }
+        guard watched else {
+            Issue.record("the daemon never sent ?WATCH to the silent gpsd: \(daemon.log())")
+            return
         }
         let pid = daemon.process.processIdentifier
         func descriptors() -> [Int] {
@@ -347,10 +346,9 @@ extension ServerRobustnessTests {
         var idle: [HeldSocket] = []
         for _ in 0..<free { idle.append(HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock"))) }
         // Wait until the daemon has taken them all (its table is then full); the next finds no room.
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while descriptors().filter({ $0 < limit }).count < limit {
-            guard monotonicNanoseconds() < deadline else { Issue.record("the daemon did not fill its table"); return }
-            sleep(nanoseconds: 2_000_000)  // polling a condition, bounded by the deadline
+        guard waitUntil({ descriptors().filter({ $0 < limit }).count >= limit }) else {
+            Issue.record("the daemon did not fill its table")
+            return
         }
         let before = cpuTicks(pid)
         let refused = HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock"))
@@ -396,13 +394,13 @@ final class Daemon {
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let deadline = monotonicNanoseconds() + 20_000_000_000
-        while !log().contains("tmm-bridge: ready") {
-            guard process.isRunning, monotonicNanoseconds() < deadline else {
-                stop()
-                throw TestBridge.StartFailure(description: "the daemon did not get ready: \(log())")
-            }
-            sleep(nanoseconds: 20_000_000)  // polling a condition, bounded by the deadline
+        let process = self.process
+        _ = waitUntil(timeout: .seconds(20), pollInterval: .milliseconds(20)) {
+            !process.isRunning || log().contains("tmm-bridge: ready")
+        }
+        guard log().contains("tmm-bridge: ready") else {
+            stop()
+            throw TestBridge.StartFailure(description: "the daemon did not get ready: \(log())")
         }
     }
 

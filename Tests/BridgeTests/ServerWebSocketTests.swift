@@ -24,7 +24,7 @@ func capturePositions() throws -> [Position] {
     return positions
 }
 
-@Suite("WebSocket server", .serialized)
+@Suite("WebSocket server", .tags(.integration), .serialized)
 struct ServerWebSocketTests {
     @Test func locationV2IsLockedUntilARegistrationAndV1IsOpen() throws {
         let bridge = try TestBridge.start()
@@ -99,7 +99,7 @@ struct ServerWebSocketTests {
         try bridge.register(testAppID)
         let clients = try (0..<3).map { i in try WebSocketTestClient(port: bridge.ports.locationV2, path: i == 0 ? "/" : "/locationV2") }
         let positions = Array(try capturePositions().prefix(20))
-        bridge.connectReceiver()
+        try bridge.connectReceiver()
 
         var encoder = LocationV2Encoder()
         let expected = positions.map { position -> [UInt8] in
@@ -178,7 +178,7 @@ struct ServerWebSocketTests {
         #expect((event["receiver"] as? [String: Any])?["isConnected"] as? Bool == false)
         #expect((event["time"] as? String)?.hasSuffix("Z") == true)
 
-        bridge.connectReceiver("/dev/ttyTEST0")
+        try bridge.connectReceiver("/dev/ttyTEST0")
         event = try next()
         #expect(event["event"] as? String == "receiverConnected")
         #expect(event["device"] as? String == "/dev/ttyTEST0")
@@ -336,7 +336,7 @@ struct ServerWebSocketTests {
         // Two seconds of a 100 Hz receiver; the fast client reads everything as it comes.
         for round in 0..<200 {
             bridge.input.post(.position(positions[round % positions.count]))
-            sleep(nanoseconds: 10_000_000)
+            sleep(for: .milliseconds(10))  // the receiver's pace (100 Hz), not a wait for a result
             while let frame = try fast.frame(milliseconds: 1) {
                 #expect(frame.opcode == 1)
                 received += 1

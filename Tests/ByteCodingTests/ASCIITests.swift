@@ -1,9 +1,10 @@
 // ASCII classes, case and comparison: every byte value against the standard library's Unicode
 // properties restricted to ASCII, plus tables for the scheme rule and the comparisons.
 import ByteCoding
+import TestSupport
 import Testing
 
-@Suite("ASCII")
+@Suite("ASCII", .tags(.unit))
 struct ASCIITests {
     private static func character(_ byte: UInt8) -> Character { Character(UnicodeScalar(byte)) }
 

@@ -3,9 +3,10 @@
 // input is refused by the strict reading, and each tolerance is refused until its option is on.
 import ByteCoding
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("Base64 (RFC 4648)")
+@Suite("Base64 (RFC 4648)", .tags(.unit))
 struct Base64Tests {
     /// RFC 4648 §10 test vectors.
     static let vectors: [(String, String)] = [

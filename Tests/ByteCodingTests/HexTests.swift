@@ -1,9 +1,10 @@
 // Hexadecimal digits: every byte value against an independent reference (the standard library's
 // radix parsing), and a malformed-input table for the decoders.
 import ByteCoding
+import TestSupport
 import Testing
 
-@Suite("Hex")
+@Suite("Hex", .tags(.unit))
 struct HexTests {
     @Test func valueOfEveryByteMatchesTheStandardLibrary() {
         for byte in UInt8.min...UInt8.max {

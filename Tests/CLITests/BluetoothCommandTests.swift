@@ -2,6 +2,7 @@
 // subcommand exits 1 with the "no Bluetooth RFCOMM support" message. (Live binds: hwtests/bluetooth.md.)
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// True when this kernel has no AF_BLUETOOTH (socket(31, SOCK_RAW, BTPROTO_RFCOMM=3) → EAFNOSUPPORT).
@@ -11,7 +12,7 @@ private let noBluetooth: Bool = {
     return errno == EAFNOSUPPORT
 }()
 
-@Suite("tmm-bridge bluetooth")
+@Suite("tmm-bridge bluetooth", .tags(.integration))
 struct BluetoothCommandTests {
     static let usageErrors: [([String], String)] = [
         (["bluetooth"], "bluetooth needs a command: bind, unbind or list"),

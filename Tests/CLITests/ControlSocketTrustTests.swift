@@ -6,7 +6,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite("tmm-bridge open trusts only its own daemon", .serialized)
+@Suite("tmm-bridge open trusts only its own daemon", .tags(.integration), .serialized)
 struct ControlSocketTrustTests {
     static let returnURL = "myapp://response"
     static let request = "trimblemobilemanager://request/tmmSocketServerPort?callback=myapp%3A%2F%2Fresponse"

@@ -44,7 +44,7 @@ func temporaryFile(_ bytes: [UInt8]) throws -> String {
     return path
 }
 
-@Suite("tmm-bridge decode and demo")
+@Suite("tmm-bridge decode and demo", .tags(.integration))
 struct DecodeCommandTests {
     @Test func decodesTheTrimbleCaptureToOneLocationV2LinePerEpoch() throws {
         let run = try runBridge(["decode", Fixtures.path("nmea-rtk.log")])

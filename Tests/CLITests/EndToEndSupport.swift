@@ -61,14 +61,10 @@ final class OutputBuffer: Sendable {
     }
 }
 
-/// Waits until `condition` holds or `seconds` pass; returns whether it held.
+/// Waits until `condition` holds or `seconds` pass; returns whether it held. TestSupport's
+/// `waitUntil`, polling every 20 ms: conditions here read /proc, files and child output.
 func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = monotonicNanoseconds() + Int64(seconds * 1e9)
-    while !condition() {
-        if monotonicNanoseconds() >= deadline { return false }
-        sleep(nanoseconds: 20_000_000)
-    }
-    return true
+    waitUntil(timeout: .seconds(seconds), pollInterval: .milliseconds(20), condition)
 }
 
 /// True when something accepts TCP connections on 127.0.0.1:`port`.
@@ -282,8 +278,9 @@ final class PtyReceiver {
         }
 
         func run() {
+            // Silent at first (the behaviour some tests need), unless stopped meanwhile.
             var next = monotonicNanoseconds() + silence
-            while monotonicNanoseconds() < next && !stopping.withLock({ $0 }) { sleep(nanoseconds: 20_000_000) }
+            _ = waitUntil(timeout: .nanoseconds(silence), pollInterval: .milliseconds(20)) { stopping.withLock { $0 } }
             while true {
                 for epoch in epochs {
                     if stopping.withLock({ $0 }) {
@@ -292,7 +289,7 @@ final class PtyReceiver {
                     }
                     _ = epoch.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
                     next += 100_000_000
-                    sleep(nanoseconds: next - monotonicNanoseconds())
+                    sleep(for: .nanoseconds(next - monotonicNanoseconds()))  // a 10 Hz receiver's pace
                 }
             }
         }

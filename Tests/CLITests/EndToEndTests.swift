@@ -14,7 +14,7 @@ import Testing
 private let allowedIDs = (1...8).map { String(format: "5f0c1a2b-3c4d-4e5f-8a9b-%012x", $0) }
 private let unknownID = "0badc0de-0000-4000-8000-000000000000"
 
-@Suite("End to end: tmm-bridge run with independent clients", .serialized,
+@Suite("End to end: tmm-bridge run with independent clients", .tags(.integration), .serialized,
        .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct EndToEndTests {
     /// Starts a daemon for one scenario (allowlist of `allowedIDs`) with a pty receiver.
@@ -162,7 +162,7 @@ struct EndToEndTests {
         for round in 1...rounds {
             // Let registrations flow, then kill at a random moment (often mid-write).
             _ = waitUntil(5) { acknowledged().count >= round * 3 }
-            sleep(nanoseconds: Int64.random(in: 0...300_000_000))
+            sleep(for: .nanoseconds(Int64.random(in: 0...300_000_000)))  // a random moment is the point
             daemon.killHard()
             if FileManager.default.fileExists(atPath: setup.registryPath + ".tmp") { killedMidWrite += 1 }
             let acked = acknowledged()

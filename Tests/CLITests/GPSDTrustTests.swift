@@ -32,7 +32,7 @@ while server is None:
         s.close()
         if time.monotonic() > deadline:
             print("bind failed:", e, flush=True); sys.exit(0)
-        time.sleep(0.002)
+        time.sleep(0.002)  # an attacker's retry pace for the port
 print("bound", server.getsockname()[1], flush=True)
 def serve(conn):
     try:
@@ -44,7 +44,7 @@ def serve(conn):
             conn.sendall((nmea("GPGGA,%s,1220.74074,N,02030.00000,E,4,12,0.7,100.0,M,40.0,M,1.0,0001" % hms)
                           + nmea("GPRMC,%s,A,1220.74074,N,02030.00000,E,0.0,0.0,010126,,,R" % hms)).encode())
             t += 1
-            time.sleep(0.1)
+            time.sleep(0.1)  # a 10 Hz receiver's pace
     except OSError:
         pass
 server.settimeout(0.2)
@@ -68,7 +68,7 @@ async def main():
                     print(await ws.recv(), flush=True)
         except Exception as e:
             print("closed:", e, flush=True)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # reconnect pace while the bridge restarts
 asyncio.run(main())
 """#
 
@@ -115,7 +115,7 @@ private func hasEnded(_ pid: pid_t) -> Bool {
 
 private let setprivAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") && getuid() == 0
 
-@Suite("gpsd trust: the bridge reads only a gpsd it knows", .serialized,
+@Suite("gpsd trust: the bridge reads only a gpsd it knows", .tags(.integration), .serialized,
        .enabled(if: EndToEnd.isAvailable && setprivAvailable, "needs gpsd, python3-websockets, setpriv and root"))
 struct GPSDTrustTests {
     /// (a) The private gpsd dies and a local user races for its port: the bind fails (the bridge

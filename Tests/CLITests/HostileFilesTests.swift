@@ -6,7 +6,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite("Hostile files and directories at start", .serialized)
+@Suite("Hostile files and directories at start", .tags(.integration), .serialized)
 struct HostileFilesTests {
     private func scratch() throws -> String {
         let path = "/tmp/tmm-hostile-\(getpid())-\(UUID().uuidString.prefix(8))"

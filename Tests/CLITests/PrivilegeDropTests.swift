@@ -9,7 +9,7 @@ import Testing
 
 private let appID = "5f0c1a2b-3c4d-4e5f-8a9b-00000000d20b"
 
-@Suite("Privilege drop: tmm-bridge run as root", .serialized,
+@Suite("Privilege drop: tmm-bridge run as root", .tags(.integration), .serialized,
        .enabled(if: geteuid() == 0, "needs root"),
        .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct PrivilegeDropTests {

@@ -6,7 +6,7 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("tmm-bridge run and open", .serialized)
+@Suite("tmm-bridge run and open", .tags(.integration), .serialized)
 struct RunCommandTests {
     private func temporaryDirectory() -> String {
         let path = NSTemporaryDirectory() + "tmm-run-\(getpid())-\(UUID().uuidString.prefix(8))"

@@ -8,7 +8,7 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("End to end: a stalled gpsd", .serialized,
+@Suite("End to end: a stalled gpsd", .tags(.integration), .serialized,
        .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct StallTests {
     @Test func aBacklogAfterSIGSTOPIsNotFlushedToV2Clients() throws {

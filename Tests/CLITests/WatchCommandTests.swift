@@ -6,7 +6,7 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("tmm-bridge watch", .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
+@Suite("tmm-bridge watch", .tags(.integration), .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
 struct WatchCommandTests {
     @Test func streamsAPtyReceiverThroughAPrivateGPSDAndStopsCleanly() throws {
         let pty = try Pseudoterminal()
@@ -19,8 +19,14 @@ struct WatchCommandTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let output = OutputBuffer(), errors = OutputBuffer()
+        output.collect(from: out.fileHandleForReading)
+        errors.collect(from: err.fileHandleForReading)
 
-        sleep(nanoseconds: 1_500_000_000)  // private gpsd start, device hand-off, tty flush
+        // Handed over once gpsd answered OK on its control socket, which it does after opening
+        // and flushing the tty (see GPSDSessionTests): bytes written from now on are read.
+        let handedOver = waitUntil(15) { errors.text.contains("handed \(pty.devicePath) to gpsd") }
+        #expect(handedOver, "\(errors.text)")
         var epochs: [[UInt8]] = []
         for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
             if line[3...5].elementsEqual("GGA".utf8) { epochs.append([]) }
@@ -28,13 +34,16 @@ struct WatchCommandTests {
         }
         for epoch in epochs.prefix(20) {
             try pty.controller.writeAll(epoch)
-            sleep(nanoseconds: 100_000_000)
+            sleep(for: .milliseconds(100))  // a 10 Hz receiver's pace
         }
-        sleep(nanoseconds: 500_000_000)
+        // The last epoch written (13:28:21.500) printed: everything before it has been.
+        let lastPrinted = waitUntil(5) { output.text.contains("epoch 13:28:21.500") }
         process.terminate()  // SIGTERM
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(waitUntil(10) { output.isComplete && errors.isComplete }, "the output pipes were not closed")
         process.waitUntilExit()
+        let stdout = output.text
+        let stderr = errors.text
+        #expect(lastPrinted, "\(stdout)")
 
         #expect(process.terminationStatus == 0, "\(stderr)")
         let lines = stdout.split(separator: "\n")

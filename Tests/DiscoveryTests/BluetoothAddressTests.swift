@@ -2,9 +2,10 @@
 // the kernel's little-endian bdaddr_t byte order, plus the RFCOMM ABI layout CRFCOMM declares.
 import CRFCOMM
 import Discovery
+import TestSupport
 import Testing
 
-@Suite("Bluetooth addresses")
+@Suite("Bluetooth addresses", .tags(.unit))
 struct BluetoothAddressTests {
     /// Valid inputs and their canonical (upper-case) form.
     static let valid: [(String, String, UInt64)] = [

@@ -7,6 +7,7 @@ import CRFCOMM
 import Discovery
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 /// True when this kernel has no AF_BLUETOOTH at all (or not in this network namespace).
@@ -19,7 +20,7 @@ let kernelLacksBluetooth: Bool = {
     return errno == EAFNOSUPPORT
 }()
 
-@Suite("RFCOMM ioctls on this machine")
+@Suite("RFCOMM ioctls on this machine", .tags(.integration))
 struct BluetoothRFCOMMLiveTests {
     static let address = try! BluetoothAddress(parsing: "00:07:80:AB:CD:EF")
 

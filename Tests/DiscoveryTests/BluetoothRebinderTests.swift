@@ -3,9 +3,10 @@
 import Discovery
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("rfcomm rebinder")
+@Suite("rfcomm rebinder", .tags(.unit))
 struct BluetoothRebinderTests {
     static let second: Int64 = 1_000_000_000
     static let binding = RFCOMMBinding(device: 0, address: try! BluetoothAddress(parsing: "00:07:80:AB:CD:EF"), channel: 1)

@@ -3,6 +3,7 @@
 import Discovery
 import Foundation
 import Posix
+import TestSupport
 import Testing
 
 /// A temporary directory tree, removed on deinit.
@@ -42,7 +43,7 @@ final class BluetoothRecordedTree {
     }
 }
 
-@Suite("rfcomm ttys in sysfs")
+@Suite("rfcomm ttys in sysfs", .tags(.unit))
 struct RFCOMMSysfsTests {
     @Test func readsAddressAndChannelOfABoundTTY() throws {
         let tree = try BluetoothRecordedTree()
@@ -121,7 +122,7 @@ struct RFCOMMSysfsTests {
     }
 }
 
-@Suite("Bluetooth names from BlueZ's storage")
+@Suite("Bluetooth names from BlueZ's storage", .tags(.unit))
 struct BluetoothStoreTests {
     static let adapter = "00:1A:7D:DA:71:13"
 

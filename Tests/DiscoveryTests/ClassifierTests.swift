@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import Discovery
 
@@ -12,7 +13,7 @@ struct ClassifierCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-@Suite("Receiver classifier against recorded device kinds")
+@Suite("Receiver classifier against recorded device kinds", .tags(.unit))
 struct ClassifierTests {
     static let cases: [ClassifierCase] = [
         ClassifierCase(name: "u-blox 8 CDC-ACM 1546:01a8", device: Recorded.ubloxM8,
@@ -157,7 +158,7 @@ struct ClassifierTests {
     }
 }
 
-@Suite("Include and exclude rules")
+@Suite("Include and exclude rules", .tags(.unit))
 struct IncludeExcludeTests {
     @Test func parsingAcceptsTheDocumentedForms() throws {
         #expect(try DeviceMatch(parsing: "/dev/ttyUSB*") == .path("/dev/ttyUSB*"))

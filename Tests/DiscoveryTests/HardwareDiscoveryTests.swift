@@ -2,6 +2,7 @@
 // (hwtests/discovery.md has the bench steps). Without hardware they are skipped with the reason.
 import Glibc
 import Posix
+import TestSupport
 import Testing
 @testable import Discovery
 
@@ -40,7 +41,7 @@ private func scan(options: UdevDiscovery.Options = benchOptions) throws -> [Devi
     return []
 }
 
-@Suite("Hardware: discovery with a real receiver", .serialized)
+@Suite("Hardware: discovery with a real receiver", .tags(.integration), .serialized)
 struct HardwareDiscoveryTests {
     @Test("the receiver on the bench is enumerated with its USB properties and classified",
           .enabled(if: benchUSBID != nil, "set TMM_HW_RECEIVER=vvvv:pppp (hwtests/discovery.md)"))

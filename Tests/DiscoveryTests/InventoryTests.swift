@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 @testable import Discovery
 
-@Suite("Receiver inventory")
+@Suite("Receiver inventory", .tags(.unit))
 struct InventoryTests {
     private func id(_ actions: [InventoryAction]) -> ReceiverID? {
         for action in actions { if case .connected(let id) = action { return id } }

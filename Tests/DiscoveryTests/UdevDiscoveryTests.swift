@@ -2,12 +2,20 @@
 // real tty here (spike.md Q2(a)); udevd does not run, so the kernel source is what works.
 import Glibc
 import Posix
+import TestSupport
 import Testing
 @testable import Discovery
 
 private let ttyS0UeventPath = "/sys/class/tty/ttyS0/uevent"
 private let canTriggerUevent = getuid() == 0 && access(ttyS0UeventPath, W_OK) == 0
 private let hasTTYS0 = access("/sys/class/tty/ttyS0", F_OK) == 0
+/// Whether this process may listen to the kernel's uevents (a container may refuse the socket).
+private let kernelMonitorWorks: Bool = {
+    guard let context = try? UdevContext() else { return false }
+    guard let monitor = try? UdevMonitor(context: context, source: .kernel) else { return false }
+    do { try monitor.enableReceiving() } catch { return false }
+    return true
+}()
 /// Set by the by-hand run with a private udevd (docs/discovery.md, "Exercised here").
 private let udevdRunsForTest = getenv("TMM_TEST_UDEVD") != nil && canTriggerUevent
 
@@ -37,7 +45,7 @@ private func writeUevent(_ action: String) throws(Errno) {
     try descriptor.writeAll(action + "\n")
 }
 
-@Suite("UdevDiscovery on the real kernel", .serialized)
+@Suite("UdevDiscovery on the real kernel", .tags(.integration), .serialized)
 struct UdevDiscoveryTests {
     @Test("kernel uevent monitor receives a real change event for ttyS0",
           .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
@@ -236,17 +244,30 @@ struct UdevDiscoveryTests {
         #expect(counts.contains { $0.before == $0.after }, "open descriptors before/after each attempt: \(counts)")
     }
 
-    @Test("a closed inbox ends the thread")
+    @Test("a closed inbox ends the thread", .enabled(if: kernelMonitorWorks, "needs a kernel uevent netlink socket"))
     func closedInboxEndsTheThread() throws {
+        // With an open inbox the thread starts its monitor and then stays, waiting for uevents:
+        // ending is not what it does anyway (and no monitor failure ends it below).
+        let open = try Inbox<DiscoveryEvent>(capacity: 16)
+        let running = UdevDiscovery(inbox: open, options: .init(source: .fixed(.kernel)))
+        try running.start()
+        defer { running.stop() }
+        let ready = waitForEvent(open, milliseconds: 2000, isEnumerated)
+        try #require(ready.match != nil && ready.seen.contains(.monitorStarted(.kernel)), "\(ready.seen)")
+        #expect(!running.threadHasEnded, "the thread ended with its inbox open")
+
+        // With the inbox closed, its first post fails and the thread returns on its own. stop()
+        // would end it too, so it is not called until this has been seen.
         let inbox = try Inbox<DiscoveryEvent>(capacity: 4)
         inbox.close()
         let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
         try discovery.start()
-        discovery.stop()  // returns: the thread ended on its own or on the stop signal
+        defer { discovery.stop() }
+        #expect(waitUntil(timeout: .seconds(5)) { discovery.threadHasEnded }, "the udev thread kept running with its inbox closed")
     }
 }
 
-@Suite("udev property decoding")
+@Suite("udev property decoding", .tags(.unit))
 struct UdevPropertyTests {
     @Test func encodedStringsAreDecoded() {
         #expect(DeviceProperties.decodeUdevEncoded(#"u-blox\x20GNSS\x20receiver"#) == "u-blox GNSS receiver")

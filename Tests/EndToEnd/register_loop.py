@@ -41,7 +41,7 @@ def run(context, checks):
                 checks.check(result.status == 1 and result.stderr.startswith("tmm-bridge: "),
                              "a request that got no OK failed with exit 1 and a message", repr(result))
                 failed += 1
-                time.sleep(0.02)
+                time.sleep(0.02)  # retry pace while the daemon is down
     print(f"acknowledged {acknowledged}, failed {failed}", flush=True)
     checks.check(acknowledged > 0, "some registrations were acknowledged")
 

@@ -157,7 +157,10 @@ def run(context, checks):
             status = json.loads(await asyncio.wait_for(events.recv(), 3))
             off = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": False})
             off_get = await loop.run_in_executor(None, maui.get, "/api/v1/receiver")
-            await asyncio.sleep(0.5)  # epochs already on their way through gpsd
+            # Epochs already on their way through gpsd and the bridge when the PUT returned. A
+            # settling time on purpose: a client sees no event for the last of them; the check
+            # below is that nothing comes in the 1.5 s after it.
+            await asyncio.sleep(0.5)
             silent = await tmmclient.collect(v2, 1.5)
             started = time.monotonic()
             on = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": True})

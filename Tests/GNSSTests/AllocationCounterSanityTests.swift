@@ -10,7 +10,7 @@ import Testing
 /// Escapes values so the optimizer cannot drop or stack-promote the allocations under test.
 nonisolated(unsafe) private var sink: [Int] = []
 
-@Suite("Allocation counter")
+@Suite("Allocation counter", .tags(.unit))
 struct AllocationCounterSanityTests {
     @Test("An Array allocation is counted")
     func arrayIsCounted() {

@@ -50,7 +50,7 @@ func trimbleCycle(_ time: String, quality: Int = 4) -> [String] {
     ]
 }
 
-@Suite("Epoch assembly")
+@Suite("Epoch assembly", .tags(.unit))
 struct EpochAssemblerTests {
     @Test func learnsTheClosingSentenceAndEmitsOnIt() {
         var h = Harness()
@@ -236,7 +236,7 @@ struct EpochAssemblerTests {
     }
 }
 
-@Suite("Learned cycle closers on real captures")
+@Suite("Learned cycle closers on real captures", .tags(.unit))
 struct LearnedCloserTests {
     /// The sentence each receiver ends its cycle with, as its log shows.
     static let closers: [(String, SentenceKind)] = [

@@ -228,7 +228,7 @@ private func style(
                   settleCycles: settle)
 }
 
-@Suite("Epoch assembly per receiver style (synthetic bursts)")
+@Suite("Epoch assembly per receiver style (synthetic bursts)", .tags(.unit))
 struct EpochBurstTableTests {
     @Test(arguments: receiverStyles)
     func oneCompleteEpochPerCycle(_ style: ReceiverStyle) throws {

@@ -247,7 +247,7 @@ func compare(_ capture: String, in set: CaptureSet = .fixtures) throws -> [Diffe
     return differences.sorted { ($0.time, $0.field) < ($1.time, $1.field) }
 }
 
-@Suite("Decoding real receiver captures matches gpsd 3.22's own reports")
+@Suite("Decoding real receiver captures matches gpsd 3.22's own reports", .tags(.unit))
 struct GPSDComparisonTests {
     @Test(arguments: comparedCaptures)
     func epochsMatchGPSD(_ capture: String) throws {

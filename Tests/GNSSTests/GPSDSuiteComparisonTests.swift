@@ -11,7 +11,7 @@ import TestSupport
 import Testing
 
 @Suite(
-    "Every NMEA capture of gpsd 3.22's regression suite matches gpsd's own reports",
+    "Every NMEA capture of gpsd 3.22's regression suite matches gpsd's own reports", .tags(.unit),
     .enabled(if: GPSDSuite.isPresent, Comment(rawValue: GPSDSuite.missingMessage)))
 struct GPSDSuiteComparisonTests {
     @Test(arguments: GPSDSuite.captureNames)

@@ -92,18 +92,43 @@ final class InputHarness {
         gpsd.stop()
     }
 
-    /// Writes `epochs` to the pty at `interval`, draining events as it goes.
-    func play(_ epochs: ArraySlice<[UInt8]>, to pty: borrowing Pseudoterminal, interval: Int64 = 50_000_000) throws {
+    /// Writes `epochs` to the pty at `interval` (a 20 Hz receiver by default), draining events as
+    /// it goes.
+    func play(_ epochs: ArraySlice<[UInt8]>, to pty: borrowing Pseudoterminal, interval: Duration = .milliseconds(50)) throws {
         for epoch in epochs {
             try pty.controller.writeAll(epoch)
-            sleep(nanoseconds: interval)
+            sleep(for: interval)  // the receiver's pace, not a wait for a result
             log.drain()
+        }
+    }
+
+    /// Hands `path` to gpsd and waits until the session reports it active. gpsd opens the tty,
+    /// flushes it twice 0.2 s apart and only then tells its watchers (gpsd.c add_device, serial.c
+    /// gpsd_set_speed): bytes written after this are read, bytes written before may be flushed.
+    func addAndWaitForActivation(_ path: String) throws {
+        try session.addDevice(path)
+        let active = log.wait(milliseconds: 5000) { events in
+            events.contains { event in
+                switch event {
+                case .device(let device): device.path == path && device.isActive
+                case .devices(let devices): devices.contains { $0.path == path && $0.isActive }
+                default: false
+                }
+            }
+        }
+        guard active else {
+            throw GPSDTestFailure("gpsd never reported \(path) active: \(log.events.suffix(5)) \(messages.all.suffix(5))")
         }
     }
 }
 
+struct GPSDTestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
 
-@Suite("gpsd session with a private gpsd and pty receivers", .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
+
+@Suite("gpsd session with a private gpsd and pty receivers", .tags(.integration), .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
 struct GPSDSessionTests {
     @Test func plugStreamUnplugReplug() throws {
         let epochs = try trimbleEpochs()
@@ -117,12 +142,9 @@ struct GPSDSessionTests {
         do {
             let pty = try Pseudoterminal()
             path = pty.devicePath
-            try h.session.addDevice(path)
-            sleep(nanoseconds: 600_000_000)  // gpsd flushes a newly opened tty for ~0.2-0.5 s
+            try h.addAndWaitForActivation(path)
             try h.play(epochs[0..<30], to: pty)
-            #expect(h.log.wait(milliseconds: 2000) { events in
-                events.contains { if case .device(let d) = $0 { d.path == path && d.isActive } else { false } }
-            })
+            #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 25 })
             let streamed = h.log.positions
             #expect(streamed.count >= 25, "\(streamed.count) epochs of 30 arrived")
             #expect(streamed.last?.quality.diffStatus == 2)
@@ -143,8 +165,7 @@ struct GPSDSessionTests {
         // Replug: a new pty (a new name, as ttyACM0 -> ttyACM1); positions resume within
         // 1 s plus one epoch of the first write.
         let again = try Pseudoterminal()
-        try h.session.addDevice(again.devicePath)
-        sleep(nanoseconds: 600_000_000)
+        try h.addAndWaitForActivation(again.devicePath)
         let before = h.log.positions.count
         let firstWrite = monotonicNanoseconds()
         try again.controller.writeAll(epochs[30] + epochs[31])
@@ -159,8 +180,7 @@ struct GPSDSessionTests {
         let h = try InputHarness()
         defer { h.shutdown() }
         let pty = try Pseudoterminal()
-        try h.session.addDevice(pty.devicePath)
-        sleep(nanoseconds: 600_000_000)
+        try h.addAndWaitForActivation(pty.devicePath)
         try h.play(epochs[0..<10], to: pty)
         #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 5 })
 
@@ -171,14 +191,15 @@ struct GPSDSessionTests {
         })
         // The supervisor restarts gpsd, the session reconnects and re-adds the receiver.
         #expect(h.log.wait(milliseconds: 8000) { _ in h.gpsd.restarts >= 1 })
+        // The receiver goes on at 10 Hz until positions come through again.
         let before = h.log.positions.count
-        let deadline = monotonicNanoseconds() + 8_000_000_000
         var next = 10
-        while h.log.positions.count <= before && monotonicNanoseconds() < deadline && next < epochs.count {
+        _ = try waitUntil(timeout: .seconds(8), pollInterval: .milliseconds(100)) {
+            h.log.drain()
+            if h.log.positions.count > before || next == epochs.count { return true }
             try pty.controller.writeAll(epochs[next])
             next += 1
-            sleep(nanoseconds: 100_000_000)
-            h.log.drain()
+            return false
         }
         #expect(h.log.positions.count > before, "positions resume after gpsd was killed: \(h.messages.all)")
         #expect(h.log.events.contains(.inputRestored))
@@ -196,14 +217,14 @@ struct GPSDSessionTests {
         #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .connected = $0 { true } else { false } } })
         // Unchanged ids, so nothing changes but the broadcast to every thread, the session's
         // among them, which spends nearly all its time in that wait.
+        // Spread over 0.1 s on purpose, so that many land while the session waits.
         for _ in 0..<50 {
             #expect(setgid(getgid()) == 0)
-            sleep(nanoseconds: 2_000_000)
+            sleep(for: .milliseconds(2))
         }
         // A device streaming afterwards shows the session is past any reaction to the signals.
         let pty = try Pseudoterminal()
-        try h.session.addDevice(pty.devicePath)
-        sleep(nanoseconds: 600_000_000)  // gpsd flushes a newly opened tty for ~0.2-0.5 s
+        try h.addAndWaitForActivation(pty.devicePath)
         try h.play(epochs[0..<5], to: pty)
         #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 3 })
         #expect(h.session.statistics.connections == 1, "\(h.messages.all)")
@@ -216,8 +237,7 @@ struct GPSDSessionTests {
         defer { h.shutdown() }
         do {
             let pty = try Pseudoterminal()
-            try h.session.addDevice(pty.devicePath)
-            sleep(nanoseconds: 600_000_000)
+            try h.addAndWaitForActivation(pty.devicePath)
             try h.play(epochs[0..<5], to: pty)
         }  // pty closed without telling gpsd: gpsd keeps the device open, no data arrives
         let timeout = Int(h.session.configuration.silenceTimeout / 1_000_000)
@@ -235,8 +255,7 @@ struct GPSDSessionTests {
             do {
                 let h = try InputHarness()
                 let pty = try Pseudoterminal()
-                try h.session.addDevice(pty.devicePath)
-                sleep(nanoseconds: 300_000_000)
+                try h.addAndWaitForActivation(pty.devicePath)
                 h.shutdown()
             }
             counts.append((before, openDescriptorCount()))
@@ -246,7 +265,7 @@ struct GPSDSessionTests {
     }
 }
 
-@Suite("gpsd control socket and bad input")
+@Suite("gpsd control socket and bad input", .tags(.integration))
 struct GPSDBadInputTests {
     @Test func controlSocketThatDoesNotExistGivesAClearError() {
         let socket = GPSDControlSocket(path: "/nonexistent/gpsd.sock")
@@ -278,14 +297,19 @@ struct GPSDBadInputTests {
     @Test func unreachableGPSDIsReportedAsInputLostAndRetried() throws {
         guard let port = freeLoopbackPort() else { return }
         let log = try EventLog()
-        let session = GPSDSession(GPSDSession.Configuration(port: port), inbox: log.inbox) { _ in }
+        // Retries every 10-20 ms, so the window below holds dozens of them.
+        var configuration = GPSDSession.Configuration(port: port)
+        configuration.initialBackoff = 10_000_000
+        configuration.maximumBackoff = 20_000_000
+        let session = GPSDSession(configuration, inbox: log.inbox) { _ in }
         try session.start()
         defer { session.stop() }
         #expect(log.wait(milliseconds: 2000) { events in
             events.contains { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } }
         })
-        // Reported once, not once per retry.
-        sleep(nanoseconds: 1_000_000_000)
+        // Reported once, not once per retry: a fixed window on purpose, what is tested is that
+        // nothing more comes in it.
+        sleep(for: .milliseconds(500))
         log.drain()
         #expect(count(log.events) { if case .inputLost = $0 { true } else { false } } == 1)
     }
@@ -344,8 +368,13 @@ final class FakeGPSD: @unchecked Sendable {
                 let client = accept(fd, nil, nil)
                 if client < 0 { return }
                 script(client)
-                // Let the client read, then hang up.
-                usleep(200_000)
+                // Hang up after what was sent (a FIN behind it), then read what the client sent
+                // until it closes too: closing with its ?WATCH unread would reset the connection
+                // and could discard the script's bytes before the client read them.
+                shutdown(client, Int32(SHUT_WR))
+                var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while poll(&pending, 1, 5000) > 0, read(client, &chunk, chunk.count) > 0 {}
                 Glibc.close(client)
             }
         }

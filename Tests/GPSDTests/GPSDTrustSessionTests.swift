@@ -6,6 +6,7 @@ import GNSS
 import GPSD
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 private let fakeScript = #"""
@@ -17,7 +18,7 @@ def serve(c):
         while True:
             c.sendall(b"$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n"
                       b"$GPRMC,120000.00,A,4807.038,N,01131.002,E,0.0,0.0,010126,,,A*6B\r\n")
-            time.sleep(0.1)
+            time.sleep(0.1)  # a 10 Hz receiver's pace
     except OSError:
         pass
 while True:
@@ -25,7 +26,7 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 """#
 
-@Suite("gpsd session trust", .serialized,
+@Suite("gpsd session trust", .tags(.integration), .serialized,
        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root and python3"))
 struct GPSDTrustSessionTests {
     @Test(arguments: [true, false])
@@ -40,10 +41,8 @@ struct GPSDTrustSessionTests {
                                     supervision: supervision)
         defer { fake.stop(graceMilliseconds: 0) }
         // Up once it accepts (a plain connect: this one is not under test).
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while (try? StreamSocket.connect(loopbackPort: port)) == nil && monotonicNanoseconds() < deadline {
-            sleep(nanoseconds: 10_000_000)
-        }
+        #expect(waitUntil(pollInterval: .milliseconds(10)) { (try? StreamSocket.connect(loopbackPort: port)) != nil },
+                "the fake gpsd never listened")
         let log = try EventLog()
         let messages = Messages()
         let session = GPSDSession(GPSDSession.Configuration(port: port), inbox: log.inbox) { messages.append($0) }

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Chunked transfer coding")
+@Suite("Chunked transfer coding", .tags(.unit))
 struct ChunkedDecoderTests {
     /// Decodes `input` fed in pieces ending at `splits`; returns body, total consumed, completion.
     private func decode(_ input: [UInt8], splits: [Int] = []) throws(HTTPRequestError) -> ([UInt8], Int, Bool) {

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Framing, persistence and expectations")
+@Suite("Framing, persistence and expectations", .tags(.unit))
 struct FramingTests {
     /// Content-Length field lines → framing or error.
     @Test(arguments: [

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
 /// Each limit at exactly its value (accepted) and one over (rejected with its status).
-@Suite("Limits: at the limit and one over")
+@Suite("Limits: at the limit and one over", .tags(.unit))
 struct LimitTests {
     /// A head of exactly `length` bytes: one padding field sized to fit.
     private func head(ofLength length: Int) -> [UInt8] {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
@@ -136,7 +137,7 @@ let malformedRequests: [MalformedRequest] = [
           error: .headerSectionTooLarge, status: 431),
 ]
 
-@Suite("Malformed requests: one row per broken rule")
+@Suite("Malformed requests: one row per broken rule", .tags(.unit))
 struct MalformedRequestTests {
     @Test(arguments: malformedRequests)
     func isRejectedWithTheRuleAndStatus(_ row: MalformedRequest) {

@@ -1,10 +1,11 @@
 // Origins (RFC 6454) as `allowed-origins` entries and `Origin` fields: one normal form for both,
 // strict refusals with the reason, the decision per request and the CORS headers it leads to.
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Origins and the origin policy")
+@Suite("Origins and the origin policy", .tags(.unit))
 struct OriginTests {
     @Test(arguments: [
         ("https://app.example", "https://app.example"),

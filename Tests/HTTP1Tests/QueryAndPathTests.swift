@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Query parameters and path normalisation")
+@Suite("Query parameters and path normalisation", .tags(.unit))
 struct QueryAndPathTests {
     /// (query, key, expected decoded value or nil).
     @Test(arguments: [

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Request head: parsing and accessors")
+@Suite("Request head: parsing and accessors", .tags(.unit))
 struct RequestHeadTests {
     @Test func parsesATMMRequest() throws {
         let input = bytes(tmmGet)

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Request reader: bodies, pipelining, 100-continue")
+@Suite("Request reader: bodies, pipelining, 100-continue", .tags(.unit))
 struct RequestReaderTests {
     private let put =
         "PUT /api/v1/receiver HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n"

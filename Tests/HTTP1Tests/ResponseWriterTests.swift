@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import HTTP1
 
-@Suite("Response writer and status codes")
+@Suite("Response writer and status codes", .tags(.unit))
 struct ResponseWriterTests {
     private let date = "Thu, 22 Feb 2024 18:00:00 GMT"
 

@@ -2,6 +2,7 @@
 // table per decoder with one row per broken rule. Rows are built from a valid body with exactly
 // one field changed and a recomputed checksum, so each breaks only the rule it names.
 @testable import NMEA0183
+import TestSupport
 import Testing
 
 /// One sentence a decoder must reject, and why.
@@ -48,7 +49,7 @@ private func ascii(_ c: Unicode.Scalar) -> UInt8 { UInt8(ascii: c) }
 
 private func bad(_ index: Int) -> NMEAError { .invalidField(index: index) }
 
-@Suite("Sentence decoders")
+@Suite("Sentence decoders", .tags(.unit))
 struct DecoderTests {
     // MARK: Helpers
 

@@ -1,5 +1,6 @@
 // Field values and scanners: exact fixed-point decimals, times, dates, coordinates.
 @testable import NMEA0183
+import TestSupport
 import Testing
 
 /// Runs a field scanner on `text` placed in field 1 (and `extra` in field 2) of a valid sentence.
@@ -70,7 +71,7 @@ private func dec(_ value: Int64, _ scale: UInt8) -> NMEADecimal {
 private let bad1 = NMEAError.invalidField(index: 1)
 private let bad2 = NMEAError.invalidField(index: 2)
 
-@Suite("Field values")
+@Suite("Field values", .tags(.unit))
 struct FieldValueTests {
     // MARK: NMEADecimal
 

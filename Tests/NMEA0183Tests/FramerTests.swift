@@ -27,7 +27,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-@Suite("NMEAFramer")
+@Suite("NMEAFramer", .tags(.unit))
 struct FramerTests {
     // MARK: Helpers
 

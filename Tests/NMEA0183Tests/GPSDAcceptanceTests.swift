@@ -19,7 +19,7 @@ let gpsdRejections: [String: (count: Int, rule: String)] = [
     "et-332.log": (1, "terminal escape codes (0x1B) inside a GSA"),
 ]
 
-@Suite("Sentence acceptance matches gpsd 3.22 on every capture")
+@Suite("Sentence acceptance matches gpsd 3.22 on every capture", .tags(.unit))
 struct GPSDAcceptanceTests {
     @Test(arguments: Fixtures.captureNames)
     func acceptsExactlyWhatGPSDAccepted(_ capture: String) throws {

@@ -111,7 +111,7 @@ struct AcceptRow: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("NMEASentence validation")
+@Suite("NMEASentence validation", .tags(.unit))
 struct SentenceValidationTests {
     static func sentence(_ body: String) -> [UInt8] { TestLine.sentence(body) }
 

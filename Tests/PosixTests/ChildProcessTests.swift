@@ -2,9 +2,10 @@
 import Glibc
 import Posix
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("ChildProcess")
+@Suite("ChildProcess", .tags(.integration))
 struct ChildProcessTests {
     /// Runs `/bin/sh -c script` with its output in a temporary file and returns that output.
     private func run(_ script: String) throws -> (ChildProcess.Termination, String) {

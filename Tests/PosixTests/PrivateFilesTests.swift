@@ -3,6 +3,7 @@
 import CLinux
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 /// Runs a shell command as `nobody` (uid/gid 65534) with setpriv; true when it exited 0.
@@ -12,7 +13,7 @@ private func asNobody(_ command: String) -> Bool {
 
 private func isRoot() -> Bool { geteuid() == 0 }
 
-@Suite("Private directories and file reads")
+@Suite("Private directories and file reads", .tags(.integration))
 struct PrivateFilesTests {
     @Test(.enabled(if: isRoot(), "needs root to act as another user"))
     func aDirectoryAnotherUserCreatedFirstIsRefused() throws {

@@ -5,9 +5,10 @@ import Foundation
 import Synchronization
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("/proc readers")
+@Suite("/proc readers", .tags(.integration))
 struct ProcFSTests {
     static let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
 
@@ -81,19 +82,16 @@ struct ProcFSTests {
                                       supervision: .init(user: (uid: nobody.pw_uid, gid: nobody.pw_gid)))
         defer { server.stop(graceMilliseconds: 0) }
         var owner: TCPPeerOwner?
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while owner == nil && monotonicNanoseconds() < deadline {
-            if let connected = try? StreamSocket.connect(loopbackPort: port) {
-                owner = try tcpPeerOwner(of: connected.descriptor.rawValue)
-            } else {
-                sleep(nanoseconds: 10_000_000)  // until the listener is up
-            }
+        _ = try waitUntil(pollInterval: .milliseconds(10)) {  // until the listener is up
+            guard let connected = try? StreamSocket.connect(loopbackPort: port) else { return false }
+            owner = try tcpPeerOwner(of: connected.descriptor.rawValue)
+            return true
         }
         #expect(owner == .local(uid: nobody.pw_uid), "the nobody listener's connection")
     }
 }
 
-@Suite("ChildProcess supervision")
+@Suite("ChildProcess supervision", .tags(.integration))
 struct ChildProcessSupervisionTests {
     private func output(of script: String, supervision: ChildProcess.Supervision, passing: [CInt] = []) throws -> String {
         let directory = try TemporaryDirectory()
@@ -140,11 +138,10 @@ struct ChildProcessSupervisionTests {
         let pid = try #require(started.pid.withLock { $0 })
         // Ours to reap: it is our child whatever thread started it.
         var status: CInt = 0
-        let deadline = monotonicNanoseconds() + 3_000_000_000
         var reaped: pid_t = 0
-        while reaped == 0 && monotonicNanoseconds() < deadline {
+        _ = waitUntil(timeout: .seconds(3), pollInterval: .milliseconds(10)) {
             reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == 0 { sleep(nanoseconds: 10_000_000) }
+            return reaped != 0
         }
         if reaped == 0 { kill(pid, SIGKILL); _ = waitpid(pid, &status, 0) }
         #expect(reaped == pid && status & 0x7F == SIGKILL, "the child outlived its spawning thread")

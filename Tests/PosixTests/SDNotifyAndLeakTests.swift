@@ -1,9 +1,10 @@
 import CLinux
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("sd_notify")
+@Suite("sd_notify", .tags(.integration))
 struct SDNotifyTests {
     @Test func datagramReachesPathSocket() throws {
         let directory = try TemporaryDirectory()
@@ -34,7 +35,7 @@ struct SDNotifyTests {
     }
 }
 
-@Suite("No descriptor leaks")
+@Suite("No descriptor leaks", .tags(.integration))
 struct DescriptorLeakTests {
     /// Each round opens at least ten descriptors; a leak in any path shows up 100 times over.
     /// The margin absorbs descriptors other suites running in parallel hold meanwhile.

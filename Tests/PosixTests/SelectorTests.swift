@@ -1,9 +1,10 @@
 import CLinux
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
-@Suite("epoll Selector with real descriptors")
+@Suite("epoll Selector with real descriptors", .tags(.unit))
 struct SelectorTests {
     @Test func readableEventCarriesRegistrationIDAndDescriptor() throws {
         let selector = try Selector()

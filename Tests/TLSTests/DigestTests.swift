@@ -1,5 +1,6 @@
 import Foundation
 import TLS
+import TestSupport
 import Testing
 
 private func hex<let N: Int>(_ digest: InlineArray<N, UInt8>) -> String {
@@ -19,7 +20,7 @@ private func base64<let N: Int>(_ digest: InlineArray<N, UInt8>) -> String {
 
 private let fiftySixBytes = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"
 
-@Suite("OpenSSL digests (FIPS 180 vectors)")
+@Suite("OpenSSL digests (FIPS 180 vectors)", .tags(.unit))
 struct DigestTests {
     @Test(arguments: [
         ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
@@ -63,7 +64,7 @@ struct DigestTests {
     }
 }
 
-@Suite("OpenSSL random bytes")
+@Suite("OpenSSL random bytes", .tags(.unit))
 struct RandomTests {
     @Test func countsAndVariety() throws {
         #expect(try Random.bytes(count: 0).isEmpty)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -72,7 +73,7 @@ let vectorID = "12345678-1234-1234-1234-123456789ABC"
 let vectorCodeNow = "/T6VQF4SQ/Ix/H8ZfFOrSEzj8qpHsFmA3ug569bPpV0="
 let vectorCodePrevious = "fnPXvwyDKtZcxHiE2FbxwNNTyHITngxw+4Z3ZDOX6xs="
 
-@Suite("Access Code V1")
+@Suite("Access Code V1", .tags(.unit))
 struct AccessCodeV1Tests {
     @Test func referenceSHA256MatchesKnownDigests() {
         #expect(sha("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -179,7 +180,7 @@ struct AccessCodeV1Tests {
 }
 
 /// `presentedDigest`: the server's table lookup accepts exactly the codes `verify` compares equal.
-@Suite("AccessCodeV1 presented digest")
+@Suite("AccessCodeV1 presented digest", .tags(.unit))
 struct AccessCodeV1PresentedDigestTests {
     @Test func theDocumentVectorDecodesToItsDigest() throws {
         let digest = try #require(AccessCodeV1.presentedDigest(headerValue: "Basic " + vectorCodeNow))

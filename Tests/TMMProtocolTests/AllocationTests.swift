@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 import TMMProtocol
 
-@Suite("Location encoding allocations")
+@Suite("Location encoding allocations", .tags(.unit))
 struct LocationAllocationTests {
     static let identity = ReceiverIdentity(receiverModel: "R12i \"Zürich\"\n", receiverSerialNumber: "6123456789",
                                            appVersion: "0.1.0")

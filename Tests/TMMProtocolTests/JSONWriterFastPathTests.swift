@@ -2,6 +2,7 @@
 // the one-reservation fixed-point numbers, and the satellite objects written in place.
 import Foundation
 import GNSS
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -12,7 +13,7 @@ private func written(_ body: (inout JSONWriter) -> Void) -> String {
     return String(decoding: writer.bytes, as: UTF8.self)
 }
 
-@Suite("JSONWriter fast paths")
+@Suite("JSONWriter fast paths", .tags(.unit))
 struct JSONWriterFastPathTests {
     /// Expected spellings recorded from the writer before the fast paths (per-byte appends).
     @Test(arguments: [

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -9,7 +10,7 @@ private func written(_ body: (inout JSONWriter) -> Void) -> String {
     return String(decoding: writer.bytes, as: UTF8.self)
 }
 
-@Suite("JSONWriter numbers")
+@Suite("JSONWriter numbers", .tags(.unit))
 struct JSONWriterNumberTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var value: Double
@@ -124,7 +125,7 @@ struct JSONWriterNumberTests {
     }
 }
 
-@Suite("JSONWriter strings")
+@Suite("JSONWriter strings", .tags(.unit))
 struct JSONWriterStringTests {
     @Test(arguments: [
         ("", #""""#),
@@ -165,7 +166,7 @@ struct JSONWriterStringTests {
     }
 }
 
-@Suite("JSONWriter structure")
+@Suite("JSONWriter structure", .tags(.unit))
 struct JSONWriterStructureTests {
     @Test func commasAreAutomatic() {
         let text = written {

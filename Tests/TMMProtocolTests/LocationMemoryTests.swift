@@ -4,6 +4,7 @@
 // hold the widest message they can write.
 import Foundation
 import GNSS
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -28,7 +29,7 @@ private struct SplitMix {
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
-@Suite("Location encoders' memory")
+@Suite("Location encoders' memory", .tags(.unit))
 struct LocationMemoryTests {
     /// 2,000 epochs whose sky changes the way receivers' skies do (one SNR, an angle, a use mark,
     /// a satellite rising or setting, a whole constellation replaced, the same sky again, an empty

@@ -1,9 +1,10 @@
 import Foundation
 import GNSS
+import TestSupport
 import Testing
 import TMMProtocol
 
-@Suite("LocationV1 encoder")
+@Suite("LocationV1 encoder", .tags(.unit))
 struct LocationV1EncoderTests {
     /// §8.6 field order with the §8.7 fix values (sky abbreviated, see `Sample.fix`).
     static let pinnedFix = """

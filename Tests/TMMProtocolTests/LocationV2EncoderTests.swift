@@ -1,9 +1,10 @@
 import Foundation
 import GNSS
+import TestSupport
 import Testing
 import TMMProtocol
 
-@Suite("LocationV2 encoder")
+@Suite("LocationV2 encoder", .tags(.unit))
 struct LocationV2EncoderTests {
     /// §8.7 fix values; the sky is abbreviated (see `Sample.fix`), and fields the bridge does not
     /// know (geoidModel, battery, reference frames, IMU, antenna) are null or neutral.
@@ -198,7 +199,7 @@ struct LocationV2EncoderTests {
     }
 }
 
-@Suite("Location field mapping (V1 and V2)")
+@Suite("Location field mapping (V1 and V2)", .tags(.unit))
 struct LocationFieldMappingTests {
     @Test(arguments: [
         (nil, "\"-1\""), (0, "\"0000\""), (7, "\"0007\""), (123, "\"0123\""), (133, "\"0133\""),

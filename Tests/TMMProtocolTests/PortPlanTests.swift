@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import TMMProtocol
 
-@Suite("Port plan")
+@Suite("Port plan", .tags(.unit))
 struct PortPlanTests {
     private func resolve(busy: Set<UInt16>, configuration: PortPlan.Configuration = .init()) throws -> PortAssignment? {
         try PortPlan.resolve(configuration: configuration) { !busy.contains($0) }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -5,7 +6,7 @@ private func text(_ body: (inout JSONWriter) -> Void) -> String {
     String(decoding: RESTBodies.bytes(body), as: UTF8.self)
 }
 
-@Suite("REST bodies")
+@Suite("REST bodies", .tags(.unit))
 struct RESTBodiesTests {
     static let da2 = ReceiverInfo(isReceiverConfigured: true, isConnected: false, bluetoothName: "DA2-5820",
                                   bluetoothAddress: "00:11:22:33:44:55", receiverBrand: "Trimble", receiverModel: "DA2",

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TMMProtocol
 
@@ -17,7 +18,7 @@ private let windowsRequest82 = "trimblemobilemanager://request/tmmRegister?appli
 private let windowsReply82 = "myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK&apiPort=9637&apiSecurePort=9638&locationPort=9635&locationSecurePort=9636&locationV2Port=9639&locationV2SecurePort=9640"
 private let windowsFailure82 = "myapp://response/tmmRegister?id=tmmRegister&status=error&message=Application%20ID%20not%20recognised&registrationResult=Unauthorized"
 
-@Suite("Percent-encoding")
+@Suite("Percent-encoding", .tags(.unit))
 struct RegistrationEncodingTests {
     @Test func percentEncoding() {
         #expect(PercentEncoding.encode("Application ID not recognised") == "Application%20ID%20not%20recognised")
@@ -58,7 +59,7 @@ struct RegistrationEncodingTests {
     }
 }
 
-@Suite("Registration URLs")
+@Suite("Registration URLs", .tags(.unit))
 struct RegistrationURLTests {
     // MARK: Accepted requests
 

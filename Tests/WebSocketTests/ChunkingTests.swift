@@ -1,9 +1,10 @@
 // Restartability: the same client bytes must produce the same actions however reads split them,
 // at every byte for a mixed script, one byte at a time, and in random chunk sizes.
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("Chunking")
+@Suite("Chunking", .tags(.unit))
 struct ChunkingTests {
     /// A conversation touching every reader path: short, 16-bit and 64-bit lengths, fragments with
     /// control frames between them, multi-byte UTF-8 split across fragments, a ping, a pong, and

@@ -1,9 +1,10 @@
 // The connection state machine: RFC 6455 §5.7 exchanges, fragmentation, control frames, limits,
 // the closing handshake from either side, keepalive, and what each state still reads and writes.
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("Connection")
+@Suite("Connection", .tags(.unit))
 struct ConnectionTests {
     static let hello = hex("81 85 37 fa 21 3d 7f 9f 4d 51 58")
 

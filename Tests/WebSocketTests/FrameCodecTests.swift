@@ -1,9 +1,10 @@
 // Frame header decoding (client to server) and frame encoding (server to client), against the
 // RFC 6455 §5.7 examples and the length-encoding boundaries.
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("Frame header decoding")
+@Suite("Frame header decoding", .tags(.unit))
 struct FrameHeaderTests {
     static func decode(
         _ bytes: [UInt8], max: Int = 1 << 20
@@ -74,7 +75,7 @@ struct FrameHeaderTests {
     }
 }
 
-@Suite("Frame encoding")
+@Suite("Frame encoding", .tags(.unit))
 struct FrameEncoderTests {
     @Test func rfcUnmaskedExamples() {
         // §5.7: "A single-frame unmasked text message": 0x81 0x05 0x48 0x65 0x6c 0x6c 0x6f.

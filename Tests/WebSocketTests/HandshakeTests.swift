@@ -1,10 +1,11 @@
 // Opening handshake (RFC 6455 §4.2): the §1.3 accept key, the 101 response, real browser and
 // library requests, and one row per broken rule with its HTTP answer (Base64: ByteCodingTests).
 import HTTP1
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("Handshake")
+@Suite("Handshake", .tags(.unit))
 struct HandshakeTests {
     static let exampleKey = "dGhlIHNhbXBsZSBub25jZQ=="
 

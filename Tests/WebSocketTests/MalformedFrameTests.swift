@@ -1,9 +1,10 @@
 // One row per broken rule of RFC 6455, with the close code the server must answer with, plus the
 // table of close codes a client may and may not send.
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("Malformed frames")
+@Suite("Malformed frames", .tags(.unit))
 struct MalformedFrameTests {
     static let small = WebSocketConnection.Configuration(maxFrameSize: 1_000, maxMessageSize: 1_500)
 
@@ -127,7 +128,7 @@ struct MalformedFrameTests {
     }
 }
 
-@Suite("Close codes")
+@Suite("Close codes", .tags(.unit))
 struct CloseCodeTests {
     /// (code received, accepted and echoed?)
     static let codes: [(UInt16, Bool)] = [

@@ -1,10 +1,11 @@
 // UTF-8 validation: a table of well-formed and ill-formed sequences (Unicode Table 3-7), each
 // checked by the validator, by the stdlib as a second opinion, and through a connection, whole and
 // split across two fragments at every byte.
+import TestSupport
 import Testing
 import WebSocket
 
-@Suite("UTF-8")
+@Suite("UTF-8", .tags(.unit))
 struct UTF8Tests {
     static let valid: [(String, [UInt8])] = [
         ("empty", []),

@@ -9,6 +9,7 @@ import Posix
 import Synchronization
 import TLS
 import TMMProtocol
+import TestSupport
 import Testing
 
 @testable import Bridge
@@ -72,21 +73,17 @@ final class TestBridge: Sendable {
                 outcome.withLock { $0 = .failure(StartFailure(description: "\(error)")) }
             }
         }
-        let deadline = monotonicNanoseconds() + 10_000_000_000
-        while true {
-            if let result = outcome.withLock({ $0 }) {
-                switch result {
-                case .success(let started):
-                    let bridge = TestBridge(started: started, thread: thread, logs: logs, state: state, runtime: runtime)
-                    try bridge.waitForLog("ready")
-                    return bridge
-                case .failure(let failure):
-                    thread.join()
-                    throw failure
-                }
-            }
-            guard monotonicNanoseconds() < deadline else { throw StartFailure(description: "bridge did not start") }
-            sleep(nanoseconds: 2_000_000)
+        guard waitUntil(timeout: .seconds(10), { outcome.withLock { $0 } != nil }),
+              let result = outcome.withLock({ $0 })
+        else { throw StartFailure(description: "bridge did not start") }
+        switch result {
+        case .success(let started):
+            let bridge = TestBridge(started: started, thread: thread, logs: logs, state: state, runtime: runtime)
+            try bridge.waitForLog("ready")
+            return bridge
+        case .failure(let failure):
+            thread.join()
+            throw failure
         }
     }
 
@@ -114,14 +111,18 @@ final class TestBridge: Sendable {
 
     /// Waits until a log line contains `text`.
     func waitForLog(_ text: String, milliseconds: Int = 5000) throws {
-        let deadline = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
-        while !logs.contains(where: { $0.contains(text) }) {
-            guard monotonicNanoseconds() < deadline else {
-                throw StartFailure(description: "no log line with '\(text)' in:\n" + logs.joined(separator: "\n"))
-            }
-            sleep(nanoseconds: 2_000_000)
+        try waitForLog(text, count: 1, milliseconds: milliseconds)
+    }
+
+    /// Waits until `count` log lines contain `text`.
+    func waitForLog(_ text: String, count: Int, milliseconds: Int = 5000) throws {
+        guard waitUntil(timeout: .milliseconds(milliseconds), { logLines(containing: text) >= count }) else {
+            throw StartFailure(description: "not \(count) log line(s) with '\(text)' in:\n" + logs.joined(separator: "\n"))
         }
     }
+
+    /// How many log lines contain `text`.
+    func logLines(containing text: String) -> Int { logs.count { $0.contains(text) } }
 
     var controlSocket: String { BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory) }
 
@@ -132,11 +133,15 @@ final class TestBridge: Sendable {
         return try ControlProtocol.open("tmmregister://?" + Base64.encode(Array(json.utf8)), socketPath: controlSocket)
     }
 
-    /// Posts what gpsd would say when a receiver at `path` is open, and waits until it is handled.
-    func connectReceiver(_ path: String = "/dev/ttyTEST0") {
+    /// Posts what gpsd would say when a receiver at `path` is open, and waits until the server has
+    /// taken the device list: the io thread logs "gpsd has <path>" as it drains it, and handles
+    /// the resulting change (receiver connected) before anything the test sends afterwards.
+    func connectReceiver(_ path: String = "/dev/ttyTEST0") throws {
+        let handled = "gpsd has \(path)"
+        let before = logLines(containing: handled)
         input.post(.connected(release: "3.22"))
         input.post(.devices([GPSDDevice(path: path, driver: "NMEA0183", activated: 1)]))
-        sleep(nanoseconds: 20_000_000)
+        try waitForLog(handled, count: before + 1)
     }
 }
 
@@ -383,14 +388,4 @@ final class WebSocketTestClient {
         return (ServerFrame(fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F,
                             payload: Array(bytes[offset..<(offset + length)])), offset + length)
     }
-}
-
-/// Polls `condition` for up to `milliseconds`.
-func eventually(milliseconds: Int = 3000, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
-    while monotonicNanoseconds() < deadline {
-        if try condition() { return true }
-        sleep(nanoseconds: 5_000_000)
-    }
-    return try condition()
 }
