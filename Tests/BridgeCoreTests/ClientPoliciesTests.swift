@@ -1,10 +1,11 @@
 // The per-client policies, on their own: the failed-access-code budget and the refused-origin log.
 import BridgeCore
+import TestSupport
 import Testing
 
 private let second: Int64 = 1_000_000_000
 
-@Suite("Client policies")
+@Suite("Client policies", .tags(.unit))
 struct ClientPoliciesTests {
     /// Four failures are answered at once; then one answer per second, each waiting until its
     /// token is earned; a client that stops failing for long enough gets its burst back.

@@ -2,6 +2,7 @@
 // and when out. No sockets, threads, clocks or sleeps: time is whatever the test says.
 import BridgeCore
 import GNSS
+import TestSupport
 import Testing
 
 /// An epoch at `second` (plus `milliseconds`) of the day, on 2026-12-02.
@@ -15,7 +16,7 @@ private func epoch(_ second: Int64, _ milliseconds: Int64 = 0, date: Bool = true
 
 private let ms: Int64 = 1_000_000
 
-@Suite("LocationV2 pacer")
+@Suite("LocationV2 pacer", .tags(.unit))
 struct LocationV2PacerTests {
     @Test func epochsAtTheCapGoOutAtOnce() {
         var pacer = LocationV2Pacer(minimumInterval: 50 * ms)  // 20 Hz

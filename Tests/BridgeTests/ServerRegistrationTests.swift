@@ -60,7 +60,7 @@ struct ServerRegistrationTests {
             })
         }
         // The first write to reach the server is queued behind the held job.
-        #expect(eventually(milliseconds: 5000) { bridge.worker.queued == 1 })
+        #expect(waitUntil { bridge.worker.queued == 1 })
         let started = monotonicNanoseconds()
         // No app is registered yet, so the API refuses: the point is that it answers at once.
         let ping = try request(bridge.ports.api, "/api/v1/test/ping", authorized: false)

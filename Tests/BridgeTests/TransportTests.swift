@@ -3,11 +3,12 @@
 // end of file for the peer.
 import Glibc
 import Posix
+import TestSupport
 import Testing
 
 @testable import Bridge
 
-@Suite("Transport (plain)")
+@Suite("Transport (plain)", .tags(.unit))
 struct TransportTests {
     /// A connected, non-blocking pair of unix stream sockets: the server's end as a transport,
     /// the client's as a raw descriptor (closed with `client.close()` by each test).
