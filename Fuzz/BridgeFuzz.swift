@@ -333,16 +333,19 @@ func fuzzReplay(_ input: String) {
     check(graphemeCase ? "replay-grapheme" : "replay-lines", joined == expected,
           "epochs \(show(text(joined))) instead of \(show(text(expected)))")
     check("replay-epochs", capture.epochs.allSatisfy { !$0.isEmpty }, "an empty epoch")
-    if joined == expected, let first = sentences.first {
-        let starter = ReplayCapture.sentenceType(Substring(text(first)))
+    if joined == expected, !sentences.isEmpty {
+        // Epochs start at the type of the first sentence NMEA0183 accepts; lines it refuses are
+        // replayed but never start one (the capture's first epoch starts at its first line).
+        let starter = sentences.lazy.compactMap { ReplayCapture.sentenceType(Substring(text($0))) }.first
         for (e, epoch) in capture.epochs.enumerated() {
             // Sentences hold no LF, so the epoch's LFs end them (each after its CR).
             let parts = epoch.split(separator: lf).map { Substring(text($0.dropLast())) }
             check("replay-epochs", epoch.last == lf && parts.allSatisfy { !$0.isEmpty }, "epoch \(e) is not CRLF lines")
             for (i, sentence) in parts.enumerated() {
-                let isStarter = ReplayCapture.sentenceType(sentence) == starter
-                check("replay-epochs", isStarter == (i == 0),
-                      "epoch \(e) sentence \(i) \(show(String(sentence))), starter type \(show(String(starter)))")
+                let type = ReplayCapture.sentenceType(sentence)
+                let isStarter = type != nil && type == starter
+                check("replay-epochs", isStarter == (i == 0) || (e == 0 && i == 0),
+                      "epoch \(e) sentence \(i) \(show(String(sentence))), starter type \(show(String(starter ?? "none")))")
             }
         }
     }
@@ -357,8 +360,11 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
     let isDigit = { (b: UInt8) in b >= 0x30 && b <= 0x39 }
     for bytes in sentences.prefix(64) {
         let sentence = Substring(text(bytes))
-        let type = ReplayCapture.sentenceType(sentence)
         guard let time = ReplayCapture.timeOfDay(sentence) else { continue }
+        guard let type = ReplayCapture.sentenceType(sentence) else {
+            check("time-type", false, "time from \(show(String(sentence))), a line NMEA0183 refuses")
+            continue
+        }
         check("time-range", time >= 0 && time < 86_401 * 1_000_000_000,
               "timeOfDay(\(show(String(sentence)))) = \(time) ns")
         check("time-type", timeTypes.contains(type) || type.hasPrefix("PTNL"), "time from a \(show(String(type)))")
@@ -371,7 +377,8 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
             check(graphemes ? "replay-grapheme" : "time-type", false, "time from \(show(String(sentence))) without the field")
             continue
         }
-        let field = Array(fields[index])
+        // The field ends at the checksum's `*` when it is the last one (NMEA0183 reads it so).
+        let field = Array(fields[index].prefix { $0 != UInt8(ascii: "*") })
         let dot = field.firstIndex(of: UInt8(ascii: ".")) ?? field.count
         let whole = field[..<dot]
         let fraction = field.count > dot ? field[(dot + 1)...] : []

@@ -62,9 +62,11 @@ fuzz_snapshot() {
 fuzz_include_module() {
     local module file
     for module in "$@"; do
-        for file in "$root/Sources/$module"/*.swift; do
-            cp "$file" "$src/$module-$(basename "$file")"
-        done
+        # Subfolders too (NMEA0183/Sentences): named by their path, so names stay unique.
+        while IFS= read -r file; do
+            local relative=${file#"$root/Sources/$module/"}
+            cp "$file" "$src/$module-${relative//\//-}"
+        done < <(find "$root/Sources/$module" -name '*.swift' | sort)
         find "$src" -name '*.swift' -exec sed -i "/^import $module\$/d" {} +
     done
 }

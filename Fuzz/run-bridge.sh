@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz/run-bridge.sh [SECONDS] - build and run the Bridge parsers' libFuzzer target
 # (Fuzz/BridgeFuzz.swift over the pure files ConfigurationFile, ControlProtocol and ReplayCapture
-# of Sources/Bridge).
+# of Sources/BridgeCore).
 #
 # Builds Fuzz/build/bridge-fuzz with -sanitize=fuzzer,address, seeds the working corpus
 # Fuzz/corpus-bridge/ from Fuzz/seeds-bridge/ on first use (the corpus then grows across runs; it
@@ -23,16 +23,18 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
-fuzz_init bridge Bridge "$@"
+fuzz_init bridge BridgeCore "$@"
 fuzz_note=${BRIDGEFUZZ_KNOWN:+; skipping known findings $BRIDGEFUZZ_KNOWN}
 
-# The harness joins the module (named Bridge) and so reaches its internals. Only the three pure
-# files are compiled: they import nothing.
+# The harness joins the module (named BridgeCore) and so reaches its internals. Only the three
+# parser files are compiled, with the pure modules they import (ReplayCapture reads sentences
+# with NMEA0183).
 parsers=(ConfigurationFile ControlProtocol ReplayCapture)
 files=()
-for file in "${parsers[@]}"; do files+=("$root/Sources/Bridge/$file.swift"); done
+for file in "${parsers[@]}"; do files+=("$root/Sources/BridgeCore/$file.swift"); done
 fuzz_snapshot "${files[@]}" "$root/Fuzz/BridgeFuzz.swift"
-fuzz_build "Bridge: ${parsers[*]}"
+fuzz_include_module NMEA0183 ByteCoding
+fuzz_build "BridgeCore: ${parsers[*]}"
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).
 cat > "$build/bridge.dict" <<'DICT'

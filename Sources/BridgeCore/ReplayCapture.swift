@@ -1,5 +1,9 @@
-// A capture cut into epochs for replay (pure: standard library only, so Fuzz/run-bridge.sh can
-// build it alone). The thread that plays it is CaptureReplayer (CaptureReplay.swift).
+// A capture cut into epochs for replay (pure). The thread that plays it is CaptureReplayer
+// (Bridge/CaptureReplay.swift). Sentences are read with NMEA0183's validation and field parsers,
+// the same rules the decoder applies: a line they refuse is still replayed as it is (gpsd gets
+// the capture's bytes), but neither starts an epoch nor sets the pace.
+
+import NMEA0183
 
 /// A capture cut into epochs, with the period to play them at.
 public struct ReplayCapture: Sendable, Equatable {
@@ -39,14 +43,17 @@ public struct ReplayCapture: Sendable, Equatable {
             }
             lineStart = lineEnd == end ? end : substring.utf8.index(after: lineEnd)
         }
-        guard let first = sentences.first else {
+        guard !sentences.isEmpty else {
             throw Failure(message: "\(name): no NMEA sentences (lines starting with $) to replay")
         }
-        let starter = Self.sentenceType(first)
+        // Epochs start at each sentence of the first valid sentence's type.
+        let starter = sentences.lazy.compactMap(Self.sentenceType).first
         var epochs: [[UInt8]] = []
         var starterTimes: [Int64] = []
         for sentence in sentences {
-            if Self.sentenceType(sentence).utf8.elementsEqual(starter.utf8) || epochs.isEmpty {
+            let type = Self.sentenceType(sentence)
+            let startsEpoch = type != nil && type.map { Array($0.utf8) } == starter.map { Array($0.utf8) }
+            if startsEpoch || epochs.isEmpty {
                 epochs.append([])
                 if let time = Self.timeOfDay(sentence) { starterTimes.append(time) }
             }
@@ -63,48 +70,31 @@ public struct ReplayCapture: Sendable, Equatable {
     }
 
     /// `GGA` of `$GNGGA,...` (the sentence type without the two-letter talker); `PTNL` and other
-    /// proprietary (`P…`) addresses whole.
-    public static func sentenceType(_ sentence: Substring) -> Substring {
-        let bytes = sentence.utf8
-        guard let first = bytes.indices.first else { return sentence }
-        let start = bytes.index(after: first)
-        let end = bytes[start...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "*") } ?? bytes.endIndex
-        let address = sentence[start..<end]
-        if address.utf8.first == UInt8(ascii: "P") { return address }
-        let afterTalker = address.utf8.index(address.utf8.startIndex, offsetBy: 2, limitedBy: address.utf8.endIndex) ?? address.utf8.endIndex
-        return address[afterTalker...]
+    /// proprietary (`P…`) addresses whole; nil for a line NMEA0183 refuses.
+    public static func sentenceType(_ sentence: Substring) -> Substring? {
+        let bytes = Array(sentence.utf8)
+        guard let valid = try? NMEASentence(validating: bytes.span) else { return nil }
+        let address = valid.field(0).count
+        let skip = valid.talker == .proprietary ? 0 : 2
+        guard address > skip else { return nil }
+        let start = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + skip)
+        let end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + address)
+        return sentence[start..<end]
     }
 
-    /// Nanoseconds of the day from the time field (`hhmmss[.s…]`, field 1; `$PTNL,GGK`: field 2)
-    /// of the sentence types that carry one; nil for others and for anything not a valid time.
+    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (GGA,
+    /// RMC, GNS, GST, ZDA: field 1; `$PTNL,GGK`: field 2), as NMEA0183 reads it; nil for other
+    /// kinds, for an empty or invalid time, and for a line NMEA0183 refuses.
     public static func timeOfDay(_ sentence: Substring) -> Int64? {
-        // Compared by bytes: String equality is Unicode-canonical, the NMEA address is ASCII.
-        let type = sentenceType(sentence).utf8
-        let isTrimble = type.elementsEqual("PTNL".utf8)
-        guard isTrimble || ["GGA", "RMC", "GNS", "GST", "ZDA"].contains(where: { type.elementsEqual($0.utf8) }) else {
-            return nil
+        let bytes = Array(sentence.utf8)
+        guard let valid = try? NMEASentence(validating: bytes.span) else { return nil }
+        let field: Int
+        switch valid.kind {
+        case .gga, .rmc, .gns, .gst, .zda: field = 1
+        case .ptnlGGK: field = 2
+        default: return nil
         }
-        let fields = sentence.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
-        let wanted = isTrimble ? 2 : 1
-        guard fields.count > wanted else { return nil }
-        let field = Array(fields[wanted])
-        guard field.count >= 6, field.prefix(6).allSatisfy(isDigit) else { return nil }
-        func number(_ range: Range<Int>) -> Int64 { range.reduce(0) { $0 * 10 + Int64(field[$1] - UInt8(ascii: "0")) } }
-        let hours = number(0..<2), minutes = number(2..<4), seconds = number(4..<6)
-        // 60 is a leap second.
-        guard hours < 24, minutes < 60, seconds <= 60 else { return nil }
-        var nanoseconds = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000_000
-        if field.count > 6 {
-            let fraction = field[7...]
-            guard field[6] == UInt8(ascii: "."), !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy(isDigit) else {
-                return nil
-            }
-            var scaled = number(7..<field.count)
-            for _ in fraction.count..<9 { scaled *= 10 }
-            nanoseconds += scaled
-        }
-        return nanoseconds
+        guard valid.fieldCount > field, let time = try? valid.time(field) else { return nil }
+        return time.nanosecondsOfDay
     }
-
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }

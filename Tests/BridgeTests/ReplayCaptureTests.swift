@@ -31,6 +31,23 @@ struct ReplayCaptureTests {
         #expect(capture.period == period, "\(name)")
     }
 
+    /// Lines NMEA0183 refuses (a boot banner, a bad checksum) are replayed as they are, but never
+    /// start an epoch or set the pace: the epochs start at the first valid sentence's type.
+    @Test func refusedLinesAreReplayedButNeverStartAnEpoch() throws {
+        let lines = ["$SkyTraq,Venus6", "$GPGGA,120000.00,1", "$GPRMC,120000.00,1", "$GPGGA,120000.50,1*00",
+                     "$GPGGA,120001.00,1", "$GPRMC,120001.00,1"]
+        let capture = try ReplayCapture(text: lines.joined(separator: "\r\n"), name: "banner.log")
+        let epochs = capture.epochs.map { String(decoding: $0, as: UTF8.self) }
+        #expect(epochs == ["$SkyTraq,Venus6\r\n", "$GPGGA,120000.00,1\r\n$GPRMC,120000.00,1\r\n$GPGGA,120000.50,1*00\r\n",
+                           "$GPGGA,120001.00,1\r\n$GPRMC,120001.00,1\r\n"])
+        #expect(capture.period == 1_000_000_000, "the bad-checksum GGA's time is not used")
+        #expect(ReplayCapture.sentenceType("$SkyTraq,Venus6") == nil)
+        #expect(ReplayCapture.timeOfDay("$GPGGA,120000.50,1*00") == nil)
+        let expected: Int64 = (13 * 3600 + 28 * 60 + 20) * 1_000_000_000 + 300_000_000
+        let time = ReplayCapture.timeOfDay("$GPRMC,132820.3*70")
+        #expect(time == expected, "the checksum is not part of the time field")
+    }
+
     @Test func aCaptureWithoutSentencesIsRefusedWithItsName() {
         #expect(throws: ReplayCapture.Failure(message: "empty.log: no NMEA sentences (lines starting with $) to replay")) {
             try ReplayCapture(text: "# only a comment\n\n", name: "empty.log")
