@@ -52,36 +52,17 @@ public final class BridgeServer {
     }
 
 
-    /// Stops a running server from any thread.
-    public final class StopHandle: Sendable {
-        let event: WakeUpEvent
-        init() throws(Errno) { event = try WakeUpEvent() }
-
-        /// Makes `run()` return (after closing its clients).
-        public func stop() { event.signal() }
-    }
-
-    /// What a registered descriptor is.
-    private enum Handler {
-        case listener(TMMServer)
-        case connection
-        case controlListener
-        case controlClient
-        case inputEvents
-        case workerResults
-        case tick
-        case locationV1
-        case locationV2
-        case signals
-        case stop
-    }
+    /// Stops a running server from any thread: `stop()` makes `run()` return (after closing its
+    /// clients).
+    public typealias StopHandle = EventLoop.StopHandle
 
     let configuration: BridgeConfiguration
     let environment: Environment
     let log: @Sendable (String) -> Void
-    let selector: Selector
+    /// Every descriptor and timer of the io thread, each with its handler.
+    let loop: EventLoop
     public let ports: PortAssignment
-    public let stopHandle: StopHandle
+    public var stopHandle: StopHandle { loop.stopHandle }
     let input: ReceiverInput
     var registry: ApplicationRegistry
     let policy: RegistrationPolicy
@@ -91,21 +72,12 @@ public final class BridgeServer {
     private var listeners: [CInt: BoundSocket] = [:]
     /// The secure ports: bound, not listening, until TLS comes (see PortBinder).
     private var reservations: [BoundSocket] = []
-    private var handlers: [CInt: Handler] = [:]
     var connections: [CInt: Connection] = [:]
     let controlListener: UnixListener
     var controlClients: [CInt: ControlClient] = [:]
-    private let tickTimer: MonotonicTimer
-    private let locationV1Timer: MonotonicTimer
-    /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
+    /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub arms
+    /// and reads it; the loop watches its descriptor like any other).
     let locationV2Timer: MonotonicTimer
-    private var signals: SignalDescriptor?
-    /// A spare descriptor, given up to accept (and close) a connection when the process runs out
-    /// of descriptors, so a full table cannot make a listener spin.
-    private let spareDescriptor = SpareDescriptor()
-    /// Listeners (TCP and control) whose readiness is ignored until a descriptor frees: the table
-    /// was full and no spare was left to refuse with, so epoll would report them forever.
-    private var pausedListeners: Set<CInt> = []
     /// `max-connections` as clamped to the open-file limit (see `init`).
     public let maxConnections: Int
     /// Connections the location ports (V1 and V2, before and after the upgrade) may hold together:
@@ -169,11 +141,8 @@ public final class BridgeServer {
         identity = ReceiverIdentity(appVersion: environment.version)
         hub = Hub(locationV2MinimumInterval: configuration.limits.locationV2MinimumInterval)
         do {
-            selector = try Selector()
-            tickTimer = try MonotonicTimer()
-            locationV1Timer = try MonotonicTimer()
+            loop = try EventLoop()
             locationV2Timer = try MonotonicTimer()
-            stopHandle = try StopHandle()
         } catch {
             throw .eventLoop(error)
         }
@@ -275,8 +244,8 @@ public final class BridgeServer {
         } catch {
             throw .eventLoopStart(error)
         }
-        spareDescriptor.reserve()
-        defer { spareDescriptor.release() }
+        loop.keepSpareDescriptor(retryNanoseconds: configuration.limits.tickInterval)
+        defer { loop.releaseSpareDescriptor() }
         watchdogInterval = environment.notifySystemd ? Self.watchdogInterval() : nil
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
@@ -290,76 +259,44 @@ public final class BridgeServer {
         if environment.notifySystemd { _ = try? SDNotify.notify("READY=1\nSTATUS=serving on " + described) }
         log("ready")
 
-        var events: [SelectorEvent] = []
-        events.reserveCapacity(256)
-        var running = true
-        while running {
-            do {
-                try selector.wait(timeoutMilliseconds: -1, into: &events)
-            } catch {
-                throw .eventLoopWait(error)
-            }
-            for event in events where selector.isCurrent(event) {
-                guard let handler = handlers[event.descriptor] else { continue }
-                switch handler {
-                case .listener(let server): acceptAll(on: event.descriptor, server: server)
-                case .connection: connectionEvent(event)
-                case .controlListener: acceptControlClients()
-                case .controlClient: controlClientEvent(event)
-                case .inputEvents: handleInput()
-                case .workerResults: handleWorkerResults()
-                case .tick:
-                    _ = try? tickTimer.readExpirations()
-                    tick()
-                case .locationV1:
-                    _ = try? locationV1Timer.readExpirations()
-                    sendLocationV1()
-                case .locationV2: locationV2TimerExpired()
-                case .signals:
-                    while let signal = try? signals?.read() {
-                        log("signal \(signal): stopping")
-                        running = false
-                    }
-                case .stop:
-                    stopHandle.event.clear()
-                    log("stop requested")
-                    running = false
-                }
-            }
+        do {
+            if try loop.run() == .stopHandle { log("stop requested") }
+        } catch {
+            throw .eventLoopWait(error)
         }
         shutDown()
     }
 
+    /// Hands every descriptor and timer to the loop with its handler. The handlers hold the server
+    /// unowned: the server owns the loop, which owns the handlers.
     private func registerEverything() throws(Errno) {
         for (fd, entry) in listeners {
-            try selector.register(fd, interest: .readable)
-            handlers[fd] = .listener(entry.server)
+            let server = entry.server
+            try loop.register(fd, interest: .readable) { [unowned self] _ in acceptAll(on: fd, server: server) }
         }
-        try selector.register(controlListener.descriptor.rawValue, interest: .readable)
-        handlers[controlListener.descriptor.rawValue] = .controlListener
+        try loop.register(controlListener.descriptor.rawValue, interest: .readable) { [unowned self] _ in
+            acceptControlClients()
+        }
         for fd in input.descriptors {
-            try selector.register(fd, interest: .readable)
-            handlers[fd] = .inputEvents
+            try loop.register(fd, interest: .readable) { [unowned self] _ in handleInput() }
         }
-        try selector.register(workerResults.eventDescriptor, interest: .readable)
-        handlers[workerResults.eventDescriptor] = .workerResults
-        try selector.register(tickTimer.descriptor.rawValue, interest: .readable)
-        handlers[tickTimer.descriptor.rawValue] = .tick
-        try tickTimer.arm(afterNanoseconds: configuration.limits.tickInterval,
-                          periodNanoseconds: configuration.limits.tickInterval)
-        try selector.register(locationV1Timer.descriptor.rawValue, interest: .readable)
-        handlers[locationV1Timer.descriptor.rawValue] = .locationV1
-        try locationV1Timer.arm(afterNanoseconds: configuration.limits.locationV1Interval,
-                                periodNanoseconds: configuration.limits.locationV1Interval)
-        try selector.register(locationV2Timer.descriptor.rawValue, interest: .readable)
-        handlers[locationV2Timer.descriptor.rawValue] = .locationV2
-        try selector.register(stopHandle.event.descriptor, interest: .readable)
-        handlers[stopHandle.event.descriptor] = .stop
+        try loop.register(workerResults.eventDescriptor, interest: .readable) { [unowned self] _ in
+            handleWorkerResults()
+        }
+        let tickInterval = configuration.limits.tickInterval
+        loop.schedule(afterNanoseconds: tickInterval, periodNanoseconds: tickInterval) { [unowned self] _ in tick() }
+        let v1Interval = configuration.limits.locationV1Interval
+        loop.schedule(afterNanoseconds: v1Interval, periodNanoseconds: v1Interval) { [unowned self] _ in
+            sendLocationV1()
+        }
+        try loop.register(locationV2Timer.descriptor.rawValue, interest: .readable) { [unowned self] _ in
+            locationV2TimerExpired()
+        }
         if environment.handleSignals {
-            signals = try SignalDescriptor(signals: Self.stopSignals)
-            guard let fd = signals?.descriptor.rawValue else { return }
-            try selector.register(fd, interest: .readable)
-            handlers[fd] = .signals
+            try loop.handleSignals(Self.stopSignals) { [unowned self] signal in
+                log("signal \(signal): stopping")
+                loop.stop()
+            }
         }
     }
 
@@ -429,23 +366,22 @@ public final class BridgeServer {
         let connection = Connection(transport: PlainTransport(socket), server: server, now: monotonicNanoseconds())
         let fd = connection.fd
         do {
-            try selector.register(fd, interest: .readable)
+            try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
         } catch {
             log("cannot watch a new connection: \(error)")
             return
         }
-        handlers[fd] = .connection
         connections[fd] = connection
         connectionCounts[server, default: 0] += 1
     }
 
-    /// After accept failed on `listener`: when the descriptor table is full (EMFILE, ENFILE) the
-    /// pending connection stays queued and a level-triggered epoll reports the listener again at
-    /// once, forever (a 100% CPU loop). Give up the spare descriptor to take the connection off
-    /// the queue and close it; without a spare, stop watching the listener until `tick` finds a
-    /// descriptor free again. Returns true when a connection was refused (try the next one).
+    /// After accept failed on `listener`: a full descriptor table (EMFILE, ENFILE) would make a
+    /// level-triggered listener spin; the loop refuses the pending connection with its spare
+    /// descriptor or pauses the listener until a descriptor is free (EventLoop.acceptFailed).
+    /// Returns true when a connection was refused (try the next one).
     func refuseWithoutDescriptor(_ error: Errno, listener fd: CInt) -> Bool {
-        guard error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem else {
+        let outcome = loop.acceptFailed(error, listener: fd)
+        guard outcome != .otherError else {
             log("accept failed: \(error)")
             return false
         }
@@ -453,23 +389,9 @@ public final class BridgeServer {
         if statistics.refusedOutOfDescriptors == 1 || statistics.refusedOutOfDescriptors % 1000 == 0 {
             log("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
         }
-        if spareDescriptor.refuseOne(on: fd) { return true }
-        pauseListener(fd)
-        return false
-    }
-
-    private func pauseListener(_ fd: CInt) {
-        guard pausedListeners.insert(fd).inserted else { return }
+        if outcome == .refusedOne { return true }
         log("out of file descriptors: not accepting until one is free")
-        try? selector.modify(fd, interest: [])
-    }
-
-    /// From `tick`: once a descriptor is free again (the spare can be reopened), listen again.
-    private func resumeListeners() {
-        spareDescriptor.reserve()
-        guard spareDescriptor.isHeld else { return }
-        for fd in pausedListeners { try? selector.modify(fd, interest: .readable) }
-        pausedListeners.removeAll()
+        return false
     }
 
     // MARK: - Connection I/O
@@ -517,7 +439,7 @@ public final class BridgeServer {
         guard wanted != connection.interest else { return }
         connection.interest = wanted
         do {
-            try selector.modify(connection.fd, interest: wanted)
+            try loop.modify(connection.fd, interest: wanted)
         } catch {
             close(connection)
         }
@@ -633,21 +555,35 @@ public final class BridgeServer {
         guard connections[fd] === connection else { return }
         leaveHub(connection)
         connection.webSocket?.transportClosed()
-        try? selector.deregister(fd)
-        handlers[fd] = nil
+        try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object
         connectionCounts[connection.server, default: 1] -= 1
     }
 
     func registerControlClient(_ fd: CInt, _ client: ControlClient) {
-        handlers[fd] = .controlClient
         controlClients[fd] = client
     }
 
     func unregisterControlClient(_ fd: CInt) {
-        handlers[fd] = nil
         controlClients[fd] = nil
     }
+
+    /// What BridgeServer+Control registers its clients with (`selector.register(fd, ...)`, then
+    /// `registerControlClient`): the loop, with the control-client handler, since clients are the
+    /// only descriptors that file registers.
+    struct ControlClientRegistrations {
+        unowned let server: BridgeServer
+
+        func register(_ fd: CInt, interest: SelectorInterest) throws(Errno) {
+            try server.loop.register(fd, interest: interest) { [unowned server] event in
+                server.controlClientEvent(event)
+            }
+        }
+
+        func deregister(_ fd: CInt) throws(Errno) { try server.loop.deregister(fd) }
+    }
+
+    var selector: ControlClientRegistrations { ControlClientRegistrations(server: self) }
 
     // MARK: - Timers
 
@@ -686,7 +622,6 @@ public final class BridgeServer {
         for (fd, client) in controlClients where now - client.openedAt > 10_000_000_000 {
             closeControlClient(fd)
         }
-        if !pausedListeners.isEmpty { resumeListeners() }
         if let interval = watchdogInterval, now - lastWatchdog >= interval / 2 {
             lastWatchdog = now
             _ = try? SDNotify.notify("WATCHDOG=1")

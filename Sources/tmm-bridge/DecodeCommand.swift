@@ -14,8 +14,9 @@ struct DecodeCommand {
 
     /// Read size: large enough for files, small enough that a live pipe is decoded as it arrives.
     static let readSize = 65_536
-    /// How long to wait for input before giving the assembler a chance to flush a stalled cycle.
-    static let pollMilliseconds: Int32 = 100
+    /// How often a live input (pipe, tty, socket) is checked for a cycle that stalled: the
+    /// assembler emits a pending epoch older than its stale time-out (EpochAssembler.staleAfter).
+    static let staleCheckNanoseconds: Int64 = 100_000_000
 
     func run() -> Int32 {
         let fd: Int32
@@ -32,31 +33,49 @@ struct DecodeCommand {
         }
         defer { if fd != STDIN_FILENO { _ = try? valueOrErrno(retryOnInterrupt: false) { close(fd) } } }
 
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch {
+            Output.error("tmm-bridge decode: cannot create the event loop: \(error)\n")
+            return ExitCode.failure
+        }
         var session = DecodeSession(format: format)
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
-        reading: while true {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            // A failed poll falls through to the read, which reports the descriptor's error.
-            if (try? valueOrErrno({ poll(&poller, 1, Self.pollMilliseconds) })) == 0 {
-                session.flushIfStale(now: monotonicNanoseconds())
-                continue
-            }
+        var outcome: Int32?
+        // One read per turn; the loop calls again while the descriptor is readable (a file: every
+        // turn until end of file). Reads are non-blocking: a readiness that turns out empty is
+        // nothing to do.
+        let readable: EventLoop.Handler = { [unowned loop] _ in
             let read: Result<Int?, Errno> = buffer.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) -> Int? in try valueOrNilIfWouldBlock { Glibc.read(fd, raw.baseAddress, raw.count) } }
             }
-            let count: Int
             switch read {
-            case .success(nil): continue
-            case .success(let n?): count = n
+            case .success(nil):
+                return
+            case .success(0):
+                loop.stop()
+            case .success(let count?):
+                if !session.feed(buffer.span.extracting(0..<count), now: monotonicNanoseconds()) {
+                    outcome = ExitCode.failure  // stdout closed (e.g. piped into head): stop quietly
+                    loop.stop()
+                }
             case .failure(let error):
                 Output.error("tmm-bridge decode: reading \(name) failed: \(error)\n")
-                break reading
-            }
-            if count == 0 { break }
-            guard session.feed(buffer.span.extracting(0..<count), now: monotonicNanoseconds()) else {
-                return ExitCode.failure  // stdout closed (e.g. piped into head): stop quietly
+                loop.stop()
             }
         }
+        do {
+            // A file never waits, so no cycle of it can stall: only a live input gets the check.
+            if try loop.register(fd, interest: .readable, handler: readable) == .whenReported {
+                loop.schedule(afterNanoseconds: Self.staleCheckNanoseconds, periodNanoseconds: Self.staleCheckNanoseconds) { _ in
+                    session.flushIfStale(now: monotonicNanoseconds())
+                }
+            }
+            try loop.run()
+            try loop.deregister(fd)
+        } catch {
+            Output.error("tmm-bridge decode: reading \(name) failed: \(error)\n")
+        }
+        if let outcome { return outcome }
         return session.finish(name: name)
     }
 

@@ -63,9 +63,17 @@ struct WatchCommand: Equatable {
     }
 
     func run() -> Int32 {
-        // Signals are read from a signalfd in the loop; block them before any thread starts.
-        let signals: SignalDescriptor
-        do { signals = try SignalDescriptor(signals: [SIGINT, SIGTERM]) } catch {
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch {
+            return fail("cannot create the event loop: \(error)")
+        }
+        // Signals are read from a signalfd in the loop; they are blocked here, before any thread starts.
+        do {
+            try loop.handleSignals([SIGINT, SIGTERM]) { [unowned loop] number in
+                log("signal \(number): stopping")
+                loop.stop()
+            }
+        } catch {
             return fail("cannot create a signalfd: \(error)")
         }
         signal(SIGPIPE, SIG_IGN)
@@ -86,31 +94,32 @@ struct WatchCommand: Equatable {
 
         var encoder = LocationV2Encoder()
         let identity = ReceiverIdentity(appVersion: BridgeVersion.current)
-        var pollers = input.descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        pollers.append(pollfd(fd: signals.descriptor.rawValue, events: Int16(POLLIN), revents: 0))
-        while true {
-            do { _ = try valueOrErrno { poll(&pollers, nfds_t(pollers.count), 1000) } } catch {
-                return fail("poll failed: \(error)")
-            }
-            if pollers[pollers.count - 1].revents != 0, let number = try? signals.read() {
-                log("signal \(number): stopping")
-                return ExitCode.ok
-            }
-            for change in input.drain() {
-                switch change {
-                case .position(let position):
-                    if json {
-                        encoder.encode(position, identity: identity)
-                        Output.write(encoder.span, to: STDOUT_FILENO)
-                        Output.standard("\n")
-                    } else {
-                        Output.standard(describe(position) + "\n")
+        let json = self.json
+        do {
+            for fd in input.descriptors {
+                try loop.register(fd, interest: .readable) { _ in
+                    for change in input.drain() {
+                        switch change {
+                        case .position(let position):
+                            if json {
+                                encoder.encode(position, identity: identity)
+                                Output.write(encoder.span, to: STDOUT_FILENO)
+                                Output.standard("\n")
+                            } else {
+                                Output.standard(describe(position) + "\n")
+                            }
+                        case .receiverConnected, .receiverDisconnected, .inputLost, .inputRestored,
+                            .receiverControlFinished:
+                            break  // the input side logs these itself (and watch asks for no REST changes)
+                        }
                     }
-                case .receiverConnected, .receiverDisconnected, .inputLost, .inputRestored, .receiverControlFinished:
-                    break  // the input side logs these itself (and watch asks for no REST changes)
                 }
             }
+            try loop.run()
+        } catch {
+            return fail("event loop failed: \(error)")
         }
+        return ExitCode.ok
     }
 }
 
