@@ -69,7 +69,11 @@ extension BridgeServer {
                 }
                 let client = ControlClient(socket: socket, now: monotonicNanoseconds())
                 let fd = client.socket.descriptor.rawValue
-                do { try selector.register(fd, interest: .readable) } catch { continue }
+                do {
+                    try loop.register(fd, interest: .readable) { [unowned self] event in controlClientEvent(event) }
+                } catch {
+                    continue
+                }
                 registerControlClient(fd, client)
             }
         }
@@ -131,7 +135,7 @@ extension BridgeServer {
     }
 
     func closeControlClient(_ fd: CInt) {
-        try? selector.deregister(fd)
+        try? loop.deregister(fd)
         unregisterControlClient(fd)
     }
 

@@ -160,7 +160,6 @@ extension BridgeServer {
 
     /// The V2 timer expired: the pending epoch's instant has come.
     func locationV2TimerExpired() {
-        _ = try? locationV2Timer.readExpirations()
         let now = monotonicNanoseconds()
         carryOut(hub.pacer.timerExpired(now: now), now: now)
     }
@@ -170,13 +169,7 @@ extension BridgeServer {
         case .send(let position):
             publish(position, now: now)
         case .armTimer(let instant):
-            do {
-                try locationV2Timer.arm(afterNanoseconds: max(1, instant - now))
-            } catch {
-                // Cannot happen with a valid timerfd; sending early beats losing the epoch.
-                log("cannot arm the LocationV2 timer: \(error)")
-                if let position = hub.pacer.timerFailed(now: now) { publish(position, now: now) }
-            }
+            locationV2Timer.arm(afterNanoseconds: max(1, instant - now))
         case .nothing:
             break
         }

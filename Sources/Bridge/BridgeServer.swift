@@ -75,9 +75,8 @@ public final class BridgeServer {
     var connections: [CInt: Connection] = [:]
     let controlListener: UnixListener
     var controlClients: [CInt: ControlClient] = [:]
-    /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub arms
-    /// and reads it; the loop watches its descriptor like any other).
-    let locationV2Timer: MonotonicTimer
+    /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
+    let locationV2Timer: EventLoopTimer
     /// `max-connections` as clamped to the open-file limit (see `init`).
     public let maxConnections: Int
     /// Connections the location ports (V1 and V2, before and after the upgrade) may hold together:
@@ -142,10 +141,10 @@ public final class BridgeServer {
         hub = Hub(locationV2MinimumInterval: configuration.limits.locationV2MinimumInterval)
         do {
             loop = try EventLoop()
-            locationV2Timer = try MonotonicTimer()
         } catch {
             throw .eventLoop(error)
         }
+        locationV2Timer = loop.makeTimer()
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
@@ -289,9 +288,7 @@ public final class BridgeServer {
         loop.schedule(afterNanoseconds: v1Interval, periodNanoseconds: v1Interval) { [unowned self] _ in
             sendLocationV1()
         }
-        try loop.register(locationV2Timer.descriptor.rawValue, interest: .readable) { [unowned self] _ in
-            locationV2TimerExpired()
-        }
+        locationV2Timer.handler = { [unowned self] _ in locationV2TimerExpired() }
         if environment.handleSignals {
             try loop.handleSignals(Self.stopSignals) { [unowned self] signal in
                 log("signal \(signal): stopping")
@@ -568,22 +565,6 @@ public final class BridgeServer {
         controlClients[fd] = nil
     }
 
-    /// What BridgeServer+Control registers its clients with (`selector.register(fd, ...)`, then
-    /// `registerControlClient`): the loop, with the control-client handler, since clients are the
-    /// only descriptors that file registers.
-    struct ControlClientRegistrations {
-        unowned let server: BridgeServer
-
-        func register(_ fd: CInt, interest: SelectorInterest) throws(Errno) {
-            try server.loop.register(fd, interest: interest) { [unowned server] event in
-                server.controlClientEvent(event)
-            }
-        }
-
-        func deregister(_ fd: CInt) throws(Errno) { try server.loop.deregister(fd) }
-    }
-
-    var selector: ControlClientRegistrations { ControlClientRegistrations(server: self) }
 
     // MARK: - Timers
 

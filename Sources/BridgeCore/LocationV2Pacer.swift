@@ -83,15 +83,6 @@ public struct LocationV2Pacer: Sendable {
         return release(now: now)
     }
 
-    /// The timer for `.armTimer` could not be armed: the pending epoch now, not never.
-    public mutating func timerFailed(now: Int64) -> Position? {
-        isTimerArmed = false
-        guard let position = pending else { return nil }
-        pending = nil
-        lastSentAt = now
-        return position
-    }
-
     /// Receiver time in nanoseconds, comparable across midnight when the date is known.
     public static func timeKey(_ time: UTCTimestamp) -> Int64 {
         Int64(time.date?.daysSinceEpoch ?? 0) * UTCTimestamp.nanosecondsPerDay + time.nanosecondsOfDay

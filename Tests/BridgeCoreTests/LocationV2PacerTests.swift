@@ -55,16 +55,6 @@ struct LocationV2PacerTests {
         #expect(pacer.timerExpired(now: 100 * ms) == .send(epoch(10, 50)))
     }
 
-    @Test func aTimerThatCannotBeArmedSendsNowRatherThanNever() {
-        var pacer = LocationV2Pacer(minimumInterval: 100 * ms)
-        _ = pacer.accept(epoch(10), now: 0)
-        _ = pacer.release(now: 0)
-        _ = pacer.accept(epoch(10, 50), now: 10 * ms)
-        #expect(pacer.release(now: 10 * ms) == .armTimer(at: 100 * ms))
-        #expect(pacer.timerFailed(now: 10 * ms) == epoch(10, 50))
-        #expect(pacer.release(now: 11 * ms) == .nothing)
-    }
-
     /// Duplicates and a backlog replayed out of order are stale; the newest stays the latest.
     @Test func duplicatesAndOlderEpochsAreStale() {
         var pacer = LocationV2Pacer(minimumInterval: 1)
