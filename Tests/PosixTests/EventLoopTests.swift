@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import Posix
 import Synchronization
+import TestSupport
 import Testing
 
 /// Raw descriptors for tests whose handlers close and reopen them (owned `FileDescriptor`s cannot
@@ -30,7 +31,7 @@ private func guardAgainstHanging(_ loop: EventLoop, seconds: Int64 = 5) -> Event
     }
 }
 
-@Suite("EventLoop")
+@Suite("EventLoop", .tags(.integration))
 struct EventLoopTests {
     @Test func handlersGetTheirOwnDescriptorsEventsReadableWritableAndHangUp() throws {
         let loop = try EventLoop()
