@@ -41,7 +41,7 @@ extension BridgeServer {
 
     /// Answers every complete request in the buffer, in order.
     func processRequests(_ connection: Connection) {
-        guard !connection.closeAfterFlush, connection.deferred == nil, connection.webSocket == nil else { return }
+        guard !connection.lifecycle.isEnding, connection.deferred == nil, connection.webSocket == nil else { return }
         let batch = connection.reader.readAll(in: connection.input.span, from: connection.inputStart)
         connection.pendingRequests = batch.requests
         connection.pendingBatchEnd = batch.end
@@ -94,7 +94,7 @@ extension BridgeServer {
             let upgraded = answer(request, on: connection)
             guard connections[connection.fd] === connection else { return }
             // Ending (a refused origin on a kept-alive connection): nothing behind it is answered.
-            if upgraded || connection.closeAfterFlush { return }
+            if upgraded || connection.lifecycle.isEnding { return }
             if connection.deferred != nil { return }
         }
         if let error = connection.pendingBatchError {
@@ -111,7 +111,7 @@ extension BridgeServer {
         }
         if connection.pendingContinue {
             answerContinue(connection)
-            guard connections[connection.fd] === connection, !connection.closeAfterFlush else { return }
+            guard connections[connection.fd] === connection, !connection.lifecycle.isEnding else { return }
         }
         // Drop what was answered; keep the start of the next request.
         let end = connection.pendingBatchEnd
@@ -270,9 +270,9 @@ extension BridgeServer {
             RESTBodies.writeReceiverInfo(input.receiverInfo, to: &body)
             respond(connection, .ok, json: body.bytes, keepAlive: deferred.keepAlive, version: deferred.version)
         }
-        guard connections[connection.fd] === connection, !connection.closeAfterFlush else { return }
+        guard connections[connection.fd] === connection, !connection.lifecycle.isEnding else { return }
         continueBatch(connection)
-        if connections[connection.fd] === connection && !connection.closeAfterFlush { processRequests(connection) }
+        if connections[connection.fd] === connection && !connection.lifecycle.isEnding { processRequests(connection) }
         if connections[connection.fd] === connection { updateInterest(connection) }
     }
 

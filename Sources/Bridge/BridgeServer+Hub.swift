@@ -244,7 +244,7 @@ extension BridgeServer {
             connection.overHardLimitSince = now
             return
         }
-        guard now - since >= limits.slowClientGrace, !connection.closeAfterFlush else { return }
+        guard now - since >= limits.slowClientGrace, !connection.lifecycle.isEnding else { return }
         statistics.slowClientsClosed += 1
         log("closing a slow WebSocket client (1008): \(connection.output.behind) bytes behind for \((now - since) / 1_000_000) ms, \(connection.output.droppedPositions) positions dropped")
         // What it has not started to receive is of no use to it any more.

@@ -424,8 +424,8 @@ public final class BridgeServer {
     /// connection ends (until its output is out and only draining is left), not while its output is
     /// over `readPauseThreshold`.
     func isReading(_ connection: Connection) -> Bool {
-        if connection.drainDeadline != nil { return true }
-        if connection.closeAfterFlush || connection.deferred != nil { return false }
+        if connection.lifecycle.isDraining { return true }
+        if connection.lifecycle.isEnding || connection.deferred != nil { return false }
         return connection.output.byteCount < readPauseThreshold(connection)
     }
 
@@ -443,7 +443,7 @@ public final class BridgeServer {
     }
 
     private func readable(_ connection: Connection) {
-        if connection.drainDeadline != nil {
+        if connection.lifecycle.isDraining {
             discardInput(connection)
         } else if connection.webSocket != nil {
             readWebSocket(connection)
@@ -520,7 +520,7 @@ public final class BridgeServer {
             }
         }
         watchWritable(connection, false)
-        if connection.closeAfterFlush && connection.drainDeadline == nil { finishClosing(connection) }
+        if case .closing = connection.lifecycle { finishClosing(connection) }
     }
 
     private func watchWritable(_ connection: Connection, _ on: Bool) {
@@ -531,18 +531,17 @@ public final class BridgeServer {
 
     /// Ends a connection once what is queued has been written: shut down the write side, then read
     /// and drop input until the client closes (so a response is not lost to a reset caused by
-    /// unread input), bounded by `closeDeadline`.
+    /// unread input), each step bounded by its deadline (`Lifecycle`).
     func closeAfterFlush(_ connection: Connection, now: Int64 = monotonicNanoseconds()) {
-        guard !connection.closeAfterFlush else { return }
-        connection.closeAfterFlush = true
-        connection.closeDeadline = now + 2_000_000_000
+        guard connection.lifecycle == .open else { return }
+        connection.lifecycle = .closing(deadline: now + 2_000_000_000)
         leaveHub(connection)
         if connection.output.isEmpty { finishClosing(connection) } else { updateInterest(connection) }
     }
 
     private func finishClosing(_ connection: Connection) {
         connection.transport.shutdownWrite()
-        connection.drainDeadline = monotonicNanoseconds() + 2_000_000_000
+        connection.lifecycle = .draining(deadline: monotonicNanoseconds() + 2_000_000_000)
         updateInterest(connection)
     }
 
@@ -574,11 +573,11 @@ public final class BridgeServer {
         let now = monotonicNanoseconds()
         let limits = configuration.limits
         for connection in Array(connections.values) {
-            if let deadline = connection.drainDeadline ?? connection.closeDeadline, now >= deadline {
+            if let deadline = connection.lifecycle.deadline, now >= deadline {
                 close(connection)
                 continue
             }
-            if connection.closeAfterFlush { continue }
+            if connection.lifecycle.isEnding { continue }
             if connection.webSocket != nil {
                 if let action = connection.webSocket?.idle(now: now) { perform(action, on: connection) }
                 if connections[connection.fd] === connection { checkBacklog(connection, now: now) }

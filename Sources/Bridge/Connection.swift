@@ -67,12 +67,8 @@ final class Connection {
     var wantsWritable = false
     /// What the selector waits for now (kept to skip redundant epoll_ctl calls).
     var interest: SelectorInterest = .readable
-    /// Set once the connection is to end: after the queue drains the write side is shut down.
-    var closeAfterFlush = false
-    /// Set after the write side is shut down: input is read and dropped until end of file or this.
-    var drainDeadline: Int64?
-    /// A connection being closed that does not drain its queue is closed anyway at this time.
-    var closeDeadline: Int64?
+    /// Where the connection is in its life (one value instead of three flags).
+    var lifecycle = Lifecycle.open
 
     /// Last time bytes arrived or the client took some of our output (HTTP idle timeout).
     var lastActivity: Int64
@@ -94,10 +90,31 @@ final class Connection {
 
     /// True while a WebSocket client may be sent data frames.
     var canReceiveFrames: Bool {
-        if closeAfterFlush || drainDeadline != nil { return false }
+        if lifecycle != .open { return false }
         return webSocket?.canSend ?? false
     }
 }
 
 @available(*, unavailable, message: "a connection belongs to the io thread")
 extension Connection: Sendable {}
+
+/// Where a connection is in its life: open, or ending. Ending goes in two steps: its queued
+/// output goes out (`closing`), then its write side is shut and its input read and dropped until
+/// the client closes (`draining`), so a response is not lost to a reset caused by unread input.
+/// Each step is cut off at its deadline.
+enum Lifecycle: Equatable {
+    case open
+    case closing(deadline: Int64)
+    case draining(deadline: Int64)
+
+    /// Set once the connection is to end.
+    var isEnding: Bool { self != .open }
+    var isDraining: Bool { if case .draining = self { true } else { false } }
+    /// When an ending connection is closed whatever its state.
+    var deadline: Int64? {
+        switch self {
+        case .open: nil
+        case .closing(let deadline), .draining(let deadline): deadline
+        }
+    }
+}
