@@ -129,10 +129,21 @@ public final class ReceiverInput {
 
     /// An input side fed by hand: nothing is started, and whatever is posted to `events` is
     /// processed as if gpsd had sent it (tests; the loop cannot tell the difference).
-    public static func injected(log: @escaping @Sendable (String) -> Void) throws(Errno) -> ReceiverInput {
+    /// With `gpsdControlSocket`, receivers are handed to (and taken from) a gpsd listening
+    /// there, through a session that is never started: the gpsd commands are real, the positions
+    /// are still whatever is posted to `events`.
+    public static func injected(gpsdControlSocket: String? = nil,
+                                log: @escaping @Sendable (String) -> Void) throws(Errno) -> ReceiverInput {
         var options = Options(runtimeDirectory: "/nonexistent")
         options.discovery = false
-        return try ReceiverInput(injectedOptions: options, log: log)
+        let input = try ReceiverInput(injectedOptions: options, log: log)
+        if let gpsdControlSocket {
+            var configuration = GPSDSession.Configuration()
+            configuration.controlSocket = gpsdControlSocket
+            input.session = GPSDSession(configuration, inbox: input.events, log: log)
+            input.controlSocket = gpsdControlSocket
+        }
+        return input
     }
 
     private var isInjected = false

@@ -42,7 +42,8 @@ final class TestBridge: Sendable {
     /// Starts a bridge with `configure` applied to a test configuration (free ports on
     /// 127.0.0.1, open registration unless changed, a fresh state and runtime directory).
     static func start(
-        stateDirectory: String? = nil, configure: @Sendable (inout BridgeConfiguration) -> Void = { _ in }
+        stateDirectory: String? = nil, gpsdControlSocket: String? = nil,
+        configure: @Sendable (inout BridgeConfiguration) -> Void = { _ in }
     ) throws -> TestBridge {
         let base = NSTemporaryDirectory() + "tmm-bridge-test-\(getpid())-\(UUID().uuidString.prefix(8))"
         let state = stateDirectory ?? base + "/state"
@@ -61,7 +62,7 @@ final class TestBridge: Sendable {
         let thread = try OSThread(name: "test-bridge") {
             let log: @Sendable (String) -> Void = { line in logs.lines.withLock { $0.append(line) } }
             do {
-                let input = try ReceiverInput.injected(log: log)
+                let input = try ReceiverInput.injected(gpsdControlSocket: gpsdControlSocket, log: log)
                 let environment = BridgeServer.Environment(
                     stateDirectory: state, runtimeDirectory: runtime, version: "9.8.7", handleSignals: false,
                     notifySystemd: false)
