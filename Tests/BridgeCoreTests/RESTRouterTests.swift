@@ -4,7 +4,6 @@ import TMMProtocol
 import TestSupport
 import Testing
 
-@testable import Bridge
 @testable import BridgeCore
 
 @Suite("RESTRouter", .tags(.unit))

@@ -2,7 +2,6 @@
 import TestSupport
 import Testing
 
-@testable import Bridge
 @testable import BridgeCore
 
 @Suite("OutboundQueue", .tags(.unit))

@@ -2,7 +2,6 @@
 import Testing
 import TestSupport
 
-@testable import Bridge
 @testable import BridgeCore
 
 @Suite("ReplayCapture", .tags(.unit))

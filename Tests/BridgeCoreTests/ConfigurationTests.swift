@@ -5,7 +5,6 @@ import TestSupport
 import Testing
 import WebSocket
 
-@testable import Bridge
 @testable import BridgeCore
 
 @Suite("BridgeConfiguration", .tags(.unit))
