@@ -367,7 +367,7 @@ nonisolated(unsafe) var pipelineSetupAllocations: UInt64 = 0
 /// multiplies: the digest only proves the output was made, and should cost the pipeline stage
 /// as little as the output's own copy does.
 @inline(__always)
-func fold(_ h: UInt64, _ bytes: [UInt8]) -> UInt64 {
+func fold(_ h: UInt64, _ bytes: Span<UInt8>) -> UInt64 {
     bytes.withUnsafeBytes { raw in
         let prime: UInt64 = 0x100_0000_01b3
         var a = h, b = h ^ 1, c = h ^ 2, d = h ^ 3
@@ -401,25 +401,23 @@ func runPipeline(_ corpus: Span<UInt8>, chunk: Int) -> Counters {
 @inline(__always)
 func pipeline(_ corpus: Span<UInt8>, chunk: Int, keeping: Bool, into kept: inout [UInt8]) -> Counters {
     var decoder = NMEAStreamDecoder()
-    var v2 = LocationV2Encoder()
+    // As decode (DecodeSession): a chunk's messages are appended to the encoder's own buffer, one
+    // line each, reserved as decode reserves it, and handed on per chunk.
+    var v2 = LocationV2Encoder(reservingCapacity: 8 * 65_536)
     let identity = ReceiverIdentity(appVersion: pipelineAppVersion)
-    var output: [UInt8] = []
-    output.reserveCapacity(65_536)  // DecodeCommand.readSize
     var c = Counters()
     pipelineSetupAllocations = tmm_alloc_counter_stop()
     tmm_alloc_counter_start()
 
     func emit(_ position: Position) {
         c.epochs += 1
-        v2.encode(position, identity: identity)
-        output.append(contentsOf: v2.bytes)
-        output.append(UInt8(ascii: "\n"))
+        v2.appendLine(position, identity: identity)
     }
     func flush() {
-        c.outputBytes += output.count
-        c.digest = fold(c.digest, output)
-        if keeping { kept.append(contentsOf: output) }
-        output.removeAll(keepingCapacity: true)
+        c.outputBytes += v2.span.count
+        c.digest = v2.withBytes { fold(c.digest, $0) }
+        if keeping { v2.withBytes { bytes in for i in bytes.indices { kept.append(bytes[i]) } } }
+        v2.removeAll()
     }
     var offset = 0
     let count = corpus.count

@@ -96,6 +96,13 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Writes a line feed and starts a new top-level value: no comma before the next one (JSON
+    /// Lines, one message per line).
+    public mutating func endLine() {
+        buffer.append(UInt8(ascii: "\n"))
+        needsComma = false
+    }
+
     /// Writes `[` (after a comma if it follows a sibling value).
     public mutating func beginArray() {
         separate()

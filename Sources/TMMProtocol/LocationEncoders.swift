@@ -22,6 +22,19 @@ public struct LocationEncoder<Message: LocationMessage>: Sendable {
         Message.write(position, identity: identity, to: &writer)
     }
 
+    /// Appends the message for `position` and a line feed to what the encoder holds (JSON Lines),
+    /// for a writer of many messages at once (`tmm-bridge decode`): they are written out from
+    /// `span` together and `removeAll()` starts the next batch, with no copy per message.
+    public mutating func appendLine(_ position: Position, identity: ReceiverIdentity) {
+        Message.write(position, identity: identity, to: &writer)
+        writer.endLine()
+    }
+
+    /// Empties the encoder's bytes, keeping its capacity and what it remembers between messages.
+    public mutating func removeAll() {
+        writer.reset()
+    }
+
     /// The last message's bytes (UTF-8 JSON, no trailing newline). See `JSONWriter.bytes` for
     /// the copy-on-write note.
     public var bytes: [UInt8] { writer.bytes }

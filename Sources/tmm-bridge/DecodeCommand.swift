@@ -88,19 +88,22 @@ struct DecodeCommand {
     }
 }
 
-/// Decoder, encoder and output buffer for one `decode` run.
+/// Decoder and encoders for one `decode` run; the encoder of the format holds a chunk's output.
 struct DecodeSession {
     var decoder = NMEAStreamDecoder()
-    var v1 = LocationV1Encoder()
-    var v2 = LocationV2Encoder()
+    var v1: LocationV1Encoder
+    var v2: LocationV2Encoder
     var format: LocationFormat
-    var output: [UInt8] = []
     var epochs = 0
     let identity = ReceiverIdentity(appVersion: BridgeVersion.current)
 
+    /// Room for one chunk's output: its JSON is about six times the NMEA it came from.
+    static let outputCapacity = 8 * DecodeCommand.readSize
+
     init(format: LocationFormat) {
         self.format = format
-        output.reserveCapacity(DecodeCommand.readSize)
+        v1 = LocationV1Encoder(reservingCapacity: format == .locationV1 ? Self.outputCapacity : 16_384)
+        v2 = LocationV2Encoder(reservingCapacity: format == .locationV2 ? Self.outputCapacity : 16_384)
     }
 
     /// Decodes a chunk and writes the epochs it completed; false if stdout is gone.
@@ -145,20 +148,23 @@ struct DecodeSession {
 
     private mutating func append(_ position: Position) {
         epochs += 1
+        // Appended to the encoder's own buffer (one line each), written out per chunk: no copy
+        // of each message into a second buffer.
         switch format {
-        case .locationV1:
-            v1.encode(position, identity: identity)
-            output.append(contentsOf: v1.bytes)
-        case .locationV2:
-            v2.encode(position, identity: identity)
-            output.append(contentsOf: v2.bytes)
+        case .locationV1: v1.appendLine(position, identity: identity)
+        case .locationV2: v2.appendLine(position, identity: identity)
         }
-        output.append(UInt8(ascii: "\n"))
     }
 
     private mutating func flush() -> Bool {
-        defer { output.removeAll(keepingCapacity: true) }
-        return Output.write(output.span, to: STDOUT_FILENO)
+        switch format {
+        case .locationV1:
+            defer { v1.removeAll() }
+            return Output.write(v1.span, to: STDOUT_FILENO)
+        case .locationV2:
+            defer { v2.removeAll() }
+            return Output.write(v2.span, to: STDOUT_FILENO)
+        }
     }
 }
 
