@@ -14,19 +14,6 @@ struct FramedOutput: Equatable, CustomStringConvertible {
     }
 }
 
-/// Deterministic random numbers (SplitMix64), so a failing chunking can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("NMEAFramer", .tags(.unit))
 struct FramerTests {
     // MARK: Helpers

@@ -16,16 +16,8 @@ private func withoutMemory<Message: LocationMessage>(_: Message.Type, _ position
     return String(decoding: writer.bytes, as: UTF8.self)
 }
 
-/// A small deterministic generator (SplitMix64), so a failing sequence can be replayed.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
+    /// A number in 0..<n.
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
@@ -36,7 +28,7 @@ struct LocationMemoryTests {
     /// sky, unknown values): each message equals the one written without memory.
     @Test(arguments: [1, 2, 3])
     func everyMessageEqualsOneWrittenWithoutMemory(seed: UInt64) {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(state: seed)
         var v2 = LocationV2Encoder()
         var v1 = LocationV1Encoder()
         var satellites: [Satellite] = []

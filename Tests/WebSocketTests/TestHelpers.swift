@@ -1,6 +1,7 @@
 // Shared helpers: a reference SHA-1 (tests only; production hashes with OpenSSL), a client frame
 // builder that can also break every rule on purpose, and a driver that feeds a connection in any
 // chunking and collects its actions.
+import TestSupport
 import WebSocket
 
 /// Bytes from a hex string such as "81 85 37 fa" (spaces optional).
@@ -177,15 +178,4 @@ func text(_ action: WebSocketAction) -> String? {
     return nil
 }
 
-/// Deterministic random numbers (SplitMix64), so a failing chunking can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
