@@ -29,10 +29,8 @@ final class ControlClient {
 /// written when `writing` is set.
 struct RegistrationQueue {
     struct Pending {
-        /// The control client to answer, if it is still there (`client` is compared by identity,
-        /// since its descriptor number may be reused once it closes).
+        /// The control client to answer, if it is still there.
         weak var client: ControlClient?
-        var clientDescriptor: CInt
         var request: RegistrationRequest
         var id: GUID
     }
@@ -158,8 +156,7 @@ extension BridgeServer {
             resultText = result.rawValue
             if result == .ok {
                 if !registry.contains(id) || registrations.pending.contains(where: { $0.id == id }) {
-                    registrations.pending.append(RegistrationQueue.Pending(
-                        client: client, clientDescriptor: client?.socket.descriptor.rawValue ?? -1, request: request, id: id))
+                    registrations.pending.append(RegistrationQueue.Pending(client: client, request: request, id: id))
                     writeNextRegistration()
                     return nil
                 }
@@ -230,8 +227,10 @@ extension BridgeServer {
             reply = .ok(result: RegistrationResult.ok.rawValue,
                         url: RegistrationURL.reply(to: done.request, policy: policy, ports: ports))
         }
-        guard let client = done.client, controlClients[done.clientDescriptor] === client else { return }
+        guard let client = done.client else { return }
+        let fd = client.socket.descriptor.rawValue
+        guard controlClients[fd] === client else { return }  // closed meanwhile
         _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-        closeControlClient(done.clientDescriptor)
+        closeControlClient(fd)
     }
 }

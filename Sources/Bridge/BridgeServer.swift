@@ -564,7 +564,6 @@ public final class BridgeServer {
         controlClients[fd] = nil
     }
 
-
     // MARK: - Timers
 
     /// Every `tickInterval`: HTTP time-outs, WebSocket keepalive, slow clients, deferred replies,
