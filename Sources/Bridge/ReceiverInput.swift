@@ -319,7 +319,7 @@ public final class ReceiverInput {
         for result in controlResults.drain() {
             switch result {
             case .device(let path, let added, let failure?):
-                log(added ? "cannot hand \(path) to gpsd: \(failure)" : "cannot remove \(path) from gpsd: \(failure)")
+                logHandOverFailure(path, adding: added, failure)
             case .device(let path, true, nil):
                 if managesDevices { log("handed \(path) to gpsd") }
             case .device:
@@ -477,6 +477,26 @@ public final class ReceiverInput {
         return ticket
     }
 
+    /// Queues `+path` (`adding`) or `-path` for gpsd on the worker; `drain` logs how it went.
+    private func handOver(_ path: String, adding: Bool) {
+        guard let session else { return }
+        let results = controlResults
+        let queued = gpsdControl.submit {
+            var failure: String?
+            do {
+                if adding { try session.addDevice(path) } else { try session.removeDevice(path) }
+            } catch {
+                failure = "\(error)"
+            }
+            results.post(.device(path: path, added: adding, failure: failure))
+        }
+        if !queued { logHandOverFailure(path, adding: adding, "too many gpsd commands are waiting") }
+    }
+
+    private func logHandOverFailure(_ path: String, adding: Bool, _ reason: String) {
+        log(adding ? "cannot hand \(path) to gpsd: \(reason)" : "cannot remove \(path) from gpsd: \(reason)")
+    }
+
     /// Carries out inventory actions against gpsd and logs them.
     private func perform(_ actions: [InventoryAction]) {
         for action in actions {
@@ -486,29 +506,9 @@ public final class ReceiverInput {
                     log("receiver \(path) found; not handed to gpsd while disconnected by request")
                     continue
                 }
-                guard let session else { continue }
-                let results = controlResults
-                let queued = gpsdControl.submit {
-                    do {
-                        try session.addDevice(path)
-                        results.post(.device(path: path, added: true, failure: nil))
-                    } catch {
-                        results.post(.device(path: path, added: true, failure: "\(error)"))
-                    }
-                }
-                if !queued { log("cannot hand \(path) to gpsd: too many gpsd commands are waiting") }
+                handOver(path, adding: true)
             case .removeFromGPSD(let path):
-                guard let session else { continue }
-                let results = controlResults
-                let queued = gpsdControl.submit {
-                    do {
-                        try session.removeDevice(path)
-                        results.post(.device(path: path, added: false, failure: nil))
-                    } catch {
-                        results.post(.device(path: path, added: false, failure: "\(error)"))
-                    }
-                }
-                if !queued { log("cannot remove \(path) from gpsd: too many gpsd commands are waiting") }
+                handOver(path, adding: false)
             case .connected(let id):
                 let receiver = inventory.receiver(id: id)
                 let details = [receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" }]
