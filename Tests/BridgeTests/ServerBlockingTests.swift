@@ -74,20 +74,8 @@ struct ServerBlockingTests {
         try bridge.register(testAppID)
         try bridge.connectReceiver("/dev/ttyTEST0")
         let client = try WebSocketTestClient(port: bridge.ports.locationV2)
-        let positions = try capturePositions()
-        let done = Atomic<Bool>(false)
-        let feeder = try OSThread(name: "feeder") {
-            var index = 0
-            while !done.load(ordering: .relaxed) {
-                bridge.input.post(.position(positions[index % positions.count]))
-                index += 1
-                sleep(for: .milliseconds(20))  // the receiver's pace (50 Hz), not a wait for a result
-            }
-        }
-        defer {
-            done.store(true, ordering: .relaxed)
-            feeder.join()
-        }
+        let feeder = try PositionFeeder(bridge, positions: try capturePositions(), every: .milliseconds(20))  // 50 Hz
+        defer { feeder.stop() }
         #expect(try client.frame(milliseconds: 5000) != nil, "streaming before the request")
 
         let reply = Mutex<(HTTPResponse?, Int64)>((nil, 0))

@@ -71,17 +71,8 @@ struct ServerRobustnessTests {
         defer { bridge.stop() }
         try bridge.register(testAppID)
         let client = try WebSocketTestClient(port: bridge.ports.locationV2)
-        let positions = try capturePositions()
         try bridge.connectReceiver()
-        let done = Atomic<Bool>(false)
-        let feeder = try OSThread(name: "feeder") {
-            var index = 0
-            while !done.load(ordering: .relaxed) {
-                bridge.input.post(.position(positions[index % positions.count]))
-                index += 1
-                sleep(for: .milliseconds(20))  // the receiver's pace (50 Hz), not a wait for a result
-            }
-        }
+        let feeder = try PositionFeeder(bridge, positions: try capturePositions(), every: .milliseconds(20))  // 50 Hz
         let attackers = try (0..<8).map { _ in
             try OSThread(name: "attacker") {
                 // A fresh connection per attempt, so the per-connection budget does not slow it.
@@ -111,8 +102,7 @@ struct ServerRobustnessTests {
         }
         waiter.join()
         largestGap = max(largestGap, monotonicNanoseconds() - last)  // silence up to the end counts too
-        done.store(true, ordering: .relaxed)
-        feeder.join()
+        feeder.stop()
         let seconds = Double(monotonicNanoseconds() - attackStarted) / 1e9
         print("V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms")
         #expect(frames > 0)
