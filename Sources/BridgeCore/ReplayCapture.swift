@@ -46,16 +46,16 @@ public struct ReplayCapture: Sendable, Equatable {
         guard !sentences.isEmpty else {
             throw Failure(message: "\(name): no NMEA sentences (lines starting with $) to replay")
         }
-        // Epochs start at each sentence of the first valid sentence's type.
-        let starter = sentences.lazy.compactMap(Self.sentenceType).first
+        // Each sentence read once; epochs start at each sentence of the first valid one's type.
+        let read = sentences.map(Self.read)
+        let starter = read.lazy.compactMap { $0?.type }.first
         var epochs: [[UInt8]] = []
         var starterTimes: [Int64] = []
-        for sentence in sentences {
-            let type = Self.sentenceType(sentence)
-            let startsEpoch = type != nil && type.map { Array($0.utf8) } == starter.map { Array($0.utf8) }
+        for (sentence, read) in zip(sentences, read) {
+            let startsEpoch = if let type = read?.type, let starter { type.utf8.elementsEqual(starter.utf8) } else { false }
             if startsEpoch || epochs.isEmpty {
                 epochs.append([])
-                if let time = Self.timeOfDay(sentence) { starterTimes.append(time) }
+                if let time = read?.time { starterTimes.append(time) }
             }
             epochs[epochs.count - 1] += Array(sentence.utf8) + [13, 10]
         }
@@ -72,6 +72,18 @@ public struct ReplayCapture: Sendable, Equatable {
     /// `GGA` of `$GNGGA,...` (the sentence type without the two-letter talker); `PTNL` and other
     /// proprietary (`P…`) addresses whole; nil for a line NMEA0183 refuses.
     public static func sentenceType(_ sentence: Substring) -> Substring? {
+        read(sentence)?.type
+    }
+
+    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (GGA,
+    /// RMC, GNS, GST, ZDA: field 1; `$PTNL,GGK`: field 2), as NMEA0183 reads it; nil for other
+    /// kinds, for an empty or invalid time, and for a line NMEA0183 refuses.
+    public static func timeOfDay(_ sentence: Substring) -> Int64? {
+        read(sentence)?.time
+    }
+
+    /// The sentence's type and time (see above), validated once; nil for a line NMEA0183 refuses.
+    private static func read(_ sentence: Substring) -> (type: Substring, time: Int64?)? {
         let bytes = Array(sentence.utf8)
         guard let valid = try? NMEASentence(validating: bytes.span) else { return nil }
         let address = valid.field(0).count
@@ -79,22 +91,15 @@ public struct ReplayCapture: Sendable, Equatable {
         guard address > skip else { return nil }
         let start = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + skip)
         let end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + address)
-        return sentence[start..<end]
-    }
-
-    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (GGA,
-    /// RMC, GNS, GST, ZDA: field 1; `$PTNL,GGK`: field 2), as NMEA0183 reads it; nil for other
-    /// kinds, for an empty or invalid time, and for a line NMEA0183 refuses.
-    public static func timeOfDay(_ sentence: Substring) -> Int64? {
-        let bytes = Array(sentence.utf8)
-        guard let valid = try? NMEASentence(validating: bytes.span) else { return nil }
-        let field: Int
-        switch valid.kind {
-        case .gga, .rmc, .gns, .gst, .zda: field = 1
-        case .ptnlGGK: field = 2
-        default: return nil
+        let timeField: Int? = switch valid.kind {
+        case .gga, .rmc, .gns, .gst, .zda: 1
+        case .ptnlGGK: 2
+        default: nil
         }
-        guard valid.fieldCount > field, let time = try? valid.time(field) else { return nil }
-        return time.nanosecondsOfDay
+        var time: Int64?
+        if let timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
+            time = parsed.nanosecondsOfDay
+        }
+        return (sentence[start..<end], time)
     }
 }
