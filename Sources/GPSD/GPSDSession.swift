@@ -35,8 +35,8 @@ public final class GPSDSession: Sendable {
         }
     }
 
-    /// Counters, readable from any thread. (Epochs and rejected sentences are the decoder's:
-    /// `GNSS.NMEAStreamDecoder.Statistics`.)
+    /// The transport's counters, readable from any thread. (Epochs and rejected sentences are
+    /// counted by whoever decodes: the consumer.)
     public struct Statistics: Sendable, Equatable {
         public var connections = 0
         public var nmeaLines = 0
