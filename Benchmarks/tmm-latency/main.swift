@@ -5,9 +5,11 @@
 // private gpsd reads it; two clients of that gpsd record when each sentence arrives:
 // - the baseline: a plain gpsd client (a TCP socket with ?WATCH={"nmea":true}, no libgps),
 //   which is gpsd's own delivery;
-// - the bridge: GPSDSession (libgps, zero-copy parse, epoch assembly) with its sentence hook.
+// - the bridge: GPSDSession (libgps) feeding the bridge's GPSDEpochConsumer (zero-copy parse,
+//   epoch assembly) with its sentence hook.
 // For each sentence: write → baseline arrival, write → parsed in the bridge. The bridge's own
 // share is the difference of the two medians. Usage: tmm-latency [EPOCHS] [HZ]
+import Bridge
 import GNSS
 import GPSD
 import Glibc
@@ -105,8 +107,8 @@ let bridge = Arrivals()
 let inbox = try Inbox<ReceiverInputEvent>(capacity: 100_000)
 var configuration = GPSDSession.Configuration(port: gpsdConfiguration.port)
 configuration.controlSocket = gpsdConfiguration.controlSocket
-let session = GPSDSession(configuration, inbox: inbox, sentenceObserver: { bridge.record($0) }) { _ in }
-try session.start()
+let session = GPSDSession(configuration) { _ in }
+try session.start(feeding: GPSDEpochConsumer(inbox: inbox, sentenceObserver: { bridge.record($0) }))
 
 let pty = try Pseudoterminal()
 do { try session.addDevice(pty.devicePath) } catch { fail("\(error)") }

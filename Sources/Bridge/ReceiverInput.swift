@@ -11,7 +11,8 @@ import TMMProtocol
 // daemon's io loop drive it: they wait on `descriptors` and call `drain()` when one is readable.
 //
 // Everything here runs on the caller's thread except the gpsd, udev and replay threads, which
-// talk to it only through the inboxes, and gpsd control commands (`+/dev/x`, `-/dev/x`), which
+// talk to it only through the inboxes (the gpsd thread decodes NMEA with `GPSDEpochConsumer` and
+// posts epochs and gpsd's events; the state they amount to is kept here alone, in `tracker`), and gpsd control commands (`+/dev/x`, `-/dev/x`), which
 // run on the `gpsd-control` worker: each one connects to gpsd's control socket and waits for
 // its answer (gpsd takes ~0.2 s to open a tty, and up to the 3 s timeout when it hangs), so the
 // caller's loop only queues them and hears how they went through `controlResults`.
@@ -86,7 +87,8 @@ public final class ReceiverInput {
     }
 
 
-    /// gpsd's events (positions included); readable descriptor in `descriptors`.
+    /// What the gpsd thread posts (gpsd's events and decoded epochs); readable descriptor in
+    /// `descriptors`.
     public let events: Inbox<ReceiverInputEvent>
     private let found: Inbox<DiscoveryEvent>
     private let options: Options
@@ -105,13 +107,15 @@ public final class ReceiverInput {
     private var lastTicket = 0
 
     public private(set) var inventory = ReceiverInventory()
+    /// Receivers present, input lost or live, gpsd connected: the one copy of that state.
+    public private(set) var tracker = InputTracker()
     /// Devices gpsd has open, by path.
-    public private(set) var activeDevices: [String: GPSDDevice] = [:]
-    public private(set) var state = InputState.waiting
+    public var activeDevices: [String: GPSDDevice] { tracker.activeDevices }
+    public var state: InputState { tracker.state }
     /// Set by `PUT isConnected:false`: receivers are kept away from gpsd until `connect()`.
     public private(set) var userDisconnected = false
-    /// The gpsd release once connected (e.g. "3.22").
-    public private(set) var gpsdRelease: String?
+    /// gpsd's release while connected (e.g. "3.22").
+    public var gpsdRelease: String? { tracker.gpsdRelease }
     /// The replayed capture's pty, when replaying.
     public var replayDevicePath: String? { replayer?.devicePath }
 
@@ -140,7 +144,7 @@ public final class ReceiverInput {
         if let gpsdControlSocket {
             var configuration = GPSDSession.Configuration()
             configuration.controlSocket = gpsdControlSocket
-            input.session = GPSDSession(configuration, inbox: input.events, log: log)
+            input.session = GPSDSession(configuration, log: log)
             input.controlSocket = gpsdControlSocket
         }
         return input
@@ -224,8 +228,8 @@ public final class ReceiverInput {
         if controlSocket == nil && (options.discovery || !devices.isEmpty) {
             log("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
         }
-        let session = GPSDSession(configuration, inbox: events) { [log] in log($0) }
-        do { try session.start() } catch { throw .gpsdThread(error) }
+        let session = GPSDSession(configuration) { [log] in log($0) }
+        do { try session.start(feeding: GPSDEpochConsumer(inbox: events)) } catch { throw .gpsdThread(error) }
         self.session = session
 
         if options.discovery {
@@ -330,67 +334,41 @@ public final class ReceiverInput {
             }
         }
         for event in events.drain() {
+            // Bookkeeping beside the state (the inventory's view of gpsd, log lines) needs the
+            // devices as they were before the event.
             switch event {
-            case .position(let position):
-                if state != .live {
-                    if state == .lost { changes.append(.inputRestored) }
-                    state = .live
-                }
-                changes.append(.position(position))
-            case .connected(let release):
-                gpsdRelease = release
+            case .position:
+                break
+            case .gpsd(.connected(let release)):
                 log("connected to gpsd \(release)")
-            case .devices(let list):
+            case .gpsd(.devices(let list)):
                 log("gpsd has \(list.isEmpty ? "no devices" : list.map(\.path).joined(separator: ", "))")
-                let active = Dictionary(list.filter(\.isActive).map { ($0.path, $0) }, uniquingKeysWith: { $1 })
-                for path in activeDevices.keys.sorted() where active[path] == nil {
-                    changes.append(.receiverDisconnected(path: path))
-                }
-                for path in active.keys.sorted() where activeDevices[path] == nil {
-                    changes.append(.receiverConnected(path: path))
-                }
-                for device in active.values.sorted(by: { $0.path < $1.path }) {
+                for device in list.filter(\.isActive).sorted(by: { $0.path < $1.path }) {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
                 }
-                activeDevices = active
                 // Only bookkeeping: the session itself re-adds the devices a restarted gpsd lacks
                 // (GPSDSession.restoreWanted), and a second `+path` would only be refused.
                 _ = inventory.gpsdSessionStarted(devices: list.map(\.path))
-            case .device(let device):
+            case .gpsd(.device(let device)):
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
-                    if activeDevices[device.path] == nil {
-                        changes.append(.receiverConnected(path: device.path))
-                        if device.driver.isEmpty { log("gpsd opened \(device.path)") }
-                    }
-                    activeDevices[device.path] = device
+                    if activeDevices[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
                 } else {
                     inventory.gpsdRemoved(path: device.path)
-                    if activeDevices.removeValue(forKey: device.path) != nil {
-                        changes.append(.receiverDisconnected(path: device.path))
-                    }
                     log("gpsd closed \(device.path)")
                 }
-            case .inputLost(let reason):
-                log("input lost: \(reason)")
-                switch reason {
-                case .gpsdUnreachable, .gpsdConnectionLost:
-                    for path in activeDevices.keys.sorted() { changes.append(.receiverDisconnected(path: path)) }
-                    activeDevices = [:]
-                case .receiverRemoved, .receiverSilent:
-                    break
-                }
-                if state != .lost {
-                    state = .lost
-                    changes.append(.inputLost(reason))
-                }
-            case .inputRestored:
-                log("input restored")
-                if state == .lost {
-                    state = .live
-                    changes.append(.inputRestored)
+            case .gpsd(.unreachable), .gpsd(.connectionLost), .gpsd(.quiet):
+                break
+            }
+            let first = changes.count
+            tracker.apply(event, into: &changes)
+            for change in changes[first...] {
+                switch change {
+                case .inputLost(let reason): log("input lost: \(reason)")
+                case .inputRestored: log("input restored")
+                default: break
                 }
             }
         }

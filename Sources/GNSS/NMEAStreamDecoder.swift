@@ -1,7 +1,7 @@
 import NMEA0183
 
 /// The whole pure input pipeline for one receiver: bytes → sentences → typed messages →
-/// positions. The gpsd thread and `tmm-bridge decode` both drive one of these.
+/// positions. `EpochStream` drives it for every input (gpsd's lines, `tmm-bridge decode`'s reads).
 public struct NMEAStreamDecoder: Sendable {
     /// What happened to every sentence, for metrics and `decode`'s summary.
     public struct Statistics: Sendable, Equatable {
@@ -83,5 +83,13 @@ public struct NMEAStreamDecoder: Sendable {
     /// End of input: emits what is pending.
     public mutating func finish(_ emit: (Position) -> Void) {
         assembler.finish(emit)
+    }
+
+    /// Starts over for a new source: the partial line, the pending cycle and the cycle shape the
+    /// assembler learned are dropped (the next receiver may close its cycles differently). The
+    /// sentence counters (`statistics`) go on; the framer's start again with it.
+    public mutating func restart() {
+        framer = NMEAFramer()
+        assembler = EpochAssembler()
     }
 }

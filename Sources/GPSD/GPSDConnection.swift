@@ -1,6 +1,4 @@
 import CGPS
-import GNSS
-import NMEA0183
 import Posix
 
 /// A libgps error: its own negative codes, never an errno (libgps reports them through errno,
@@ -42,6 +40,11 @@ struct GPSDConnection: ~Copyable {
     /// Asks gpsd for JSON reports and every NMEA sentence.
     func watch() throws(GPSDError) {
         guard cgps_watch(session) == 0 else { throw GPSDError("gpsd refused ?WATCH") }
+    }
+
+    /// Sends a request to gpsd (e.g. `?DEVICES;`); its answer comes as a line like any other.
+    func send(_ command: String) throws(GPSDError) {
+        guard cgps_send(session, command) == 0 else { throw GPSDError("cannot send \(command) to gpsd") }
     }
 
     /// Waits up to `microseconds` for a line: true when one is ready.

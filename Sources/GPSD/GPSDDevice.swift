@@ -26,7 +26,7 @@ public struct GPSDDevice: Sendable, Equatable {
     public var isActive: Bool { activated != nil }
 }
 
-/// Why positions stopped flowing.
+/// Why positions stopped flowing (decided by the input side's `InputTracker` from `GPSDEvent`s).
 public enum InputLossReason: Sendable, Equatable, CustomStringConvertible {
     /// No gpsd answered at the configured address (the text is libgps's reason).
     case gpsdUnreachable(String)
@@ -46,21 +46,3 @@ public enum InputLossReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// What the gpsd thread hands to the bridge's loop, in order.
-public enum ReceiverInputEvent: Sendable, Equatable {
-    /// Connected to gpsd and watching (`release` is gpsd's version, e.g. "3.22").
-    case connected(release: String)
-    /// The device list gpsd sent in reply to the watch (and on `?DEVICES`).
-    case devices([GPSDDevice])
-    /// A device was activated or closed.
-    case device(GPSDDevice)
-    /// One receiver epoch, parsed and assembled.
-    case position(Position)
-    /// Positions stopped flowing, and why.
-    case inputLost(InputLossReason)
-    /// Positions flow again after an `inputLost`.
-    case inputRestored
-}
-
-import GNSS

@@ -1,12 +1,13 @@
-import GNSS
-import NMEA0183
 import Posix
 import Synchronization
 
-/// The gpsd thread: one libgps connection (watching JSON and NMEA), every NMEA line parsed in
-/// place by the zero-copy parser and assembled into epochs, and everything the bridge needs
-/// posted to its inbox in order. Reconnects with capped backoff when gpsd goes away, and says
-/// when input is lost and when it is back.
+/// The gpsd thread: one libgps connection (watching JSON and NMEA), and a transport only. Every
+/// NMEA line goes, as the bytes gpsd sent, to the consumer handed to `start` (which decodes it on
+/// this thread; docs/ARCHITECTURE.md says why), and everything else gpsd says or that happens to
+/// the connection goes to it as a `GPSDEvent`, in order. Reconnects with capped backoff when gpsd
+/// goes away, and re-adds the devices the bridge handed over that a restarted gpsd lacks. What
+/// the events mean for the input (receivers present, input lost or back) is the consumer's
+/// side's to decide; nothing here tracks it.
 public final class GPSDSession: Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -14,10 +15,11 @@ public final class GPSDSession: Sendable {
         /// First reconnect attempt after a loss, then doubled up to `maximumBackoff`.
         public var initialBackoff: Int64 = 250_000_000
         public var maximumBackoff: Int64 = 5_000_000_000
-        /// How long `wait` blocks before the thread checks for stop and stale epochs.
+        /// How long `wait` blocks before the thread checks for stop and gives the consumer its
+        /// `idle` call (where a stalled cycle is emitted).
         public var pollInterval: Int64 = 50_000_000
-        /// A receiver silent this long (while gpsd is connected) counts as input lost; at least
-        /// three receiver periods.
+        /// No NMEA line for this long (while connected) is reported as `GPSDEvent.quiet`; at
+        /// least three receiver periods.
         public var silenceTimeout: Int64 = 3_000_000_000
         /// gpsd's control socket, when the bridge manages devices (private gpsd, or a system gpsd
         /// whose socket it may use). Wanted devices are re-added after gpsd restarts.
@@ -33,21 +35,17 @@ public final class GPSDSession: Sendable {
         }
     }
 
-    /// Counters, readable from any thread.
+    /// The transport's counters, readable from any thread. (Epochs and rejected sentences are
+    /// counted by whoever decodes: the consumer.)
     public struct Statistics: Sendable, Equatable {
         public var connections = 0
         public var nmeaLines = 0
-        public var epochs = 0
-        public var rejectedSentences = 0
         public var otherLines = 0
     }
 
     public let configuration: Configuration
-    private let inbox: Inbox<ReceiverInputEvent>
     private let control = Mutex(Control())
     private let counters = Mutex(Statistics())
-    /// Called on the gpsd thread after each sentence is parsed (latency measurement hook).
-    private let sentenceObserver: (@Sendable (Int64) -> Void)?
     private let log: @Sendable (String) -> Void
 
     private struct Control {
@@ -58,19 +56,21 @@ public final class GPSDSession: Sendable {
         var wanted: [String: Int64] = [:]
     }
 
-    public init(_ configuration: Configuration, inbox: Inbox<ReceiverInputEvent>,
-                sentenceObserver: (@Sendable (Int64) -> Void)? = nil,
-                log: @escaping @Sendable (String) -> Void) {
+    /// A session that is not started yet: `addDevice` and `removeDevice` work at once (they only
+    /// talk to gpsd's control socket); lines flow once `start` hands over a consumer.
+    public init(_ configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
         self.configuration = configuration
-        self.inbox = inbox
-        self.sentenceObserver = sentenceObserver
         self.log = log
     }
 
     public var statistics: Statistics { counters.withLock { $0 } }
 
-    public func start() throws(Errno) {
-        let thread = try OSThread(name: "gpsd") { [self] in run() }
+    /// Starts the gpsd thread; `consumer` moves to it and gets every line and event from now on.
+    public func start(feeding consumer: consuming some GPSDStreamConsumer) throws(Errno) {
+        let thread = try OSThread(name: "gpsd") { [self, consumer] in
+            var consumer = consumer
+            run(&consumer)
+        }
         control.withLock { $0.thread = thread }
     }
 
@@ -131,20 +131,21 @@ public final class GPSDSession: Sendable {
         }
     }
 
-    private func run() {
+    private func run<Consumer: GPSDStreamConsumer>(_ consumer: inout Consumer) {
         var backoff = configuration.initialBackoff
-        var lost: InputLossReason?
+        // Connection failures are reported until the first connection, once per reason; after
+        // that a loss has been reported as `connectionLost` and the retries are quiet.
+        var reportedFailure: String?
         var everConnected = false
         while !stopping {
             let connection: GPSDConnection
             do throws(GPSDError) {
                 connection = try Self.open(configuration)
             } catch {
-                let reason = InputLossReason.gpsdUnreachable(error.description)
-                if lost == nil || (!everConnected && lost != reason) {
-                    lost = reason
+                if !everConnected && reportedFailure != error.description {
+                    reportedFailure = error.description
                     log("gpsd at \(configuration.host):\(configuration.port): \(error); retrying")
-                    inbox.post(.inputLost(reason))
+                    consumer.event(.unreachable(error.description), now: monotonicNanoseconds())
                 }
                 pause(backoff)
                 backoff = min(backoff * 2, configuration.maximumBackoff)
@@ -153,11 +154,10 @@ public final class GPSDSession: Sendable {
             everConnected = true
             backoff = configuration.initialBackoff
             counters.withLock { $0.connections += 1 }
-            let reason = serve(connection, restoring: &lost)
+            serve(connection, into: &consumer)
             if !stopping {
-                log("gpsd input lost: \(reason)")
-                lost = reason
-                inbox.post(.inputLost(reason))
+                log("gpsd input lost: gpsd closed the connection")
+                consumer.event(.connectionLost, now: monotonicNanoseconds())
                 pause(configuration.initialBackoff)
             }
         }
@@ -173,91 +173,64 @@ public final class GPSDSession: Sendable {
         return connection
     }
 
-    /// Reads from one connection until it fails or the session stops; returns why it ended.
-    private func serve(_ connection: borrowing GPSDConnection, restoring lost: inout InputLossReason?)
-        -> InputLossReason
-    {
-        var decoder = NMEAStreamDecoder()
+    /// Reads from one connection until it fails or the session stops.
+    private func serve<Consumer: GPSDStreamConsumer>(_ connection: borrowing GPSDConnection, into consumer: inout Consumer) {
         var buffer = [UInt8](repeating: 0, count: GPSDConnection.lineCapacity)
-        var lastData = monotonicNanoseconds()
-        var announced = false
-        var activePaths: Set<String> = []
-        // Devices to re-add if gpsd has still not opened them by then (see handOffGrace).
+        // The quiet watchdog: re-armed by every line and every device gpsd activates (a receiver
+        // just opened gets the whole timeout), reported once per quiet spell.
+        var lastHeard = monotonicNanoseconds()
+        var quietReported = false
+        // Wanted devices to look for again in gpsd's list once their hand-off grace has passed.
         var pendingChecks: [String: Int64] = [:]
         while !stopping {
             let ready: Bool
             do {
                 ready = try connection.wait(microseconds: Int32(configuration.pollInterval / 1000))
             } catch {
-                return .gpsdConnectionLost
+                return
             }
             let now = monotonicNanoseconds()
-            for (path, deadline) in pendingChecks where now >= deadline {
-                pendingChecks[path] = nil
-                let stillWanted = control.withLock { $0.wanted[path] != nil }
-                if stillWanted && !activePaths.contains(path) { reAdd(path) }
+            if pendingChecks.values.contains(where: { now >= $0 }) {
+                pendingChecks = pendingChecks.filter { now < $0.value }
+                // gpsd's own list decides (its answer comes back as `.devices` and goes through
+                // restoreWanted): the session keeps no copy of which devices gpsd has open.
+                do { try connection.send("?DEVICES;") } catch { return }
             }
             if !ready {
-                decoder.flushIfStale(now: now) { post($0) }
-                if lost == nil, !activePaths.isEmpty, now - lastData > configuration.silenceTimeout {
-                    lost = .receiverSilent(seconds: Double(configuration.silenceTimeout) / 1e9)
-                    inbox.post(.inputLost(lost!))
+                if !quietReported, now - lastHeard > configuration.silenceTimeout {
+                    quietReported = true
+                    consumer.event(.quiet(seconds: Double(configuration.silenceTimeout) / 1e9), now: now)
                 }
+                consumer.idle(now: now)
                 continue
             }
             let line: GPSDConnection.Line
             do {
                 line = try connection.read(into: &buffer)
             } catch {
-                return .gpsdConnectionLost
+                return
             }
             switch line {
             case .nmea(let length):
-                lastData = now
+                lastHeard = now
+                quietReported = false
                 counters.withLock { $0.nmeaLines += 1 }
-                if lost != nil {
-                    lost = nil
-                    inbox.post(.inputRestored)
-                }
-                let before = decoder.statistics.rejected + decoder.statistics.malformed
-                decoder.accept(buffer.span.extracting(0..<min(length, buffer.count)), now: now) { post($0) }
-                if decoder.statistics.rejected + decoder.statistics.malformed != before {
-                    counters.withLock { $0.rejectedSentences += 1 }
-                }
-                sentenceObserver?(now)
+                consumer.sentence(buffer.span.extracting(0..<min(length, buffer.count)), now: now)
             case .version(let release):
-                if !announced {
-                    announced = true
-                    inbox.post(.connected(release: release))
-                }
+                consumer.event(.connected(release: release), now: now)
             case .devices(let devices):
-                activePaths = Set(devices.filter(\.isActive).map(\.path))
-                inbox.post(.devices(devices))
+                consumer.event(.devices(devices), now: now)
                 pendingChecks.merge(restoreWanted(missingFrom: devices, now: now)) { $1 }
             case .device(let device):
-                inbox.post(.device(device))
                 if device.isActive {
-                    activePaths.insert(device.path)
-                    lastData = now
-                } else {
-                    activePaths.remove(device.path)
-                    decoder.finish { post($0) }
-                    decoder = NMEAStreamDecoder()
-                    if activePaths.isEmpty {
-                        lost = .receiverRemoved(path: device.path)
-                        inbox.post(.inputLost(lost!))
-                    }
+                    lastHeard = now
+                    quietReported = false
                 }
+                consumer.event(.device(device), now: now)
             case .error, .other:
                 counters.withLock { $0.otherLines += 1 }
             }
         }
-        return .gpsdConnectionLost
-    }
-
-    private func post(_ position: Position) {
-        counters.withLock { $0.epochs += 1 }
-        inbox.post(.position(position))
     }
 
     /// Sleeps `nanoseconds` in slices so `stop()` is never delayed by a backoff.

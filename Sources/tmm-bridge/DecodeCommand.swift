@@ -6,8 +6,8 @@ import NMEA0183
 import Posix
 import TMMProtocol
 
-/// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same decoder
-/// and encoders the live sockets use.
+/// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same consumer
+/// (`EpochStream`) and encoders the live sockets use.
 struct DecodeCommand {
     var path: String
     var format: LocationFormat
@@ -90,7 +90,7 @@ struct DecodeCommand {
 
 /// Decoder and encoders for one `decode` run; the encoder of the format holds a chunk's output.
 struct DecodeSession {
-    var decoder = NMEAStreamDecoder()
+    var stream = EpochStream()
     var v1: LocationV1Encoder
     var v2: LocationV2Encoder
     var format: LocationFormat
@@ -108,26 +108,27 @@ struct DecodeSession {
 
     /// Decodes a chunk and writes the epochs it completed; false if stdout is gone.
     mutating func feed(_ chunk: Span<UInt8>, now: Int64) -> Bool {
-        var decoder = self.decoder
-        decoder.feed(chunk, now: now) { position in self.append(position) }
-        self.decoder = decoder
+        var stream = self.stream
+        stream.bytes(chunk, now: now) { position in self.append(position) }
+        self.stream = stream
         return flush()
     }
 
     mutating func flushIfStale(now: Int64) {
-        var decoder = self.decoder
-        decoder.flushIfStale(now: now) { position in self.append(position) }
-        self.decoder = decoder
+        var stream = self.stream
+        stream.idle(now: now) { position in self.append(position) }
+        self.stream = stream
         _ = flush()
     }
 
     /// End of input: last epoch, summary on stderr, exit status.
     mutating func finish(name: String) -> Int32 {
-        var decoder = self.decoder
-        decoder.finish { position in self.append(position) }
-        self.decoder = decoder
+        var stream = self.stream
+        stream.finish { position in self.append(position) }
+        self.stream = stream
         _ = flush()
 
+        let decoder = stream.decoder
         let stats = decoder.statistics
         let framing = decoder.framer.statistics
         let dropped = stats.rejected + stats.malformed + framing.truncatedLines + framing.overlongLines

@@ -1,6 +1,7 @@
 // `tmm-bridge watch`: the whole input side, running: discovery hands receivers to gpsd, the
-// gpsd session parses what they send, and every event is printed. It is the input half of the
-// daemon (the servers come in a later issue) and the tool for checking a receiver on a bench.
+// gpsd thread decodes what they send (through ReceiverInput, as in the daemon), and every event
+// is printed. It is the input half of the daemon (the servers come in a later issue) and the tool
+// for checking a receiver on a bench.
 import Bridge
 import BridgeCore
 import GNSS

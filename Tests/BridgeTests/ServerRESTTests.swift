@@ -103,7 +103,7 @@ struct ServerRESTTests {
         info = try #require(try request(bridge.ports.api, "/api/v1/receiver/").json)
         #expect(info["isReceiverConfigured"] as? Bool == true)
         #expect(info["isConnected"] as? Bool == true)
-        bridge.input.post(.device(GPSDDevice(path: "/dev/ttyTEST0", activated: nil)))
+        bridge.input.post(.gpsd(.device(GPSDDevice(path: "/dev/ttyTEST0", activated: nil))))
         #expect(try waitUntil { try request(bridge.ports.api, "/api/v1/receiver").json?["isConnected"] as? Bool == false })
     }
 

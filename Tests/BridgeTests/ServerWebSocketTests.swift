@@ -196,12 +196,12 @@ struct ServerWebSocketTests {
         event = try next()
         #expect(event["solutionType"] as? String == "RTK Fixed" && event["previousSolutionType"] as? String == "DGPS")
 
-        bridge.input.post(.inputLost(.receiverSilent(seconds: 3)))
+        bridge.input.post(.gpsd(.quiet(seconds: 3)))
         event = try next()
         #expect(event["event"] as? String == "inputLost")
         #expect(event["reason"] as? String == "receiverSilent")
         #expect(event["message"] as? String == "no data from the receiver for 3.0 s")
-        bridge.input.post(.inputRestored)
+        bridge.input.post(.position(rtk))  // positions flow again (same quality: no other event)
         #expect(try next()["event"] as? String == "inputRestored")
 
         try bridge.register("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
@@ -213,7 +213,7 @@ struct ServerWebSocketTests {
         #expect(!event.values.contains { "\($0)".contains("eeeeeeeeeeee") }, "\(event)")
         #expect(!bridge.logs.contains { $0.contains("aaaaaaaa-bbbb") || $0.contains("eeeeeeeeeeee") }, "\(bridge.logs)")
 
-        bridge.input.post(.device(GPSDDevice(path: "/dev/ttyTEST0")))
+        bridge.input.post(.gpsd(.device(GPSDDevice(path: "/dev/ttyTEST0"))))
         event = try next()
         #expect(event["event"] as? String == "receiverDisconnected")
         #expect((event["receiver"] as? [String: Any])?["isConnected"] as? Bool == false)

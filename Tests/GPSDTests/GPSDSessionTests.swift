@@ -1,6 +1,8 @@
 // The receiver input side against a real gpsd: a private gpsd (started and supervised by the
-// code under test), pty receivers replaying a real capture, and the libgps session delivering
-// parsed epochs to an inbox. No hardware needed.
+// code under test), pty receivers replaying a real capture, the libgps session feeding the
+// bridge's consumer (epochs decoded on the gpsd thread, posted to an inbox), and the bridge's
+// InputTracker making of it what the io thread makes of it. No hardware needed.
+import Bridge
 import Foundation
 import GNSS
 import GPSD
@@ -30,12 +32,18 @@ func trimbleEpochs() throws -> [[UInt8]] {
     return epochs
 }
 
-/// Collects events from the session's inbox.
+/// Collects what the session's consumer posts, and what the input side makes of it.
 final class EventLog {
     let inbox: Inbox<ReceiverInputEvent>
     var events: [ReceiverInputEvent] = []
+    /// The changes the bridge's io thread would publish: the same tracker, fed the same events.
+    var tracker = InputTracker()
+    var changes: [InputChange] = []
 
     init() throws { inbox = try Inbox(capacity: 10_000) }
+
+    /// The consumer the bridge hands the session, posting here.
+    var consumer: GPSDEpochConsumer { GPSDEpochConsumer(inbox: inbox) }
 
     /// Drains for up to `milliseconds`, until `condition` holds on the events so far.
     @discardableResult
@@ -43,12 +51,23 @@ final class EventLog {
         let deadline = monotonicNanoseconds() + Int64(milliseconds) * 1_000_000
         while monotonicNanoseconds() < deadline {
             if condition(events) { return true }
-            events += inbox.wait(milliseconds: 20)
+            take(inbox.wait(milliseconds: 20))
         }
         return condition(events)
     }
 
-    func drain() { events += inbox.drain() }
+    /// Drains for up to `milliseconds`, until the input side has published a change that `match`es.
+    @discardableResult
+    func waitForChange(milliseconds: Int, _ match: (InputChange) -> Bool) -> Bool {
+        wait(milliseconds: milliseconds) { _ in self.changes.contains(where: match) }
+    }
+
+    func drain() { take(inbox.drain()) }
+
+    private func take(_ new: [ReceiverInputEvent]) {
+        events += new
+        for event in new { tracker.apply(event, into: &changes) }
+    }
 
     var positions: [Position] {
         events.compactMap { if case .position(let p) = $0 { p } else { nil } }
@@ -83,8 +102,8 @@ final class InputHarness {
         try gpsd.start()
         var sessionConfiguration = GPSDSession.Configuration(port: configuration.port)
         sessionConfiguration.controlSocket = configuration.controlSocket
-        session = GPSDSession(sessionConfiguration, inbox: log.inbox) { line in messages.append(line) }
-        try session.start()
+        session = GPSDSession(sessionConfiguration) { line in messages.append(line) }
+        try session.start(feeding: log.consumer)
     }
 
     func shutdown() {
@@ -110,8 +129,8 @@ final class InputHarness {
         let active = log.wait(milliseconds: 5000) { events in
             events.contains { event in
                 switch event {
-                case .device(let device): device.path == path && device.isActive
-                case .devices(let devices): devices.contains { $0.path == path && $0.isActive }
+                case .gpsd(.device(let device)): device.path == path && device.isActive
+                case .gpsd(.devices(let devices)): devices.contains { $0.path == path && $0.isActive }
                 default: false
                 }
             }
@@ -134,7 +153,7 @@ struct GPSDSessionTests {
         let epochs = try trimbleEpochs()
         let h = try InputHarness()
         defer { h.shutdown() }
-        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .connected(let r) = $0 { !r.isEmpty } else { false } } },
+        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .gpsd(.connected(let r)) = $0 { !r.isEmpty } else { false } } },
                 "connected with gpsd's release")
 
         // Plug: announce the pty receiver to gpsd and stream.
@@ -157,9 +176,8 @@ struct GPSDSessionTests {
         // gpsd (`-path`); gpsd closes the device and input is lost at once.
         let unplugged = monotonicNanoseconds()
         try h.session.removeDevice(path)
-        #expect(h.log.wait(milliseconds: 2000) { events in
-            events.contains { $0 == .inputLost(.receiverRemoved(path: path)) }
-        }, "input lost after unplug: \(h.log.events.suffix(3))")
+        #expect(h.log.waitForChange(milliseconds: 2000) { $0 == .inputLost(.receiverRemoved(path: path)) },
+                "input lost after unplug: \(h.log.events.suffix(3))")
         #expect(monotonicNanoseconds() - unplugged < 1_000_000_000)
 
         // Replug: a new pty (a new name, as ttyACM0 -> ttyACM1); positions resume within
@@ -172,7 +190,7 @@ struct GPSDSessionTests {
         #expect(h.log.wait(milliseconds: 1100) { _ in h.log.positions.count > before }, "positions resume after replug")
         let resumed = monotonicNanoseconds() - firstWrite
         #expect(resumed < 1_100_000_000)
-        #expect(h.log.events.contains(.inputRestored))
+        #expect(h.log.changes.contains(.inputRestored))
     }
 
     @Test func gpsdKilledIsRestartedAndPositionsResume() throws {
@@ -186,9 +204,7 @@ struct GPSDSessionTests {
 
         let pid = try #require(h.gpsd.pid)
         kill(pid, SIGKILL)
-        #expect(h.log.wait(milliseconds: 3000) { events in
-            events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
-        })
+        #expect(h.log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) })
         // The supervisor restarts gpsd, the session reconnects and re-adds the receiver.
         #expect(h.log.wait(milliseconds: 8000) { _ in h.gpsd.restarts >= 1 })
         // The receiver goes on at 10 Hz until positions come through again.
@@ -202,7 +218,7 @@ struct GPSDSessionTests {
             return false
         }
         #expect(h.log.positions.count > before, "positions resume after gpsd was killed: \(h.messages.all)")
-        #expect(h.log.events.contains(.inputRestored))
+        #expect(h.log.changes.contains(.inputRestored))
     }
 
     /// A signal handler running while the session waits on gpsd is not a lost connection. glibc
@@ -214,7 +230,7 @@ struct GPSDSessionTests {
         let epochs = try trimbleEpochs()
         let h = try InputHarness()
         defer { h.shutdown() }
-        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .connected = $0 { true } else { false } } })
+        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .gpsd(.connected) = $0 { true } else { false } } })
         // Unchanged ids, so nothing changes but the broadcast to every thread, the session's
         // among them, which spends nearly all its time in that wait.
         // Spread over 0.1 s on purpose, so that many land while the session waits.
@@ -228,7 +244,8 @@ struct GPSDSessionTests {
         try h.play(epochs[0..<5], to: pty)
         #expect(h.log.wait(milliseconds: 2000) { _ in h.log.positions.count >= 3 })
         #expect(h.session.statistics.connections == 1, "\(h.messages.all)")
-        #expect(!h.log.events.contains { if case .inputLost = $0 { true } else { false } }, "\(h.log.events)")
+        #expect(!h.log.events.contains { $0 == .gpsd(.connectionLost) }, "\(h.log.events)")
+        #expect(!h.log.changes.contains { if case .inputLost = $0 { true } else { false } }, "\(h.log.changes)")
     }
 
     @Test func aReceiverThatGoesSilentIsReportedLost() throws {
@@ -241,9 +258,7 @@ struct GPSDSessionTests {
             try h.play(epochs[0..<5], to: pty)
         }  // pty closed without telling gpsd: gpsd keeps the device open, no data arrives
         let timeout = Int(h.session.configuration.silenceTimeout / 1_000_000)
-        #expect(h.log.wait(milliseconds: timeout + 1500) { events in
-            events.contains { if case .inputLost(.receiverSilent) = $0 { true } else { false } }
-        })
+        #expect(h.log.waitForChange(milliseconds: timeout + 1500) { if case .inputLost(.receiverSilent) = $0 { true } else { false } })
     }
 
     @Test func noDescriptorLeaksAcrossStartAndStop() throws {
@@ -301,17 +316,16 @@ struct GPSDBadInputTests {
         var configuration = GPSDSession.Configuration(port: port)
         configuration.initialBackoff = 10_000_000
         configuration.maximumBackoff = 20_000_000
-        let session = GPSDSession(configuration, inbox: log.inbox) { _ in }
-        try session.start()
+        let session = GPSDSession(configuration) { _ in }
+        try session.start(feeding: log.consumer)
         defer { session.stop() }
-        #expect(log.wait(milliseconds: 2000) { events in
-            events.contains { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } }
-        })
+        #expect(log.waitForChange(milliseconds: 2000) { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } })
         // Reported once, not once per retry: a fixed window on purpose, what is tested is that
         // nothing more comes in it.
         sleep(for: .milliseconds(500))
         log.drain()
-        #expect(count(log.events) { if case .inputLost = $0 { true } else { false } } == 1)
+        #expect(count(log.events) { if case .gpsd(.unreachable) = $0 { true } else { false } } == 1)
+        #expect(log.changes.filter { if case .inputLost = $0 { true } else { false } }.count == 1)
     }
 
     @Test func garbageAndHugeLinesFromAFakeGPSDDoNotCrashTheSession() throws {
@@ -329,11 +343,10 @@ struct GPSDBadInputTests {
         for _ in 0..<5 {
             let log = try EventLog()
             let before = openDescriptorCount()
-            let session = GPSDSession(GPSDSession.Configuration(port: server.port), inbox: log.inbox) { _ in }
-            try session.start()
-            #expect(log.wait(milliseconds: 3000) { events in
-                events.contains { if case .inputLost(.gpsdConnectionLost) = $0 { true } else { false } }
-            }, "the hang-up is reported: \(log.events)")
+            let session = GPSDSession(GPSDSession.Configuration(port: server.port)) { _ in }
+            try session.start(feeding: log.consumer)
+            #expect(log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) },
+                    "the hang-up is reported: \(log.events)")
             session.stop()
             counts.append((before, openDescriptorCount()))
             if counts.last!.after <= before { break }

@@ -1,6 +1,7 @@
 // Issue 9, defect 3, at the session: every connection's server end is checked before a line is
 // read. A fake gpsd (Python, started with the credentials of `nobody` or as root) greets with
 // release 6.6.6-fake and streams NMEA; the session must read the root one and refuse the other.
+import Bridge
 import Foundation
 import GNSS
 import GPSD
@@ -45,21 +46,21 @@ struct GPSDTrustSessionTests {
                 "the fake gpsd never listened")
         let log = try EventLog()
         let messages = Messages()
-        let session = GPSDSession(GPSDSession.Configuration(port: port), inbox: log.inbox) { messages.append($0) }
-        try session.start()
+        let session = GPSDSession(GPSDSession.Configuration(port: port)) { messages.append($0) }
+        try session.start(feeding: log.consumer)
         defer { session.stop() }
         if asNobody {
             #expect(log.wait(milliseconds: 5000) { events in
-                events.contains { if case .inputLost(.gpsdUnreachable(let text)) = $0 { text.contains("refusing to read this gpsd") } else { false } }
+                events.contains { if case .gpsd(.unreachable(let text)) = $0 { text.contains("refusing to read this gpsd") } else { false } }
             }, "\(log.events) \(messages.all)")
             #expect(messages.all.contains { $0.contains("refusing to read this gpsd") && $0.contains("(nobody)") }, "\(messages.all)")
             // Refused before a single line: no greeting and no position ever came through.
             log.drain()
-            #expect(!log.events.contains { if case .connected = $0 { true } else { false } }, "\(log.events)")
+            #expect(!log.events.contains { if case .gpsd(.connected) = $0 { true } else { false } }, "\(log.events)")
             #expect(log.positions.isEmpty)
         } else {
             #expect(log.wait(milliseconds: 5000) { events in
-                events.contains { if case .connected(let release) = $0 { release == "6.6.6-fake" } else { false } }
+                events.contains { if case .gpsd(.connected(let release)) = $0 { release == "6.6.6-fake" } else { false } }
             }, "a root-owned gpsd is read: \(log.events) \(messages.all)")
         }
     }

@@ -1,5 +1,6 @@
 // A receiver for in-process bridges: the capture's positions posted to the input side at a
 // fixed pace on a thread of its own, as the gpsd thread would post them.
+import Bridge
 import GNSS
 import GPSD
 import Posix

@@ -140,8 +140,8 @@ final class TestBridge: Sendable {
     func connectReceiver(_ path: String = "/dev/ttyTEST0") throws {
         let handled = "gpsd has \(path)"
         let before = logLines(containing: handled)
-        input.post(.connected(release: "3.22"))
-        input.post(.devices([GPSDDevice(path: path, driver: "NMEA0183", activated: 1)]))
+        input.post(.gpsd(.connected(release: "3.22")))
+        input.post(.gpsd(.devices([GPSDDevice(path: path, driver: "NMEA0183", activated: 1)])))
         try waitForLog(handled, count: before + 1)
     }
 }
