@@ -20,9 +20,10 @@ import WebSocket
 // replay) hand their values over through inboxes. A slow client therefore only ever costs its
 // own queue (see OutboundQueue for the policy).
 //
-// The file is split by concern: this file owns the loop, sockets and lifecycle;
-// BridgeServer+HTTP.swift the requests (REST and upgrades), BridgeServer+Hub.swift positions and
-// events, BridgeServer+Control.swift the control socket.
+// The file is split by concern: this file owns the loop, listeners and timers;
+// BridgeServer+Connections.swift carries out each client connection's state machine
+// (BridgeCore's ClientConnection: requests, upgrades, closing), BridgeServer+Hub.swift positions
+// and events, BridgeServer+Control.swift the control socket.
 
 /// The daemon's servers, running on the calling thread until stopped.
 public final class BridgeServer {
