@@ -58,6 +58,8 @@ public final class BridgeServer {
     public typealias StopHandle = EventLoop.StopHandle
 
     let configuration: BridgeConfiguration
+    /// What every client connection applies (from `configuration`).
+    let connectionSettings: ClientConnection.Settings
     let environment: Environment
     let log: @Sendable (String) -> Void
     /// Every descriptor and timer of the io thread, each with its handler.
@@ -136,6 +138,7 @@ public final class BridgeServer {
     public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
                 log: @escaping @Sendable (String) -> Void) throws(BridgeServerError) {
         self.configuration = configuration
+        connectionSettings = ClientConnection.Settings(configuration)
         self.environment = environment
         self.log = log
         self.input = input
@@ -354,8 +357,8 @@ public final class BridgeServer {
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
         socket.setNoDelay()
         socket.setSendBuffer(configuration.limits.sendBuffer)
-        let connection = Connection(transport: PlainTransport(socket), server: server,
-                                    settings: ClientConnection.Settings(configuration), now: monotonicNanoseconds())
+        let connection = Connection(transport: PlainTransport(socket), server: server, settings: connectionSettings,
+                                    now: monotonicNanoseconds())
         let fd = connection.fd
         do {
             try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
