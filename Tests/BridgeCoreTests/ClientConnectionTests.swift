@@ -724,3 +724,49 @@ struct ClientConnectionWebSocketTests {
         #expect(client.isClosed)
     }
 }
+
+@Suite("ClientConnection: any chunking of the input", .tags(.unit))
+struct ClientConnectionChunkingTests {
+    /// Feeds `input` in random pieces (and the transport takes random amounts, becoming writable
+    /// again after each read); returns what the client received and whether the connection ended.
+    private func converse(_ server: TMMServer, _ input: [UInt8], seed: UInt64?) -> (received: [UInt8], state: String) {
+        var client = EmbeddedConnection(server)
+        guard let seed else {
+            client.send(input)
+            return (client.received, client.state)
+        }
+        var random = SplitMix64(state: seed)
+        var offset = 0
+        while offset < input.count {
+            let count = Int.random(in: 1...min(64, input.count - offset), using: &random)
+            client.writeRoom = Int.random(in: 0...512, using: &random)
+            client.send(Array(input[offset..<(offset + count)]))
+            offset += count
+            client.writable(room: Int.random(in: 0...512, using: &random))
+        }
+        client.writable()
+        return (client.received, client.state)
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
+    func pipelinedRequestsGetTheSameAnswers(_ seed: UInt64) {
+        let input = Array((get("/api/v1/test/ping") + get("/api/v1/nothing", code: nil) + get("/api/v1/tmmInfo")
+            + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: x\r\n\r\n" + get("/api/v1/receiver", close: true)).utf8)
+        let whole = converse(.api, input, seed: nil)
+        let pieces = converse(.api, input, seed: seed)
+        #expect(EmbeddedConnection.statuses(String(decoding: whole.received, as: UTF8.self)) == [200, 404, 200, 204, 200])
+        #expect(pieces.received == whole.received)
+        #expect(pieces.state == "draining" && whole.state == "draining")
+    }
+
+    @Test(arguments: [11, 12, 13, 14, 15, 16, 17, 18] as [UInt64])
+    func anUpgradeAndItsFramesGetTheSameAnswers(_ seed: UInt64) {
+        let input = Array(upgrade("/locationV2").utf8) + clientFrame(0x9, Array("one".utf8))
+            + clientFrame(0xA) + clientFrame(0x9, Array("two".utf8)) + clientFrame(0x8, [0x03, 0xE8])
+        let whole = converse(.locationV2, input, seed: nil)
+        let pieces = converse(.locationV2, input, seed: seed)
+        #expect(serverFrames(afterHead(whole.received)).map(\.opcode) == [0xA, 0xA, 0x8])
+        #expect(pieces.received == whole.received)
+        #expect(pieces.state == "draining" && whole.state == "draining")
+    }
+}
