@@ -87,7 +87,7 @@ extension BridgeServer {
                 connection.machine.receiverCommandStarted(runReceiverCommand(connect: connect), now: monotonicNanoseconds(),
                                                           host: connectionHost, into: &actions)
             case .authenticated(let id):
-                unlockLocationV2(because: "authenticated REST call by \(ApplicationRegistry.logName(id))")
+                driveDesk { $0.authenticated(id, into: &$1) }
             case .report(let report):
                 record(report, on: connection)
             }

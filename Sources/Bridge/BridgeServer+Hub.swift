@@ -199,12 +199,4 @@ extension BridgeServer {
     private func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, to connection: Connection) {
         drive(connection) { $0.deliver(frame, kind, into: &$1) }
     }
-
-    // MARK: - The V2 lock
-
-    func unlockLocationV2(because reason: String) {
-        guard !isLocationV2Unlocked else { return }
-        isLocationV2Unlocked = true
-        log("LocationV2 unlocked: \(reason)")
-    }
 }

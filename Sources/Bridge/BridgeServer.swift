@@ -69,8 +69,9 @@ public final class BridgeServer {
     let input: ReceiverInput
     var registry: ApplicationRegistry
     let policy: RegistrationPolicy
-    /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
-    public internal(set) var isLocationV2Unlocked = false
+    /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2; the
+    /// desk decides).
+    public var isLocationV2Unlocked: Bool { desk.isLocationV2Unlocked }
 
     private var listeners: [CInt: BoundSocket] = [:]
     /// The secure ports: bound, not listening, until TLS comes (see PortBinder).
@@ -93,8 +94,10 @@ public final class BridgeServer {
     /// `workerResults`.
     let worker: Worker
     let workerResults: Inbox<WorkerResult>
-    /// Registrations waiting for the registry file (BridgeServer+Control).
-    var registrations = RegistrationQueue()
+    /// Registrations and the V2 lock (BridgeCore's RegistrationDesk; BridgeServer+Control).
+    var desk: RegistrationDesk
+    /// The number the next control client gets (`RegistrationDesk.Client`).
+    var nextControlClientNumber: UInt64 = 0
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
 
@@ -168,6 +171,7 @@ public final class BridgeServer {
             throw .ports(error)
         }
         ports = bound.ports
+        desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: bound.ports)
         reservations = bound.reservations
         for socket in bound.listeners {
             listeners[socket.descriptor] = socket
