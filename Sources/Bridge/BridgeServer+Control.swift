@@ -76,11 +76,9 @@ extension BridgeServer {
             return
         }
         let result: IOResult
-        // Room for the longest line and its CR LF, and no more: a longer line is refused whether
-        // or not its newline has arrived.
-        let room = ControlProtocol.maximumLineLength + 2 - client.input.count
         do {
-            result = try client.socket.read(appendingTo: &client.input, maxCount: max(1, room))
+            result = try client.socket.read(appendingTo: &client.input,
+                                            maxCount: ControlProtocol.readLimit(buffered: client.input.count))
         } catch {
             closeControlClient(event.descriptor)
             return
@@ -92,34 +90,19 @@ extension BridgeServer {
             return
         case .processed: break
         }
-        let reply: ControlProtocol.Reply
-        let tooLong = ControlProtocol.Reply.error("request line longer than \(ControlProtocol.maximumLineLength) bytes")
-        if let newline = client.input.firstIndex(of: UInt8(ascii: "\n")) {
-            var line = Array(client.input[..<newline])
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            if line.count > ControlProtocol.maximumLineLength {
-                reply = tooLong
-            } else if let text = String(validating: line, as: UTF8.self) {
-                switch ControlProtocol.parseRequest(text) {
-                case .success(.open(let url)):
-                    let registry = registry
-                    driveDesk { $0.open(url, from: client.desk, isRegistered: registry.contains, into: &$1) }
-                    // Not answered yet (and so still here): a registration waiting for the file.
-                    if controlClients[event.descriptor] != nil { client.awaitingReply = true }
-                    return
-                case .failure(let failure): reply = .error(failure.message)
-                }
-            } else {
-                reply = .error("the request is not UTF-8 text")
-            }
-        } else if client.input.count > ControlProtocol.maximumLineLength + 1 {
-            reply = tooLong  // the longest line plus a CR, and still no LF
-        } else {
-            return  // wait for the rest of the line
+        switch ControlProtocol.readRequestLine(client.input) {
+        case .needMore:
+            return
+        case .request(.open(let url)):
+            let registry = registry
+            driveDesk { $0.open(url, from: client.desk, isRegistered: registry.contains, into: &$1) }
+            // Not answered yet (and so still here): a registration waiting for the file.
+            if controlClients[event.descriptor] != nil { client.awaitingReply = true }
+        case .refused(let reply):
+            // One short line on a fresh unix socket: it fits in the send buffer.
+            _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
+            closeControlClient(event.descriptor)
         }
-        // One short line on a fresh unix socket: it fits in the send buffer.
-        _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-        closeControlClient(event.descriptor)
     }
 
     func closeControlClient(_ fd: CInt) {

@@ -122,3 +122,29 @@ struct RegistrationDeskTests {
         #expect(desk.isLocationV2Unlocked)
     }
 }
+
+@Suite("ControlProtocol request lines", .tags(.unit))
+struct ControlRequestLineTests {
+    private func read(_ text: String) -> ControlProtocol.LineReading { ControlProtocol.readRequestLine(Array(text.utf8)) }
+
+    @Test func aWholeLineIsARequestWithOrWithoutCR() {
+        #expect(read("OPEN x://y\n") == .request(.open(url: "x://y")))
+        #expect(read("OPEN x://y\r\nrest") == .request(.open(url: "x://y")))
+        #expect(read("OPEN x://y") == .needMore)
+    }
+
+    @Test func brokenLinesAreRefusedWithAReason() {
+        #expect(read("HELLO\n") == .refused(.error("unknown request 'HELLO': expected OPEN <url>")))
+        #expect(ControlProtocol.readRequestLine([0xFF, 0x0A]) == .refused(.error("the request is not UTF-8 text")))
+        let tooLong = ControlProtocol.LineReading.refused(.error("request line longer than \(ControlProtocol.maximumLineLength) bytes"))
+        let longest = String(repeating: "a", count: ControlProtocol.maximumLineLength)
+        #expect(read(longest + "\r") == .needMore)
+        #expect(read(longest + "a\r") == tooLong)  // no LF yet, and already too long
+        #expect(read("OPEN " + longest + "\n") == tooLong)
+    }
+
+    @Test func readsStopAtTheLongestLineAndItsCRLF() {
+        #expect(ControlProtocol.readLimit(buffered: 0) == ControlProtocol.maximumLineLength + 2)
+        #expect(ControlProtocol.readLimit(buffered: ControlProtocol.maximumLineLength + 2) == 1)
+    }
+}
