@@ -211,7 +211,7 @@ extension BridgeServer {
         leaveHub(connection)
         try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object
-        connectionCounts[connection.server, default: 1] -= 1
+        admission.released(connection.server)
     }
 
     // MARK: - Events from the loop and the input side

@@ -81,13 +81,13 @@ public final class BridgeServer {
     var controlClients: [CInt: ControlClient] = [:]
     /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
     let locationV2Timer: EventLoopTimer
-    /// `max-connections` as clamped to the open-file limit (see `init`).
-    public let maxConnections: Int
+    /// Which new clients fit (BridgeCore's ConnectionAdmission).
+    var admission: ConnectionAdmission
+    /// `max-connections` as clamped to the open-file limit.
+    public var maxConnections: Int { admission.maxConnections }
     /// Connections the location ports (V1 and V2, before and after the upgrade) may hold together:
     /// `maxConnections` minus the REST reserve, so WebSocket clients never lock out the API.
-    public let locationConnectionBudget: Int
-    /// Open connections per server (the budgets above).
-    var connectionCounts: [TMMServer: Int] = [:]
+    public var locationConnectionBudget: Int { admission.locationBudget }
     /// Valid access codes of the current window (a worker keeps it; see AccessCodeTable).
     let accessCodes: AccessCodeTable
     /// Runs what would make the io thread wait (registry writes) and posts the outcome to
@@ -177,16 +177,12 @@ public final class BridgeServer {
             listeners[socket.descriptor] = socket
         }
 
-        // Every client costs a descriptor: a limit above what the open-file limit leaves would let
-        // clients fill the table (then accept fails with EMFILE for every listener, the control
-        // socket and the registry file included).
         let openFiles = CurrentProcess.openFileLimit()
-        let available = openFiles.map { $0 - Self.descriptorHeadroom - Self.maxControlClients } ?? Int.max
-        maxConnections = max(1, min(configuration.limits.maxConnections, available))
-        if maxConnections < configuration.limits.maxConnections {
-            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+        admission = ConnectionAdmission(configured: configuration.limits.maxConnections, openFileLimit: openFiles,
+                                        otherClients: Self.maxControlClients)
+        if admission.maxConnections < configuration.limits.maxConnections {
+            log("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
-        locationConnectionBudget = maxConnections - Self.restReserve(maxConnections)
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
         do {
@@ -225,15 +221,8 @@ public final class BridgeServer {
         worker.stop()
     }
 
-    /// Descriptors kept free of clients for everything else: listeners (up to 12), reserved
-    /// ports, epoll, timers, eventfds, the signalfd, gpsd and udev, a private gpsd's pipes, the
-    /// registry's temporary file and directory, the spare.
-    static let descriptorHeadroom = 64
     /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
     static let maxControlClients = 16
-    /// Slots only REST connections may take: an eighth of the limit (at least one when the limit
-    /// is over one), so V1 or V2 clients, which need no access code, cannot hold every slot.
-    static func restReserve(_ maxConnections: Int) -> Int { maxConnections > 1 ? max(1, maxConnections / 8) : 0 }
 
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
     /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
@@ -338,7 +327,7 @@ public final class BridgeServer {
                 return
             case .accepted(let socket):
                 statistics.accepted += 1
-                guard hasRoom(for: server) else {
+                guard admission.hasRoom(for: server) else {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
                         log("connection limit (\(maxConnections), \(locationConnectionBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
@@ -348,14 +337,6 @@ public final class BridgeServer {
                 adopt(socket, server: server)
             }
         }
-    }
-
-    /// Whether a new connection on `server` fits: all servers share `maxConnections`, and the
-    /// location ports together stay within `locationConnectionBudget`.
-    private func hasRoom(for server: TMMServer) -> Bool {
-        guard connections.count < maxConnections else { return false }
-        if server == .api { return true }
-        return connections.count - (connectionCounts[.api] ?? 0) < locationConnectionBudget
     }
 
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
@@ -371,7 +352,7 @@ public final class BridgeServer {
             return
         }
         connections[fd] = connection
-        connectionCounts[server, default: 0] += 1
+        admission.admitted(server)
     }
 
     /// After accept failed on `listener`: a full descriptor table (EMFILE, ENFILE) would make a
