@@ -38,8 +38,16 @@ deps: ## Install missing Debian packages for build and test
 deps-bench: ## Install missing Debian packages for build, test and benchmarks
 	@scripts/install-deps.sh --bench
 
-build: ## Release build of everything (swift build -c release)
+# The release tmm-bridge links the Swift runtime and Foundation statically (Package.swift): it must
+# run without the toolchain, so the build fails if it still needs a library from the toolchain.
+build: ## Release build of everything (swift build -c release; tmm-bridge without toolchain libraries)
 	$(SWIFT) build -c release
+	@bin=$$($(SWIFT) build -c release --show-bin-path)/tmm-bridge; \
+	toolchain=$$(dirname "$$(dirname "$$(command -v $(SWIFT))")"); \
+	if ldd "$$bin" | grep -F -e "$$toolchain/" -e libswift -e libFoundation -e libdispatch >&2; then \
+		echo "make build: $$bin loads the libraries above from the toolchain; it must link them statically (Package.swift)" >&2; \
+		exit 1; \
+	fi
 
 # The demo daemon: the built-in Trimble RTK capture replayed through a pty into gpsd (a private one
 # unless a system gpsd answers), served on TMM's ports with open registration, until Ctrl-C.
