@@ -282,19 +282,39 @@ public struct JSONWriter: Sendable {
     /// call had the same identity, written (and remembered) otherwise; without memory, written.
     /// `write` must end with a value, in the same state every time for one identity.
     mutating func appendRemembered(_ identity: ReceiverIdentity, _ write: (inout JSONWriter) -> Void) {
-        guard var memory else { return write(&self) }
-        if memory.identity == identity {
-            appendBytes(memory.identityRun)
+        // The memory is read and updated where it is (`memory!`, `memory?`): a local copy of it
+        // retained and released each of its arrays, per message.
+        guard memory != nil else { return write(&self) }
+        if memory?.identity == identity {
+            buffer.append(contentsOf: memory!.identityRun)
+            needsComma = true
             return
         }
-        // Moved out while written so that its array stays uniquely referenced (no copy).
-        self.memory = nil
         let start = buffer.count
         write(&self)
-        memory.identityRun.removeAll(keepingCapacity: true)
-        memory.identityRun.append(contentsOf: buffer[start...])
-        memory.identity = identity
-        self.memory = memory
+        memory!.identityRun.removeAll(keepingCapacity: true)
+        memory!.identityRun.append(contentsOf: buffer[start...])
+        memory!.identity = identity
+    }
+
+    /// Appends part `part` of a message (up to `maximumCount` bytes that `body` writes in place,
+    /// as `appendInPlace`), copied from the writer's memory when `key`, the values the part is
+    /// written from, is what it was the last time; otherwise written and remembered. Without
+    /// memory, written. Equal keys must mean equal bytes.
+    mutating func appendRemembered(
+        part: Int, key: PartKey, maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void
+    ) {
+        guard memory != nil else { return appendInPlace(maximumCount: maximumCount, endingInKey: endingInKey, body) }
+        needsComma = !endingInKey
+        if memory!.parts[part].key == key {
+            buffer.append(contentsOf: memory!.parts[part].bytes)
+            return
+        }
+        let start = buffer.count
+        buffer.append(addingCapacity: maximumCount, initializingWith: body)
+        memory!.parts[part].bytes.removeAll(keepingCapacity: true)
+        memory!.parts[part].bytes.append(contentsOf: buffer[start...])
+        memory!.parts[part].key = key
     }
 
     /// The longest integer: `-9223372036854775808`.
@@ -393,9 +413,31 @@ public struct JSONWriter: Sendable {
 
     /// Appends `value` in decimal (`-` and up to 19 digits, at most 20 bytes).
     static func writeInteger(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        // Most integers of a location message are below 1000 (satellite ids, angles, SNRs,
+        // counts): their one to three digits directly.
+        if value >= 0 && value < 1000 { return writeSmall(value, to: &out) }
         if value < 0 { out.append(UInt8(ascii: "-")) }
         let magnitude = UInt64(value.magnitude)
         writeDigits(magnitude, length: decimalLength(magnitude), to: &out)
+    }
+
+    /// Appends `value` (0...999) in decimal, without leading zeros.
+    @inline(__always)
+    private static func writeSmall(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        let zero = UInt8(ascii: "0")
+        if value < 10 {
+            out.append(zero &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        var rest = value
+        if value >= 100 {
+            let hundreds = value / 100
+            out.append(zero &+ UInt8(truncatingIfNeeded: hundreds))
+            rest = value &- hundreds &* 100
+        }
+        let tens = rest / 10
+        out.append(zero &+ UInt8(truncatingIfNeeded: tens))
+        out.append(zero &+ UInt8(truncatingIfNeeded: rest &- tens &* 10))
     }
 
     /// Appends the bytes of `run` (constant JSON text, see `verbatimKey`) one by one: for the

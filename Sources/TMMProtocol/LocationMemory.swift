@@ -11,18 +11,84 @@ struct LocationMemory: Sendable {
     /// The bytes written for `identity` by `JSONWriter.appendRemembered`.
     var identityRun: [UInt8]
     var satelliteView = SatelliteViewMemory()
+    /// Parts of a message remembered with the values they were written from
+    /// (`JSONWriter.appendRemembered(part:key:...)`), numbered by the message format.
+    var parts: [RememberedPart]
+
+    /// Parts a message format may remember.
+    static let partCount = 2
 
     init() {
         // Room for any identity of ordinary length, so that the first message does not allocate.
         identityRun = []
         identityRun.reserveCapacity(512)
+        parts = []
+        parts.reserveCapacity(Self.partCount)
+        for _ in 0..<Self.partCount { parts.append(RememberedPart()) }
+    }
+}
+
+/// The bytes last written for one part of a message, and the key they were written from.
+struct RememberedPart: Sendable {
+    /// Never equal to a key made with `PartKey.init()` and values: nothing remembered yet.
+    var key = PartKey.nothing
+    var bytes: [UInt8]
+
+    init() {
+        // Room for any part of a location message, so that the first message does not allocate.
+        bytes = []
+        bytes.reserveCapacity(1024)
+    }
+}
+
+/// The values one part of a message is written from, each as 64 bits plus whether it is known:
+/// equal keys, equal values, so equal bytes (a NaN or an infinity is kept as its bits, so it
+/// matches only itself).
+struct PartKey: Equatable, Sendable {
+    static let capacity = 12
+    private var words = InlineArray<12, UInt64>(repeating: 0)
+    private var count = 0
+    /// Bit i: value i is known (not nil).
+    private var known: UInt64 = 0
+
+    init() {}
+
+    /// A key that no values make (its count is out of range).
+    static let nothing: PartKey = {
+        var key = PartKey()
+        key.count = -1
+        return key
+    }()
+
+    mutating func append(_ value: Double?) {
+        append(value?.bitPattern)
+    }
+
+    mutating func append(_ value: Int?) {
+        append(value.map { UInt64(bitPattern: Int64($0)) })
+    }
+
+    mutating func append(_ bits: UInt64?) {
+        precondition(count < Self.capacity, "PartKey holds at most 12 values")
+        if let bits {
+            words[count] = bits
+            known |= 1 << UInt64(count)
+        }
+        count += 1
+    }
+
+    static func == (lhs: PartKey, rhs: PartKey) -> Bool {
+        guard lhs.count == rhs.count, lhs.known == rhs.known else { return false }
+        let left = lhs.words.span, right = rhs.words.span
+        for i in 0..<max(lhs.count, 0) where left[i] != right[i] { return false }
+        return true
     }
 }
 
 /// The last `satelliteView` array written, with what each object was written from.
 ///
 /// `update` compares each satellite with the one at the same position last time (all its
-/// fields packed into a `SatelliteKey`): if none changed the bytes stay as they are; otherwise
+/// fields are in its packed word, `Satellite.packed`): if none changed the bytes stay as they are; otherwise
 /// the array is rebuilt, copying each run of unchanged objects in one piece and formatting the
 /// others.
 struct SatelliteViewMemory: Sendable {
@@ -31,17 +97,19 @@ struct SatelliteViewMemory: Sendable {
     /// The next array, built beside `bytes` and swapped in.
     private var next: [UInt8] = []
     /// Per object, what it was written from, and where it ends in `bytes` (after its `}`).
-    private var keys: [SatelliteKey]
+    private var keys: [UInt64]
     private var ends: [Int]
     private var nextEnds: [Int]
     /// Objects in `bytes`; -1 before the first update (nothing remembered).
     private var count = -1
+    /// The null mode `bytes` was written in (V2 writes unknown values as `null`, V1 as `0`).
+    private var unknownAsNull = false
 
     /// The longest array: a sky view full of the widest objects.
     static let maximumLength = 2 + SkyView.capacity * (SatelliteObject.maximumLength + 1)
 
     init() {
-        keys = [SatelliteKey](repeating: SatelliteKey(high: 0, low: 0), count: SkyView.capacity)
+        keys = [UInt64](repeating: 0, count: SkyView.capacity)
         ends = [Int](repeating: 0, count: SkyView.capacity)
         // Not `nextEnds = ends`: the shared buffer would be copied at the first update.
         nextEnds = [Int](repeating: 0, count: SkyView.capacity)
@@ -51,11 +119,16 @@ struct SatelliteViewMemory: Sendable {
 
     /// Makes `bytes` the `satelliteView` array of `sky`.
     mutating func update(_ sky: SkyView, unknownAsNull: Bool) {
-        let satellites = sky.satellites
+        let satellites = sky.packedSatellites
         let n = satellites.count
+        if unknownAsNull != self.unknownAsNull {
+            // Another null mode writes other bytes for the same satellites: nothing is reusable.
+            count = -1
+            self.unknownAsNull = unknownAsNull
+        }
         // The common prefix with the last view; all of it (and the same count) is a hit.
         var unchanged = 0
-        while unchanged < min(n, count), keys[unchanged] == SatelliteKey(satellites[unchanged], unknownAsNull: unknownAsNull) {
+        while unchanged < min(n, count), keys[unchanged] == satellites[unchanged] {
             unchanged += 1
         }
         if unchanged == n, n == count { return }
@@ -65,7 +138,7 @@ struct SatelliteViewMemory: Sendable {
         // A run of unchanged objects, first..<index, waiting to be copied in one piece.
         var runStart = unchanged > 0 ? 0 : -1
         for index in unchanged..<n {
-            let key = SatelliteKey(satellites[index], unknownAsNull: unknownAsNull)
+            let key = satellites[index]
             if index < count, keys[index] == key {
                 if runStart < 0 { runStart = index }
                 continue
@@ -95,26 +168,5 @@ struct SatelliteViewMemory: Sendable {
         let shift = next.count - start
         next.append(contentsOf: bytes[start..<ends[run.upperBound - 1]])
         for index in run { nextEnds[index] = ends[index] + shift }
-    }
-}
-
-/// Every field of a satellite object, packed, and the null mode: equal keys write equal objects.
-struct SatelliteKey: Equatable, Sendable {
-    var high: UInt64
-    var low: UInt64
-
-    init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
-
-    /// Id (16 bits), constellation (8), SNR (8 plus presence), used, the null mode; elevation
-    /// and azimuth (16 each, plus a presence bit).
-    init(_ satellite: Satellite, unknownAsNull: Bool) {
-        func field(_ value: Int16?) -> UInt64 { value.map { 1 << 16 | UInt64(UInt16(bitPattern: $0)) } ?? 0 }
-        high = UInt64(satellite.id) << 48 | UInt64(satellite.constellation.rawValue) << 40
-            | UInt64(satellite.snr.map { 1 << 8 | UInt16($0) } ?? 0) << 24
-            | (satellite.used ? 1 << 1 : 0) | (unknownAsNull ? 1 : 0)
-        low = field(satellite.elevation) << 32 | field(satellite.azimuth)
     }
 }
