@@ -104,14 +104,17 @@ public struct EpochAssembler: Sendable {
     /// calling `emit` for every epoch this sentence completes (at most two: the epoch it ended
     /// and, for a single-sentence cycle, its own).
     public mutating func add(_ message: NMEAMessage, talker: Talker, now: Int64, _ emit: (Position) -> Void) {
-        let kind = message.kind
+        // What the cycle rules read of the sentence, taken in one switch: every switch over the
+        // message copied it (155 bytes), five times per sentence.
+        let facts = SentenceFacts(message)
+        let kind = facts.kind
         let slot = TalkerSlot(talker)
 
         if kind == .zda {
             // ZDA dates the cycle it arrives in but never places one: receivers stamp it
             // differently from their fixes (ac12: RMC 19:32:21 followed by ZDA 19:32:23) and send
             // it twice (bundg), so its time would split cycles and duplicate epochs.
-        } else if let time = message.time {
+        } else if let time = facts.time {
             if let lastEmittedTime, Self.sameCycle(time, lastEmittedTime, period: period),
                 !(pending.time.map { Self.sameCycle($0, time, period: period) } ?? false)
             {
@@ -133,17 +136,17 @@ public struct EpochAssembler: Sendable {
                 learnCloser()
                 measurePeriod(from: pendingTime, to: time)
                 emitPending(.timeChange, emit)
-            } else if pending.time == nil && startsNewCycle(message, kind, slot) {
+            } else if pending.time == nil && startsNewCycle(facts, slot) {
                 learnCloser()
                 emitPending(.repeatedSentence, emit)
             }
-        } else if startsNewCycle(message, kind, slot) {
+        } else if startsNewCycle(facts, slot) {
             learnCloser()
             emitPending(.repeatedSentence, emit)
         }
 
         if pending.isEmpty { pending.startedAt = now }
-        if kind != .zda, let time = message.time {
+        if kind != .zda, let time = facts.time {
             if pending.time == nil { pending.time = time }
             // The epoch is stamped with its most precise position sentence's time (GGA's `.30`,
             // not the GLL's `.295` before it), as gpsd reports it.
@@ -155,9 +158,9 @@ public struct EpochAssembler: Sendable {
         if kind != .zda {
             pending.carriesEpoch = true
         } else if pending.zdaTime == nil {
-            pending.zdaTime = message.time
+            pending.zdaTime = facts.time
         }
-        let occurrence = pending.record(message, kind, slot)
+        let occurrence = pending.record(facts, slot)
         merge(message, slot: slot, first: occurrence <= 1)
         pending.last = occurrence > 0 ? Closer(kind: kind, talker: talker, occurrence: occurrence) : nil
 
@@ -196,25 +199,25 @@ public struct EpochAssembler: Sendable {
     /// Whether `message`, which cannot be placed by its time, begins the next cycle.
     // (`mutating` only so that `self` is passed by address: a non-mutating call from `add` copied
     // the whole assembler, its 2 KB output epoch included, for every sentence.)
-    private mutating func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
-        switch message {
+    private mutating func startsNewCycle(_ facts: SentenceFacts, _ slot: TalkerSlot) -> Bool {
+        switch facts.kind {
         case .gsv where closingSentence != nil, .gsa where closingSentence != nil:
             // Group repeats only serve to learn the first closer. Once it is known, cycles end on it
             // or on a new time; a repeat seen then is as likely a previous cycle's tail that a
             // dropped sentence left behind (tr737A+: a GGA with 60 minutes of latitude is refused,
             // its GSA and GSV stay pending) and must not cut the next cycle in two.
             return false
-        case .gsv(let s):
+        case .gsv:
             // A new group for a talker and signal whose group this cycle already completed.
-            return s.sentenceNumber == 1 && pending.completedGroup(slot, signal: s.signalID ?? 0)
-        case .gsa(let s):
+            return facts.gsvFirst && pending.completedGroup(slot, signal: facts.gsvSignal)
+        case .gsa:
             // Several GSAs per cycle are normal (one per constellation); with NMEA 4.10 system ids a
             // second one for the same system is a new cycle. Without them nothing can be told.
             // (A system with more than 12 satellites in use gets consecutive GSAs: not a new cycle.)
-            guard let system = s.systemID else { return false }
+            guard let system = facts.gsaSystem else { return false }
             return pending.sawGSA(slot, system: system) && pending.lastKind != .gsa
         default:
-            return pending.occurrence(of: kind, slot) > 0
+            return pending.occurrence(of: facts.kind, slot) > 0
         }
     }
 
@@ -577,20 +580,57 @@ private struct PendingCycle {
 
     /// Counts the sentence and returns its occurrence in this cycle: 1 for the first of its kind
     /// and talker, 0 for a GSV that does not complete its group (it cannot close a cycle).
-    mutating func record(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Int {
+    mutating func record(_ facts: SentenceFacts, _ slot: TalkerSlot) -> Int {
+        let kind = facts.kind
         count += 1
         lastKind = kind
-        switch message {
-        case .gsv(let s):
-            guard s.isLastOfGroup else { return 0 }
-            completedGroups.insert(UInt16(slot.index) << 8 | UInt16(s.signalID ?? 0))
-        case .gsa(let s):
-            if let system = s.systemID { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
+        switch kind {
+        case .gsv:
+            guard facts.gsvLast else { return 0 }
+            completedGroups.insert(UInt16(slot.index) << 8 | UInt16(facts.gsvSignal))
+        case .gsa:
+            if let system = facts.gsaSystem { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
         default: break
         }
         let index = slot.index * SentenceKind.slotCount + kind.slot
         if occurrences[index] < UInt8.max { occurrences[index] += 1 }
         return Int(occurrences[index])
+    }
+}
+
+/// What the cycle rules read of one sentence: its kind and time, and for GSV and GSA what their
+/// group and system checks need.
+struct SentenceFacts {
+    var kind: SentenceKind
+    var time: NMEATime?
+    /// GSV: the first sentence of its group, the last one, the signal id (0 when not given).
+    var gsvFirst = false
+    var gsvLast = false
+    var gsvSignal: UInt8 = 0
+    /// GSA: the NMEA 4.10 system id, if given.
+    var gsaSystem: Int?
+
+    @inline(__always)
+    init(_ message: NMEAMessage) {
+        switch message {
+        case .gga(let s): (kind, time) = (.gga, s.time)
+        case .gns(let s): (kind, time) = (.gns, s.time)
+        case .rmc(let s): (kind, time) = (.rmc, s.time)
+        case .gll(let s): (kind, time) = (.gll, s.time)
+        case .gst(let s): (kind, time) = (.gst, s.time)
+        case .zda(let s): (kind, time) = (.zda, s.time)
+        case .ptnlGGK(let s): (kind, time) = (.ptnlGGK, s.time)
+        case .vtg: (kind, time) = (.vtg, nil)
+        case .hdt: (kind, time) = (.hdt, nil)
+        case .gsv(let s):
+            (kind, time) = (.gsv, nil)
+            gsvFirst = s.sentenceNumber == 1
+            gsvLast = s.isLastOfGroup
+            gsvSignal = s.signalID ?? 0
+        case .gsa(let s):
+            (kind, time) = (.gsa, nil)
+            gsaSystem = s.systemID
+        }
     }
 }
 

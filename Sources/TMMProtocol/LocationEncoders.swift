@@ -84,17 +84,19 @@ public enum LocationV2: LocationMessage {
         let hrms = ifFix(position.hrms), vrms = ifFix(position.vrms)
 
         writer.separate()
+        let latitude = ifFix(position.latitude), longitude = ifFix(position.longitude)
+        let altitude = ifFix(position.altitude), speed = ifFix(position.speed), bearing = ifFix(position.bearing)
         writer.appendInPlace(maximumCount: headLength) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.latitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.latitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeNumber(latitude, decimals: LocationDecimals.degrees, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.longitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.longitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeNumber(longitude, decimals: LocationDecimals.degrees, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.altitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.altitude), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(altitude, decimals: LocationDecimals.height, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.speed, to: &out)
-            JSONWriter.writeNumber(ifFix(position.speed), decimals: LocationDecimals.speed, to: &out)
+            JSONWriter.writeNumber(speed, decimals: LocationDecimals.speed, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.bearing, to: &out)
-            JSONWriter.writeNumber(ifFix(position.bearing), decimals: LocationDecimals.bearing, to: &out)
+            JSONWriter.writeNumber(bearing, decimals: LocationDecimals.bearing, to: &out)
         }
         // `,"geoidModel":null,"hrms":` to `,"receiverModel":`: what it is written from.
         let pdop = ifFix(position.pdop), hdop = ifFix(position.hdop), vdop = ifFix(position.vdop)
@@ -148,11 +150,17 @@ public enum LocationV2: LocationMessage {
             writer.verbatimKey(#","appVersion":"#)
             writer.string(identity.appVersion)
         }
-        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
+        let mslHeight = ifFix(position.mslHeight), undulation = ifFix(position.undulation)
+        var heightsKey = PartKey()
+        heightsKey.append(mslHeight)
+        heightsKey.append(undulation)
+        writer.appendRemembered(part: Parts.heights, key: heightsKey, maximumCount: heightsLength) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.mslHeight, to: &out)
-            JSONWriter.writeNumber(ifFix(position.mslHeight), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(mslHeight, decimals: LocationDecimals.height, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.undulation, to: &out)
-            JSONWriter.writeNumber(ifFix(position.undulation), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(undulation, decimals: LocationDecimals.height, to: &out)
+        }
+        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.utcTime, to: &out)
             JSONWriter.writeUTCTime(position.time, nullWhenUnknown: true, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.utcTimeStamp, to: &out)
@@ -179,7 +187,8 @@ public enum LocationV2: LocationMessage {
     /// The parts of the message a writer's memory keeps (`LocationMemory.parts`).
     enum Parts {
         static let values = 0
-        static let tail = 1
+        static let heights = 1
+        static let tail = 2
     }
 
     /// The verbatim runs of the message, each named by the key it ends with, as bytes: a run
@@ -222,8 +231,7 @@ public enum LocationV2: LocationMessage {
         "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
         """.utf8)
 
-    /// The most the first reservation writes: its runs (`{"latitude":` to `,"bearing":`) and
-    /// five numbers. The widest-message test writes every field at its widest.
+    /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes every field at its widest.
     static let headLength = runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)
         + 5 * JSONWriter.maximumNumberLength
 
@@ -235,10 +243,12 @@ public enum LocationV2: LocationMessage {
         + 6 * JSONWriter.maximumNumberLength + 4 * JSONWriter.maximumIntegerLength + JSONWriter.maximumDiffIDLength
         + FixQuality.allCases.map { JSONWriter.maximumStringLength($0.solutionType) }.reduce(4, max)
 
-    /// `,"battery":null,"mslHeight":` to `gpsTimeStamp`'s value: its runs, three numbers, two
-    /// timestamps.
-    static let timesLength = runLength(Runs.mslHeight, Runs.undulation, Runs.utcTime, Runs.utcTimeStamp, Runs.gpsTimeStamp)
-        + 3 * JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
+    /// `,"battery":null,"mslHeight":` to the undulation: its runs and two numbers.
+    static let heightsLength = runLength(Runs.mslHeight, Runs.undulation) + 2 * JSONWriter.maximumNumberLength
+
+    /// `,"utcTime":` to `gpsTimeStamp`'s value: its runs, a number, two timestamps.
+    static let timesLength = runLength(Runs.utcTime, Runs.utcTimeStamp, Runs.gpsTimeStamp)
+        + JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
 
     /// `,"accuracy":` to the closing brace: its runs and two numbers.
     static let tailLength = runLength(Runs.accuracy, Runs.verticalAccuracyMeters, Runs.sourceReferenceEpoch)

@@ -16,7 +16,7 @@ struct LocationMemory: Sendable {
     var parts: [RememberedPart]
 
     /// Parts a message format may remember.
-    static let partCount = 2
+    static let partCount = 3
 
     init() {
         // Room for any identity of ordinary length, so that the first message does not allocate.
