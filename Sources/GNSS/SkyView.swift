@@ -86,25 +86,28 @@ extension Satellite {
     @inline(__always) public static func azimuth(_ word: UInt64) -> Int16? {
         word & azimuthKnown != 0 ? Int16(bitPattern: UInt16(truncatingIfNeeded: word >> azimuthShift)) : nil
     }
+    /// Whether two packed satellites differ in their SNR at most.
+    @inline(__always) public static func differInSNROnly(_ a: UInt64, _ b: UInt64) -> Bool {
+        (a ^ b) & ~snrBits == 0
+    }
     /// Id and constellation, the satellite's identity in the sky view.
     @inline(__always) static func identity(_ word: UInt64) -> UInt64 { word >> identityShift }
 }
 
 /// The satellites in view, held inline so a `Position` never touches the heap: one packed word
-/// per satellite (`Satellite.packed`).
+/// per satellite (`Satellite.packed`), and a hash index from identity to position.
 public struct SkyView: Sendable, Equatable {
     /// More than any receiver tracks at once: four full constellations plus SBAS and QZSS.
     public static let capacity = 128
 
     private var storage = InlineArray<128, UInt64>(repeating: 0)
+    /// Open addressing, linear probing: slot `hash(identity)` onward holds the satellite's
+    /// position plus one (0: empty). At most 128 of the 256 slots are used, so a probe ends
+    /// after a few slots; `merge` and `markUsed` find a satellite without scanning the list.
+    private var table = InlineArray<256, UInt8>(repeating: 0)
     public private(set) var count = 0
     /// Satellites that did not fit (counted, never silently lost).
     public private(set) var overflowed = 0
-    /// One bit per (id, constellation) hash of the satellites present, a Bloom filter with one
-    /// hash: a clear bit means "not in view", so `merge` appends a new satellite without
-    /// scanning the list (most of a GSV set is new: the set replaced its constellation's
-    /// satellites); a set bit means "maybe", and the list is scanned.
-    private var present = (low: UInt64(0), high: UInt64(0))
 
     public init() {}
 
@@ -133,26 +136,28 @@ public struct SkyView: Sendable, Equatable {
     public mutating func removeAll() {
         count = 0
         overflowed = 0
-        present = (0, 0)
+        var slots = table.mutableSpan
+        slots.update(repeating: 0)
     }
 
-    /// The bit of `present` for a satellite identity (`Satellite.identity`): bit 0...127 of a
-    /// multiplicative hash.
-    private static func presenceBit(_ identity: UInt64) -> (high: Bool, mask: UInt64) {
-        let hash = (UInt32(truncatingIfNeeded: identity) &* 0x9E37_79B1) >> 25
-        return (hash >= 64, 1 << UInt64(hash & 63))
+    /// The first table slot for a satellite identity (`Satellite.identity`).
+    @inline(__always)
+    private static func home(_ identity: UInt64) -> Int {
+        Int((UInt32(truncatingIfNeeded: identity) &* 0x9E37_79B1) >> 24)
     }
 
-    // Static, over the filter alone: a non-mutating method of the sky view called from a
-    // mutating one would copy its inline storage.
-    private static func mayContain(_ present: (low: UInt64, high: UInt64), _ identity: UInt64) -> Bool {
-        let bit = presenceBit(identity)
-        return (bit.high ? present.high : present.low) & bit.mask != 0
-    }
-
-    private static func adding(_ present: (low: UInt64, high: UInt64), _ identity: UInt64) -> (low: UInt64, high: UInt64) {
-        let bit = presenceBit(identity)
-        return bit.high ? (present.low, present.high | bit.mask) : (present.low | bit.mask, present.high)
+    /// The position of the satellite with `identity`, or nil and the empty slot where its
+    /// position would go.
+    @inline(__always)
+    private static func find(_ identity: UInt64, _ words: Span<UInt64>, _ slots: Span<UInt8>) -> (index: Int?, slot: Int) {
+        var slot = home(identity)
+        while true {
+            let entry = slots[slot]
+            if entry == 0 { return (nil, slot) }
+            let index = Int(entry) &- 1
+            if Satellite.identity(words[index]) == identity { return (index, slot) }
+            slot = (slot &+ 1) & 255
+        }
     }
 
     private static func identity(_ id: UInt16, _ constellation: Constellation) -> UInt64 {
@@ -161,81 +166,84 @@ public struct SkyView: Sendable, Equatable {
 
     /// Index of the satellite with this id in this constellation, if present.
     public func index(of id: UInt16, in constellation: Constellation) -> Int? {
-        let identity = Self.identity(id, constellation)
-        let words = storage.span
-        for i in 0..<count where Satellite.identity(words[i]) == identity { return i }
-        return nil
+        Self.find(Self.identity(id, constellation), storage.span, table.span).index
     }
 
     /// Adds a satellite, or merges it into the entry already seen on another signal (NMEA 4.10
     /// GSV lists a satellite once per signal): the strongest SNR wins, known angles are kept.
     public mutating func merge(_ satellite: Satellite) {
-        let word = satellite.packed
+        merge(packed: satellite.packed)
+    }
+
+    /// `merge(_:)` for a satellite already packed (`Satellite.packed`).
+    public mutating func merge(packed word: UInt64) {
         let identity = Satellite.identity(word)
-        // Through a mutable span of the storage: element reads and writes on the inline array
-        // itself copied it per satellite of every GSV sentence.
         let n = count
-        var slots = storage.mutableSpan
-        if Self.mayContain(present, identity) {
-            for i in 0..<n where Satellite.identity(slots[i]) == identity {
-                var old = slots[i]
-                if word & Satellite.elevationKnown != 0 { old = old & ~Satellite.elevationBits | word & Satellite.elevationBits }
-                if word & Satellite.azimuthKnown != 0 { old = old & ~Satellite.azimuthBits | word & Satellite.azimuthBits }
-                // max(new, old ?? 0): a known SNR replaces an unknown or weaker one (a known 0
-                // over an unknown one included).
-                if word & Satellite.snrKnown != 0, old & Satellite.snrKnown == 0 || word & Satellite.snrBits > old & Satellite.snrBits {
-                    old = old & ~Satellite.snrBits | word & Satellite.snrBits
-                }
-                slots[i] = old | word & Satellite.usedBit
-                return
+        // Through spans of the storage: element reads and writes on the inline arrays themselves
+        // copied them per satellite of every GSV sentence.
+        let found = Self.find(identity, storage.span, table.span)
+        if let i = found.index {
+            var words = storage.mutableSpan
+            var old = words[i]
+            if word & Satellite.elevationKnown != 0 { old = old & ~Satellite.elevationBits | word & Satellite.elevationBits }
+            if word & Satellite.azimuthKnown != 0 { old = old & ~Satellite.azimuthBits | word & Satellite.azimuthBits }
+            // max(new, old ?? 0): a known SNR replaces an unknown or weaker one (a known 0
+            // over an unknown one included).
+            if word & Satellite.snrKnown != 0, old & Satellite.snrKnown == 0 || word & Satellite.snrBits > old & Satellite.snrBits {
+                old = old & ~Satellite.snrBits | word & Satellite.snrBits
             }
+            words[i] = old | word & Satellite.usedBit
+            return
         }
         guard n < Self.capacity else {
             overflowed += 1
             return
         }
-        slots[n] = word
+        var words = storage.mutableSpan
+        words[n] = word
+        var slots = table.mutableSpan
+        slots[found.slot] = UInt8(truncatingIfNeeded: n &+ 1)
         count = n + 1
-        present = Self.adding(present, identity)
     }
 
     /// Marks a satellite as used in the solution; returns false if it is not in view.
     @discardableResult
     public mutating func markUsed(_ id: UInt16, in constellation: Constellation) -> Bool {
-        let identity = Self.identity(id, constellation)
-        guard Self.mayContain(present, identity) else { return false }
-        let n = count
-        var slots = storage.mutableSpan
-        for i in 0..<n where Satellite.identity(slots[i]) == identity {
-            slots[i] |= Satellite.usedBit
-            return true
-        }
-        return false
+        guard let i = Self.find(Self.identity(id, constellation), storage.span, table.span).index else { return false }
+        var words = storage.mutableSpan
+        words[i] |= Satellite.usedBit
+        return true
     }
 
     /// Removes every satellite of one constellation (a new GSV set for it replaces the old one).
     public mutating func removeAll(of constellation: Constellation) {
         let raw = UInt64(constellation.rawValue & 7)
         var kept = 0
-        var present = (low: UInt64(0), high: UInt64(0))
         let n = count
-        var slots = storage.mutableSpan
+        var words = storage.mutableSpan
         for i in 0..<n {
-            let word = slots[i]
+            let word = words[i]
             if word >> Satellite.identityShift & 7 == raw { continue }
-            slots[kept] = word
-            present = Self.adding(present, Satellite.identity(word))
+            words[kept] = word
             kept += 1
         }
+        guard kept < n else { return }
         count = kept
-        self.present = present
+        // Positions moved: index the satellites again.
+        var slots = table.mutableSpan
+        slots.update(repeating: 0)
+        for i in 0..<kept {
+            var slot = Self.home(Satellite.identity(words[i]))
+            while slots[slot] != 0 { slot = (slot &+ 1) & 255 }
+            slots[slot] = UInt8(truncatingIfNeeded: i &+ 1)
+        }
     }
 
     /// Clears every `used` mark (a new GSA set replaces the previous one).
     public mutating func clearUsed() {
         let n = count
-        var slots = storage.mutableSpan
-        for i in 0..<n { slots[i] &= ~Satellite.usedBit }
+        var words = storage.mutableSpan
+        for i in 0..<n { words[i] &= ~Satellite.usedBit }
     }
 
     public static func == (lhs: SkyView, rhs: SkyView) -> Bool {

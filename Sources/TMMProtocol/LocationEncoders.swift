@@ -400,29 +400,38 @@ enum SatelliteObject {
     /// 3 digits). Writing more would trap; the extreme-values test writes exactly this many.
     static let maximumLength = 48 + 5 + 2 * 6 + 2 * 3
 
+    /// The longest value `writeValue` writes: `null`, or an SNR of three digits.
+    static let maximumValueLength = 4
+
+    /// Appends an elevation, azimuth or SNR: the number, else `null` (V2) or `0` (V1).
+    static func writeValue(_ number: Int?, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
+        if let number {
+            JSONWriter.writeInteger(number, to: &out)
+        } else if unknownAsNull {
+            JSONWriter.writeNull(to: &out)
+        } else {
+            out.append(UInt8(ascii: "0"))
+        }
+    }
+
     /// Appends `{"Id":...,"Type":...}` for the satellite packed in `word` (`Satellite.packed`):
     /// five verbatim runs around its integers (`Use` and the next key share one:
-    /// `,"Use":true,"Type":`).
-    static func write(_ word: UInt64, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
-        func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
-            if let number {
-                JSONWriter.writeInteger(number, to: &out)
-            } else if unknownAsNull {
-                JSONWriter.writeNull(to: &out)
-            } else {
-                out.append(UInt8(ascii: "0"))
-            }
-        }
+    /// `,"Use":true,"Type":`). Returns where the SNR value starts and ends in `out`.
+    @discardableResult
+    static func write(_ word: UInt64, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) -> (start: Int, end: Int) {
         JSONWriter.writeVerbatim(Runs.id, to: &out)
         JSONWriter.writeInteger(Int(Satellite.id(word)), to: &out)
         JSONWriter.writeVerbatim(Runs.elevation, to: &out)
-        value(Satellite.elevation(word).map { Int($0) }, to: &out)
+        writeValue(Satellite.elevation(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
         JSONWriter.writeVerbatim(Runs.azimuth, to: &out)
-        value(Satellite.azimuth(word).map { Int($0) }, to: &out)
+        writeValue(Satellite.azimuth(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
         JSONWriter.writeVerbatim(Runs.snr, to: &out)
-        value(Satellite.snr(word).map { Int($0) }, to: &out)
+        let snrStart = out.count
+        writeValue(Satellite.snr(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
+        let snrEnd = out.count
         JSONWriter.writeVerbatim(Satellite.used(word) ? Runs.usedType : Runs.unusedType, to: &out)
         JSONWriter.writeInteger(Int(Satellite.constellation(word).rawValue), to: &out)
         out.append(UInt8(ascii: "}"))
+        return (snrStart, snrEnd)
     }
 }

@@ -100,6 +100,11 @@ struct SatelliteViewMemory: Sendable {
     private var keys: [UInt64]
     private var ends: [Int]
     private var nextEnds: [Int]
+    /// Per object, where its SNR value starts and ends, counted from the object's start (its
+    /// comma, if any): an object whose SNR alone changed (most changes: SNR moves from second
+    /// to second, the angles every few minutes) is copied around a new SNR.
+    private var snrStarts: [Int]
+    private var snrEnds: [Int]
     /// Objects in `bytes`; -1 before the first update (nothing remembered).
     private var count = -1
     /// The null mode `bytes` was written in (V2 writes unknown values as `null`, V1 as `0`).
@@ -113,6 +118,8 @@ struct SatelliteViewMemory: Sendable {
         ends = [Int](repeating: 0, count: SkyView.capacity)
         // Not `nextEnds = ends`: the shared buffer would be copied at the first update.
         nextEnds = [Int](repeating: 0, count: SkyView.capacity)
+        snrStarts = [Int](repeating: 0, count: SkyView.capacity)
+        snrEnds = [Int](repeating: 0, count: SkyView.capacity)
         bytes.reserveCapacity(Self.maximumLength)
         next.reserveCapacity(Self.maximumLength)
     }
@@ -147,9 +154,24 @@ struct SatelliteViewMemory: Sendable {
                 copyRun(runStart..<index)
                 runStart = -1
             }
-            next.append(addingCapacity: SatelliteObject.maximumLength + 1) { out in
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                SatelliteObject.write(satellites[index], unknownAsNull: unknownAsNull, to: &out)
+            let objectStart = next.count
+            if index < count, Satellite.differInSNROnly(keys[index], key) {
+                let start = index == 0 ? 1 : ends[index - 1]
+                next.append(contentsOf: bytes[start..<start + snrStarts[index]])
+                next.append(addingCapacity: SatelliteObject.maximumValueLength) { out in
+                    SatelliteObject.writeValue(Satellite.snr(key).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
+                }
+                let snrEnd = next.count - objectStart
+                next.append(contentsOf: bytes[start + snrEnds[index]..<ends[index]])
+                snrEnds[index] = snrEnd
+            } else {
+                var snr = (start: 0, end: 0)
+                next.append(addingCapacity: SatelliteObject.maximumLength + 1) { out in
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    snr = SatelliteObject.write(satellites[index], unknownAsNull: unknownAsNull, to: &out)
+                }
+                snrStarts[index] = snr.start
+                snrEnds[index] = snr.end
             }
             nextEnds[index] = next.count
             keys[index] = key
