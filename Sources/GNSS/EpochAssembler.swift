@@ -412,8 +412,8 @@ public struct EpochAssembler: Sendable {
                     pending.gsvConstellations |= bit
                 }
                 output.sky.merge(
-                    packed: Satellite(id: entry.id, constellation: constellation, elevation: entry.elevation,
-                                      azimuth: entry.azimuth, snr: entry.snr).packed)
+                    packed: Satellite.pack(id: entry.id, constellation: constellation, elevation: entry.elevation,
+                                           azimuth: entry.azimuth, snr: entry.snr))
             }
         case .gst(let s):
             output.sigmaLatitude = s.sigmaLatitude?.doubleValue

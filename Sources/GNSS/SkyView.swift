@@ -56,11 +56,18 @@ extension Satellite {
 
     /// All fields in one word (see above).
     public var packed: UInt64 {
+        Self.pack(id: id, constellation: constellation, elevation: elevation, azimuth: azimuth, snr: snr, used: used)
+    }
+
+    /// The packed word of a satellite with these fields, without making the satellite first.
+    @inline(__always)
+    public static func pack(id: UInt16, constellation: Constellation, elevation: Int16?, azimuth: Int16?, snr: UInt8?,
+                            used: Bool = false) -> UInt64 {
         var word = UInt64(id) << 48 | UInt64(constellation.rawValue & 7) << 45
-        if used { word |= Self.usedBit }
-        if let snr { word |= Self.snrKnown | UInt64(snr) << Self.snrShift }
-        if let elevation { word |= Self.elevationKnown | UInt64(UInt16(bitPattern: elevation)) << Self.elevationShift }
-        if let azimuth { word |= Self.azimuthKnown | UInt64(UInt16(bitPattern: azimuth)) << Self.azimuthShift }
+        if used { word |= usedBit }
+        if let snr { word |= snrKnown | UInt64(snr) << snrShift }
+        if let elevation { word |= elevationKnown | UInt64(UInt16(bitPattern: elevation)) << elevationShift }
+        if let azimuth { word |= azimuthKnown | UInt64(UInt16(bitPattern: azimuth)) << azimuthShift }
         return word
     }
 

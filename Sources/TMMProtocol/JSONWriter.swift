@@ -533,17 +533,39 @@ public struct JSONWriter: Sendable {
         let divisor = integerPowerOfTen(d)
         let whole = magnitude / divisor
         var fraction = magnitude % divisor
-        // Trailing zeros trimmed, but a zero fraction still prints one `0`.
+        // Trailing zeros trimmed, but a zero fraction still prints one `0`. At most 18 of them:
+        // removed eight, four, two and one at a time (one division each instead of one per zero).
         var fractionLength = 1
         if fraction != 0 {
             fractionLength = d
-            while fraction % 10 == 0 {
+            if fraction % 100_000_000 == 0 {
+                fraction /= 100_000_000
+                fractionLength -= 8
+                if fraction % 100_000_000 == 0 {
+                    fraction /= 100_000_000
+                    fractionLength -= 8
+                }
+            }
+            if fraction % 10_000 == 0 {
+                fraction /= 10_000
+                fractionLength -= 4
+            }
+            if fraction % 100 == 0 {
+                fraction /= 100
+                fractionLength -= 2
+            }
+            if fraction % 10 == 0 {
                 fraction /= 10
                 fractionLength -= 1
             }
         }
         if scaled < 0 { out.append(UInt8(ascii: "-")) }
-        writeDigits(whole, length: decimalLength(whole), to: &out)
+        // Most whole parts of a location message are below 1000 (degrees, metres per second).
+        if whole < 1000 {
+            writeSmall(Int(whole), to: &out)
+        } else {
+            writeDigits(whole, length: decimalLength(whole), to: &out)
+        }
         out.append(UInt8(ascii: "."))
         writeDigits(fraction, length: fractionLength, to: &out)
     }
