@@ -139,6 +139,7 @@ struct SatelliteViewMemory: Sendable {
             unchanged += 1
         }
         if unchanged == n, n == count { return }
+        if n == count, patchSNRs(satellites, from: unchanged) { return }
 
         next.removeAll(keepingCapacity: true)
         next.append(UInt8(ascii: "["))
@@ -181,6 +182,39 @@ struct SatelliteViewMemory: Sendable {
         swap(&bytes, &next)
         swap(&ends, &nextEnds)
         count = n
+    }
+
+    /// When every satellite from `first` on is either unchanged or differs in an SNR known
+    /// before and after and written with as many digits (44 to 45 dB-Hz: the common change from
+    /// one second to the next), writes those SNRs over the old ones in `bytes` and returns true;
+    /// otherwise changes nothing and returns false.
+    private mutating func patchSNRs(_ satellites: Span<UInt64>, from first: Int) -> Bool {
+        func digits(_ word: UInt64) -> Int {
+            guard let snr = Satellite.snr(word) else { return 0 }
+            return snr < 10 ? 1 : snr < 100 ? 2 : 3
+        }
+        for index in first..<satellites.count where keys[index] != satellites[index] {
+            let old = keys[index], new = satellites[index]
+            guard Satellite.differInSNROnly(old, new), digits(old) > 0, digits(old) == digits(new) else { return false }
+        }
+        // Moved out while patched (a span of `bytes` would hold all of `self` exclusively).
+        var patched: [UInt8] = []
+        swap(&patched, &bytes)
+        defer { swap(&patched, &bytes) }
+        var out = patched.mutableSpan
+        for index in first..<satellites.count where keys[index] != satellites[index] {
+            let new = satellites[index]
+            var snr = Int(Satellite.snr(new) ?? 0)
+            let start = (index == 0 ? 1 : ends[index - 1]) + snrStarts[index]
+            var position = start + digits(new) - 1
+            while position >= start {
+                out[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: snr % 10)
+                snr /= 10
+                position -= 1
+            }
+            keys[index] = new
+        }
+        return true
     }
 
     /// Copies the objects `run` of `bytes` (with the comma in front of each but the very first)
