@@ -285,7 +285,7 @@ public struct JSONWriter: Sendable {
         // The memory is read and updated where it is (`memory!`, `memory?`): a local copy of it
         // retained and released each of its arrays, per message.
         guard memory != nil else { return write(&self) }
-        if memory?.identity == identity {
+        if memory!.hasIdentity && memory!.identity == identity {
             buffer.append(contentsOf: memory!.identityRun)
             needsComma = true
             return
@@ -295,6 +295,7 @@ public struct JSONWriter: Sendable {
         memory!.identityRun.removeAll(keepingCapacity: true)
         memory!.identityRun.append(contentsOf: buffer[start...])
         memory!.identity = identity
+        memory!.hasIdentity = true
     }
 
     /// Appends part `part` of a message (up to `maximumCount` bytes that `body` writes in place,
@@ -571,6 +572,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends `value` as two digits (`07`); `value` must be in 0...99.
+    @inline(__always)
     static func writeTwoDigits(_ value: Int, to out: inout OutputSpan<UInt8>) {
         let tens = value / 10
         out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens))

@@ -6,8 +6,10 @@ import GNSS
 /// groups, and mostly the same across them). Everything is allocated up front or on the first
 /// message, so that encoding allocates nothing after that.
 struct LocationMemory: Sendable {
-    /// The identity `identityRun` was written for (nil before the first message).
-    var identity: ReceiverIdentity?
+    /// The identity `identityRun` was written for, once `hasIdentity` (not optional: comparing
+    /// through an optional copied the identity, three strings retained and released).
+    var identity = ReceiverIdentity(appVersion: "")
+    var hasIdentity = false
     /// The bytes written for `identity` by `JSONWriter.appendRemembered`.
     var identityRun: [UInt8]
     var satelliteView = SatelliteViewMemory()
@@ -60,14 +62,17 @@ struct PartKey: Equatable, Sendable {
         return key
     }()
 
+    @inline(__always)
     mutating func append(_ value: Double?) {
         append(value?.bitPattern)
     }
 
+    @inline(__always)
     mutating func append(_ value: Int?) {
         append(value.map { UInt64(bitPattern: Int64($0)) })
     }
 
+    @inline(__always)
     mutating func append(_ bits: UInt64?) {
         precondition(count < Self.capacity, "PartKey holds at most 12 values")
         if let bits {
