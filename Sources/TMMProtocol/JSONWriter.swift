@@ -369,6 +369,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends exactly `length` digits of `value` to `out`, zero-padded on the left (`length`
     /// must be at least `decimalLength(value)`), straight into the array's storage.
+    @inline(__always)
     static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
         var value = value
         var length = length
@@ -396,6 +397,7 @@ public struct JSONWriter: Sendable {
     /// significant in the low byte (SWAR: the halves, the pairs and the digits split with
     /// multiply-and-shift divisions, exact in these ranges), then the `length` last are
     /// appended from the low byte up.
+    @inline(__always)
     private static func writeDigitGroup(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
         // Two 32-bit lanes: value / 10^4 (low lane), value % 10^4.
         let halves = value / 10_000 | (value % 10_000) << 32
@@ -413,6 +415,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends `value` in decimal (`-` and up to 19 digits, at most 20 bytes).
+    @inline(__always)
     static func writeInteger(_ value: Int, to out: inout OutputSpan<UInt8>) {
         // Most integers of a location message are below 1000 (satellite ids, angles, SNRs,
         // counts): their one to three digits directly.
@@ -494,6 +497,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends the bytes of `run` one by one, as `writeVerbatim(_: String, to:)`; for runs held
     /// as bytes.
+    @inline(__always)
     static func writeVerbatim(_ run: [UInt8], to out: inout OutputSpan<UInt8>) {
         let bytes = run.span
         for index in bytes.indices { out.append(bytes[index]) }
@@ -514,6 +518,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends `value` as `number(_:decimals:)` writes it (`null` when nil, not finite or too
     /// large), at most `maximumNumberLength` bytes.
+    @inline(__always)
     static func writeNumber(_ value: Double?, decimals: Int, to out: inout OutputSpan<UInt8>) {
         guard let value, value.isFinite else { return writeNull(to: &out) }
         var d = min(max(decimals, 0), maximumDecimals)
@@ -528,6 +533,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends `scaled / 10^decimals` as `fixedPoint(scaled:decimals:)` writes it, at most
     /// `maximumNumberLength` bytes.
+    @inline(__always)
     static func writeFixedPoint(scaled: Int64, decimals: Int, to out: inout OutputSpan<UInt8>) {
         let d = min(max(decimals, 0), 18)
         let magnitude = scaled.magnitude

@@ -404,6 +404,7 @@ enum SatelliteObject {
     static let maximumValueLength = 4
 
     /// Appends an elevation, azimuth or SNR: the number, else `null` (V2) or `0` (V1).
+    @inline(__always)
     static func writeValue(_ number: Int?, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
         if let number {
             JSONWriter.writeInteger(number, to: &out)
