@@ -896,6 +896,7 @@ extension Constellation {
 
     /// The constellation of a satellite id, from the system id or talker when they say, and
     /// otherwise from the id ranges gpsd and u-blox use for `GN` sentences.
+    @inline(__always)
     init(satelliteID id: UInt16, system: Constellation?, talker: Talker) {
         if let system {
             self = system == .gps && (33...64).contains(id) ? .sbas : system

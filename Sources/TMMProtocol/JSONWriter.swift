@@ -281,6 +281,7 @@ public struct JSONWriter: Sendable {
     /// Appends what `write` writes for `identity`: copied from the writer's memory when the last
     /// call had the same identity, written (and remembered) otherwise; without memory, written.
     /// `write` must end with a value, in the same state every time for one identity.
+    @inline(__always)
     mutating func appendRemembered(_ identity: ReceiverIdentity, _ write: (inout JSONWriter) -> Void) {
         // The memory is read and updated where it is (`memory!`, `memory?`): a local copy of it
         // retained and released each of its arrays, per message.
@@ -302,6 +303,7 @@ public struct JSONWriter: Sendable {
     /// as `appendInPlace`), copied from the writer's memory when `key`, the values the part is
     /// written from, is what it was the last time; otherwise written and remembered. Without
     /// memory, written. Equal keys must mean equal bytes.
+    @inline(__always)
     mutating func appendRemembered(
         part: Int, key: PartKey, maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void
     ) {
