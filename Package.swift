@@ -47,19 +47,10 @@ let package = Package(
             dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
                            "Discovery", "TLS"],
             swiftSettings: common),
-        // Release builds link the Swift runtime and Foundation statically (the toolchain's
-        // swift_static): the shipped binary runs without the toolchain installed, and starts in
-        // about two thirds of the time (no libswiftCore, libFoundationEssentials, libdispatch ...
-        // to load and relocate). Only the link changes, so every `swift build -c release` (make
-        // build, scripts/bench.sh, packaging) gets it; debug builds stay dynamic.
         .executableTarget(
             name: "tmm-bridge",
             dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge"],
-            swiftSettings: common,
-            linkerSettings: [
-                // FoundationEssentials's own static dependencies are not autolinked this way.
-                .unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release)),
-            ]),
+            swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
