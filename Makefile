@@ -38,15 +38,30 @@ deps: ## Install missing Debian packages for build and test
 deps-bench: ## Install missing Debian packages for build, test and benchmarks
 	@scripts/install-deps.sh --bench
 
-build: ## Release build of everything (swift build -c release)
+# The release tmm-bridge as shipped: the Swift runtime, Foundation and Dispatch linked in
+# (--static-swift-stdlib), so that it runs without the toolchain and starts faster. It is built
+# apart, in $(STATIC_SCRATCH): the flag changes how every module is compiled, and the test bundles
+# (which link the executable's code next to the dynamic XCTest and Swift Testing) must stay
+# dynamic. `make run` and scripts/bench.sh use it; the build fails if it still loads a library
+# from the toolchain.
+STATIC_SCRATCH := .build/static
+BRIDGE := $(STATIC_SCRATCH)/release/tmm-bridge
+
+build: ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
 	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product tmm-bridge --static-swift-stdlib --scratch-path $(STATIC_SCRATCH)
+	@toolchain=$$(dirname "$$(dirname "$$(command -v $(SWIFT))")"); \
+	if ldd $(BRIDGE) | grep -F -e "$$toolchain/" -e libswift -e libFoundation -e libdispatch >&2; then \
+		echo "make build: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \
+		exit 1; \
+	fi
 
 # The demo daemon: the built-in Trimble RTK capture replayed through a pty into gpsd (a private one
 # unless a system gpsd answers), served on TMM's ports with open registration, until Ctrl-C.
 # RUN_ARGS adds options, e.g. make run RUN_ARGS='--api-port 9737'.
 RUN_ARGS ?=
 run: deps build ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
-	.build/release/tmm-bridge run --demo --no-discovery --registration open $(RUN_ARGS)
+	$(BRIDGE) run --demo --no-discovery --registration open $(RUN_ARGS)
 
 # Tests: the embedded capture must be current and the build warning-free; then the heap-allocation
 # suites run in an optimized build (debug builds box closures and iterators, so they skip there;

@@ -2,7 +2,8 @@
 # scripts/bench.sh - `make bench`: the NMEA 0183 parser and the whole decode pipeline against
 # gpsdecode on the same bytes, then receiver latency and WebSocket fan-out.
 #
-# 1. builds tmm-bench and tmm-bridge in release mode;
+# 1. builds tmm-bench and tmm-bridge in release mode (tmm-bridge as `make build` does: the Swift
+#    runtime linked statically, in $BENCH_SCRATCH_PATH/static);
 # 2. has tmm-bench write the benchmark corpus (fixture logs without `#` lines, repeated to at
 #    least 1,000,000 sentences) to a temporary file, so every side reads identical bytes;
 # 3. runs tmm-bench: the parser (framer + validation + typed decode) and the pipeline (parser +
@@ -88,11 +89,15 @@ trap 'rm -rf "$tmp"' EXIT
 echo "== building tmm-bench and tmm-bridge (release)"
 swift build -c release --product tmm-bench --package-path "$package" --scratch-path "$scratch" 2>&1 |
     grep -vE '^\[[0-9]+/[0-9]+\]' || true
-swift build -c release --product tmm-bridge --package-path "$package" --scratch-path "$scratch" 2>&1 |
-    grep -vE '^\[[0-9]+/[0-9]+\]' || true
+# tmm-bridge as shipped (make build): the Swift runtime and Foundation linked in
+# (--static-swift-stdlib), built apart in $scratch/static (the flag changes how every module is
+# compiled; tmm-bench stays dynamic, as callgrind needs).
+static_scratch=$scratch/static
+swift build -c release --product tmm-bridge --static-swift-stdlib --package-path "$package" \
+    --scratch-path "$static_scratch" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
 bindir=$(swift build -c release --package-path "$package" --scratch-path "$scratch" --show-bin-path)
 bin=$bindir/tmm-bench
-bridge=$bindir/tmm-bridge
+bridge=$(swift build -c release --package-path "$package" --scratch-path "$static_scratch" --show-bin-path)/tmm-bridge
 [ -x "$bin" ] || { echo "bench.sh: build failed: no $bin" >&2; exit 1; }
 [ -x "$bridge" ] || { echo "bench.sh: build failed: no $bridge" >&2; exit 1; }
 # What `tmm-bridge decode` writes as appVersion, so that the pipeline's bytes can be compared.

@@ -104,14 +104,72 @@ public struct EpochAssembler: Sendable {
     /// calling `emit` for every epoch this sentence completes (at most two: the epoch it ended
     /// and, for a single-sentence cycle, its own).
     public mutating func add(_ message: NMEAMessage, talker: Talker, now: Int64, _ emit: (Position) -> Void) {
-        let kind = message.kind
+        // One switch over the message, whose payload goes to the cycle rules (`begin`) and to its
+        // merge: every switch over the message copied it (155 bytes), and there were five.
+        let slot = TalkerSlot(talker)
+        switch message {
+        case .gga(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .gga, time: s.time), talker, slot, now, emit) else { return }
+            merge(s, slot: slot, first: occurrence <= 1)
+            end(.gga, talker, occurrence, emit)
+        case .gns(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .gns, time: s.time), talker, slot, now, emit) else { return }
+            merge(s, slot: slot, first: occurrence <= 1)
+            end(.gns, talker, occurrence, emit)
+        case .rmc(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .rmc, time: s.time), talker, slot, now, emit) else { return }
+            merge(s, slot: slot)
+            end(.rmc, talker, occurrence, emit)
+        case .gll(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .gll, time: s.time), talker, slot, now, emit) else { return }
+            merge(s, slot: slot)
+            end(.gll, talker, occurrence, emit)
+        case .vtg(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .vtg, time: nil), talker, slot, now, emit) else { return }
+            merge(s)
+            end(.vtg, talker, occurrence, emit)
+        case .gsa(let s):
+            guard let occurrence = begin(SentenceFacts(gsa: s), talker, slot, now, emit) else { return }
+            merge(s, slot: slot)
+            end(.gsa, talker, occurrence, emit)
+        case .gsv(let s):
+            guard let occurrence = begin(SentenceFacts(gsv: s), talker, slot, now, emit) else { return }
+            merge(s, slot: slot)
+            end(.gsv, talker, occurrence, emit)
+        case .gst(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .gst, time: s.time), talker, slot, now, emit) else { return }
+            merge(s)
+            end(.gst, talker, occurrence, emit)
+        case .zda(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .zda, time: s.time), talker, slot, now, emit) else { return }
+            merge(s)
+            end(.zda, talker, occurrence, emit)
+        case .hdt(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .hdt, time: nil), talker, slot, now, emit) else { return }
+            merge(s)
+            end(.hdt, talker, occurrence, emit)
+        case .ptnlGGK(let s):
+            guard let occurrence = begin(SentenceFacts(kind: .ptnlGGK, time: s.time), talker, slot, now, emit) else { return }
+            merge(s, slot: slot)
+            end(.ptnlGGK, talker, occurrence, emit)
+        }
+    }
+
+    /// The cycle rules for a sentence about to be merged: emits the epoch it ends, if any, and
+    /// counts it in the pending cycle. Returns its occurrence (see `PendingCycle.record`), or nil
+    /// when it is dropped (late for the epoch already emitted).
+    @inline(__always)
+    private mutating func begin(
+        _ facts: SentenceFacts, _ talker: Talker, _ slot: TalkerSlot, _ now: Int64, _ emit: (Position) -> Void
+    ) -> Int? {
+        let kind = facts.kind
         let slot = TalkerSlot(talker)
 
         if kind == .zda {
             // ZDA dates the cycle it arrives in but never places one: receivers stamp it
             // differently from their fixes (ac12: RMC 19:32:21 followed by ZDA 19:32:23) and send
             // it twice (bundg), so its time would split cycles and duplicate epochs.
-        } else if let time = message.time {
+        } else if let time = facts.time {
             if let lastEmittedTime, Self.sameCycle(time, lastEmittedTime, period: period),
                 !(pending.time.map { Self.sameCycle($0, time, period: period) } ?? false)
             {
@@ -127,23 +185,23 @@ public struct EpochAssembler: Sendable {
                 } else if !closerAbandoned {
                     closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
                 }
-                return
+                return nil
             }
             if let pendingTime = pending.time, !Self.sameCycle(pendingTime, time, period: period) {
                 learnCloser()
                 measurePeriod(from: pendingTime, to: time)
                 emitPending(.timeChange, emit)
-            } else if pending.time == nil && startsNewCycle(message, kind, slot) {
+            } else if pending.time == nil && startsNewCycle(facts, slot) {
                 learnCloser()
                 emitPending(.repeatedSentence, emit)
             }
-        } else if startsNewCycle(message, kind, slot) {
+        } else if startsNewCycle(facts, slot) {
             learnCloser()
             emitPending(.repeatedSentence, emit)
         }
 
         if pending.isEmpty { pending.startedAt = now }
-        if kind != .zda, let time = message.time {
+        if kind != .zda, let time = facts.time {
             if pending.time == nil { pending.time = time }
             // The epoch is stamped with its most precise position sentence's time (GGA's `.30`,
             // not the GLL's `.295` before it), as gpsd reports it.
@@ -155,10 +213,15 @@ public struct EpochAssembler: Sendable {
         if kind != .zda {
             pending.carriesEpoch = true
         } else if pending.zdaTime == nil {
-            pending.zdaTime = message.time
+            pending.zdaTime = facts.time
         }
-        let occurrence = pending.record(message, kind, slot)
-        merge(message, slot: slot, first: occurrence <= 1)
+        return pending.record(facts, slot)
+    }
+
+    /// After the merge: the sentence is the closer candidate, and the epoch ends if it is the
+    /// learned closer.
+    @inline(__always)
+    private mutating func end(_ kind: SentenceKind, _ talker: Talker, _ occurrence: Int, _ emit: (Position) -> Void) {
         pending.last = occurrence > 0 ? Closer(kind: kind, talker: talker, occurrence: occurrence) : nil
 
         if let closingSentence, closingSentence.kind == kind, closingSentence.occurrence == occurrence,
@@ -196,25 +259,25 @@ public struct EpochAssembler: Sendable {
     /// Whether `message`, which cannot be placed by its time, begins the next cycle.
     // (`mutating` only so that `self` is passed by address: a non-mutating call from `add` copied
     // the whole assembler, its 2 KB output epoch included, for every sentence.)
-    private mutating func startsNewCycle(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Bool {
-        switch message {
+    private mutating func startsNewCycle(_ facts: SentenceFacts, _ slot: TalkerSlot) -> Bool {
+        switch facts.kind {
         case .gsv where closingSentence != nil, .gsa where closingSentence != nil:
             // Group repeats only serve to learn the first closer. Once it is known, cycles end on it
             // or on a new time; a repeat seen then is as likely a previous cycle's tail that a
             // dropped sentence left behind (tr737A+: a GGA with 60 minutes of latitude is refused,
             // its GSA and GSV stay pending) and must not cut the next cycle in two.
             return false
-        case .gsv(let s):
+        case .gsv:
             // A new group for a talker and signal whose group this cycle already completed.
-            return s.sentenceNumber == 1 && pending.completedGroup(slot, signal: s.signalID ?? 0)
-        case .gsa(let s):
+            return facts.gsvFirst && pending.completedGroup(slot, signal: facts.gsvSignal)
+        case .gsa:
             // Several GSAs per cycle are normal (one per constellation); with NMEA 4.10 system ids a
             // second one for the same system is a new cycle. Without them nothing can be told.
             // (A system with more than 12 satellites in use gets consecutive GSAs: not a new cycle.)
-            guard let system = s.systemID else { return false }
+            guard let system = facts.gsaSystem else { return false }
             return pending.sawGSA(slot, system: system) && pending.lastKind != .gsa
         default:
-            return pending.occurrence(of: kind, slot) > 0
+            return pending.occurrence(of: facts.kind, slot) > 0
         }
     }
 
@@ -322,115 +385,142 @@ public struct EpochAssembler: Sendable {
         return true
     }
 
-    // MARK: - Merging one sentence into the epoch
+    // MARK: - Merging one sentence into the epoch (`first`: not a repeat of its kind and talker this cycle)
 
-    /// Merges one sentence; `first` is false for a repeat of the same kind and talker in this cycle.
-    private mutating func merge(_ message: NMEAMessage, slot: TalkerSlot, first: Bool) {
-        switch message {
-        case .gga(let s):
-            setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: 4, slot)
-            if s.quality.map({ $0 > 0 }) ?? true {
-                if setPosition(s.latitude, s.longitude, rank: 4, slot) {
-                    output.mslHeight = s.altitudeMSL?.doubleValue
-                    output.undulation = s.geoidSeparation?.doubleValue
-                }
+    @inline(__always)
+    private mutating func merge(_ s: GGA, slot: TalkerSlot, first: Bool) {
+        setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: 4, slot)
+        if s.quality.map({ $0 > 0 }) ?? true {
+            if setPosition(s.latitude, s.longitude, rank: 4, slot) {
+                output.mslHeight = s.altitudeMSL?.doubleValue
+                output.undulation = s.geoidSeparation?.doubleValue
             }
-            if first { pending.gga.add(s.satellitesInUse, slot) }
-            if let hdop = s.hdop?.doubleValue, pending.ggaHDOP == nil || slot.isCombined { pending.ggaHDOP = hdop }
-            output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
-            output.diffStationID = output.diffStationID ?? s.dgpsStation
-        case .gns(let s):
-            let mode = s.modes.best
-            setQuality(mode.map(FixQuality.init(faaMode:)), rank: 3, slot)
-            if mode.map({ $0 != UInt8(ascii: "N") }) ?? false {
-                if setPosition(s.latitude, s.longitude, rank: 3, slot) {
-                    output.mslHeight = s.altitudeMSL?.doubleValue
-                    output.undulation = s.geoidSeparation?.doubleValue
-                }
-            }
-            if first { pending.gns.add(s.satellitesInUse, slot) }
-            if pending.ggaHDOP == nil { pending.ggaHDOP = s.hdop?.doubleValue }
-            output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
-            output.diffStationID = output.diffStationID ?? s.dgpsStation
-        case .rmc(let s):
-            if s.date != nil { pending.date = s.date }
-            if s.status == UInt8(ascii: "A") {
-                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 2, slot)
-                _ = setPosition(s.latitude, s.longitude, rank: 2, slot)
-                if let knots = s.speedKnots, !pending.speedFromRMC {
-                    output.speed = knots.doubleValue * metresPerSecondPerKnot
-                    pending.speedFromRMC = true
-                }
-                if let course = s.courseTrue, !pending.courseFromRMC {
-                    output.bearing = course.doubleValue
-                    pending.courseFromRMC = true
-                }
-            } else {
-                setQuality(.noFix, rank: 2, slot)
-            }
-        case .gll(let s):
-            if s.isValid {
-                setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 1, slot)
-                _ = setPosition(s.latitude, s.longitude, rank: 1, slot)
-            } else {
-                setQuality(.noFix, rank: 1, slot)
-            }
-        case .vtg(let s):
-            if !pending.speedFromRMC {
-                if let knots = s.speedKnots {
-                    output.speed = knots.doubleValue * metresPerSecondPerKnot
-                } else if let kmh = s.speedKmh {
-                    output.speed = kmh.doubleValue / 3.6
-                }
-            }
-            if !pending.courseFromRMC, let course = s.courseTrue { output.bearing = course.doubleValue }
-        case .gsa(let s):
-            pending.sawAnyGSA = true
-            pending.gsaPDOP = s.pdop?.doubleValue ?? pending.gsaPDOP
-            pending.gsaHDOP = s.hdop?.doubleValue ?? pending.gsaHDOP
-            pending.gsaVDOP = s.vdop?.doubleValue ?? pending.gsaVDOP
-            let system = s.systemID.flatMap(Constellation.init(nmeaSystemID:))
-            for i in 0..<s.satelliteIDs.count {
-                let id = s.satelliteIDs[i]
-                pending.used.append((id, Constellation(satelliteID: id, system: system, talker: slot.talker)))
-            }
-        case .gsv(let s):
-            if s.sentenceNumber == 1 { pending.gsvGroupsStarted |= 1 << slot.index }
-            let groupSeenWhole = pending.gsvGroupsStarted & (1 << slot.index) != 0
-            for i in 0..<s.count {
-                let entry = s[i]
-                let constellation = Constellation(satelliteID: entry.id, system: nil, talker: slot.talker)
-                let bit: UInt16 = 1 << constellation.rawValue
-                if pending.gsvConstellations & bit == 0 && groupSeenWhole {
-                    // This cycle's group for the constellation replaces what the last one said; a
-                    // group seen from the middle (the capture starts there, or its first sentence
-                    // was lost to line noise: isync.log) only adds to the sky it had.
-                    output.sky.removeAll(of: constellation)
-                    pending.gsvConstellations |= bit
-                }
-                output.sky.merge(
-                    Satellite(id: entry.id, constellation: constellation, elevation: entry.elevation,
-                              azimuth: entry.azimuth, snr: entry.snr))
-            }
-        case .gst(let s):
-            output.sigmaLatitude = s.sigmaLatitude?.doubleValue
-            output.sigmaLongitude = s.sigmaLongitude?.doubleValue
-            output.sigmaAltitude = s.sigmaAltitude?.doubleValue
-            output.rangeRMS = s.rangeRMS?.doubleValue
-        case .zda(let s):
-            if s.date != nil { pending.date = s.date }
-        case .hdt(let s):
-            output.heading = s.heading?.doubleValue
-        case .ptnlGGK(let s):
-            if s.date != nil { pending.date = s.date }
-            setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: 5, slot)
-            if s.quality.map({ $0 > 0 }) ?? true {
-                if setPosition(s.latitude, s.longitude, rank: 5, slot) {
-                    output.ellipsoidalHeight = s.ellipsoidalHeight?.doubleValue
-                }
-            }
-            if let satellites = s.satellitesInUse { pending.ggkSatellites = satellites }
         }
+        if first { pending.gga.add(s.satellitesInUse, slot) }
+        if let hdop = s.hdop?.doubleValue, pending.ggaHDOP == nil || slot.isCombined { pending.ggaHDOP = hdop }
+        output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
+        output.diffStationID = output.diffStationID ?? s.dgpsStation
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: GNS, slot: TalkerSlot, first: Bool) {
+        let mode = s.modes.best
+        setQuality(mode.map(FixQuality.init(faaMode:)), rank: 3, slot)
+        if mode.map({ $0 != UInt8(ascii: "N") }) ?? false {
+            if setPosition(s.latitude, s.longitude, rank: 3, slot) {
+                output.mslHeight = s.altitudeMSL?.doubleValue
+                output.undulation = s.geoidSeparation?.doubleValue
+            }
+        }
+        if first { pending.gns.add(s.satellitesInUse, slot) }
+        if pending.ggaHDOP == nil { pending.ggaHDOP = s.hdop?.doubleValue }
+        output.diffAge = output.diffAge ?? s.dgpsAge?.doubleValue
+        output.diffStationID = output.diffStationID ?? s.dgpsStation
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: RMC, slot: TalkerSlot) {
+        if s.date != nil { pending.date = s.date }
+        if s.status == UInt8(ascii: "A") {
+            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 2, slot)
+            _ = setPosition(s.latitude, s.longitude, rank: 2, slot)
+            if let knots = s.speedKnots, !pending.speedFromRMC {
+                output.speed = knots.doubleValue * metresPerSecondPerKnot
+                pending.speedFromRMC = true
+            }
+            if let course = s.courseTrue, !pending.courseFromRMC {
+                output.bearing = course.doubleValue
+                pending.courseFromRMC = true
+            }
+        } else {
+            setQuality(.noFix, rank: 2, slot)
+        }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: GLL, slot: TalkerSlot) {
+        if s.isValid {
+            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 1, slot)
+            _ = setPosition(s.latitude, s.longitude, rank: 1, slot)
+        } else {
+            setQuality(.noFix, rank: 1, slot)
+        }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: VTG) {
+        if !pending.speedFromRMC {
+            if let knots = s.speedKnots {
+                output.speed = knots.doubleValue * metresPerSecondPerKnot
+            } else if let kmh = s.speedKmh {
+                output.speed = kmh.doubleValue / 3.6
+            }
+        }
+        if !pending.courseFromRMC, let course = s.courseTrue { output.bearing = course.doubleValue }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: GSA, slot: TalkerSlot) {
+        pending.sawAnyGSA = true
+        pending.gsaPDOP = s.pdop?.doubleValue ?? pending.gsaPDOP
+        pending.gsaHDOP = s.hdop?.doubleValue ?? pending.gsaHDOP
+        pending.gsaVDOP = s.vdop?.doubleValue ?? pending.gsaVDOP
+        let system = s.systemID.flatMap(Constellation.init(nmeaSystemID:))
+        for i in 0..<s.satelliteIDs.count {
+            let id = s.satelliteIDs[i]
+            pending.used.append((id, Constellation(satelliteID: id, system: system, talker: slot.talker)))
+        }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: GSV, slot: TalkerSlot) {
+        if s.sentenceNumber == 1 { pending.gsvGroupsStarted |= 1 << slot.index }
+        let groupSeenWhole = pending.gsvGroupsStarted & (1 << slot.index) != 0
+        for i in 0..<s.count {
+            let entry = s[i]
+            let constellation = Constellation(satelliteID: entry.id, system: nil, talker: slot.talker)
+            let bit: UInt16 = 1 << constellation.rawValue
+            if pending.gsvConstellations & bit == 0 && groupSeenWhole {
+                // This cycle's group for the constellation replaces what the last one said; a
+                // group seen from the middle (the capture starts there, or its first sentence
+                // was lost to line noise: isync.log) only adds to the sky it had.
+                output.sky.removeAll(of: constellation)
+                pending.gsvConstellations |= bit
+            }
+            output.sky.merge(
+                packed: Satellite.pack(id: entry.id, constellation: constellation, elevation: entry.elevation,
+                                       azimuth: entry.azimuth, snr: entry.snr))
+        }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: GST) {
+        output.sigmaLatitude = s.sigmaLatitude?.doubleValue
+        output.sigmaLongitude = s.sigmaLongitude?.doubleValue
+        output.sigmaAltitude = s.sigmaAltitude?.doubleValue
+        output.rangeRMS = s.rangeRMS?.doubleValue
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: ZDA) {
+        if s.date != nil { pending.date = s.date }
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: HDT) {
+        output.heading = s.heading?.doubleValue
+    }
+
+    @inline(__always)
+    private mutating func merge(_ s: PTNLGGK, slot: TalkerSlot) {
+        if s.date != nil { pending.date = s.date }
+        setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: 5, slot)
+        if s.quality.map({ $0 > 0 }) ?? true {
+            if setPosition(s.latitude, s.longitude, rank: 5, slot) {
+                output.ellipsoidalHeight = s.ellipsoidalHeight?.doubleValue
+            }
+        }
+        if let satellites = s.satellitesInUse { pending.ggkSatellites = satellites }
     }
 
     /// Keeps the position from the most precise sentence of the cycle (GGK > GGA > GNS > RMC >
@@ -577,20 +667,54 @@ private struct PendingCycle {
 
     /// Counts the sentence and returns its occurrence in this cycle: 1 for the first of its kind
     /// and talker, 0 for a GSV that does not complete its group (it cannot close a cycle).
-    mutating func record(_ message: NMEAMessage, _ kind: SentenceKind, _ slot: TalkerSlot) -> Int {
+    mutating func record(_ facts: SentenceFacts, _ slot: TalkerSlot) -> Int {
+        let kind = facts.kind
         count += 1
         lastKind = kind
-        switch message {
-        case .gsv(let s):
-            guard s.isLastOfGroup else { return 0 }
-            completedGroups.insert(UInt16(slot.index) << 8 | UInt16(s.signalID ?? 0))
-        case .gsa(let s):
-            if let system = s.systemID { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
+        switch kind {
+        case .gsv:
+            guard facts.gsvLast else { return 0 }
+            completedGroups.insert(UInt16(slot.index) << 8 | UInt16(facts.gsvSignal))
+        case .gsa:
+            if let system = facts.gsaSystem { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
         default: break
         }
         let index = slot.index * SentenceKind.slotCount + kind.slot
         if occurrences[index] < UInt8.max { occurrences[index] += 1 }
         return Int(occurrences[index])
+    }
+}
+
+/// What the cycle rules read of one sentence: its kind and time, and for GSV and GSA what their
+/// group and system checks need.
+struct SentenceFacts {
+    var kind: SentenceKind
+    var time: NMEATime?
+    /// GSV: the first sentence of its group, the last one, the signal id (0 when not given).
+    var gsvFirst = false
+    var gsvLast = false
+    var gsvSignal: UInt8 = 0
+    /// GSA: the NMEA 4.10 system id, if given.
+    var gsaSystem: Int?
+
+    @inline(__always)
+    init(kind: SentenceKind, time: NMEATime?) {
+        self.kind = kind
+        self.time = time
+    }
+
+    @inline(__always)
+    init(gsv s: GSV) {
+        kind = .gsv
+        gsvFirst = s.sentenceNumber == 1
+        gsvLast = s.isLastOfGroup
+        gsvSignal = s.signalID ?? 0
+    }
+
+    @inline(__always)
+    init(gsa s: GSA) {
+        kind = .gsa
+        gsaSystem = s.systemID
     }
 }
 
@@ -772,6 +896,7 @@ extension Constellation {
 
     /// The constellation of a satellite id, from the system id or talker when they say, and
     /// otherwise from the id ranges gpsd and u-blox use for `GN` sentences.
+    @inline(__always)
     init(satelliteID id: UInt16, system: Constellation?, talker: Talker) {
         if let system {
             self = system == .gps && (33...64).contains(id) ? .sbas : system

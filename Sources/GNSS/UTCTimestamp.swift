@@ -82,6 +82,10 @@ public struct UTCTimestamp: Sendable, Equatable {
     public var gpsTime: UTCTimestamp? {
         guard let date, let leap = LeapSeconds.gpsMinusUTC(on: date) else { return nil }
         var ns = nanosecondsOfDay + Int64(leap) * 1_000_000_000
+        // Same day (all but the last leap-seconds of a day): the date as it is. A valid date is
+        // what the round trip through days since the epoch gives back; an invalid one is
+        // normalised by it, as before.
+        if ns < Self.nanosecondsPerDay && date.isValid { return UTCTimestamp(date: date, nanosecondsOfDay: ns) }
         var days = date.daysSinceEpoch
         if ns >= Self.nanosecondsPerDay {
             ns -= Self.nanosecondsPerDay
@@ -103,6 +107,8 @@ public enum LeapSeconds {
     /// GPS-UTC on `date`, or nil before GPS time existed.
     public static func gpsMinusUTC(on date: CalendarDate) -> Int? {
         guard date >= CalendarDate(year: 1980, month: 1, day: 6) else { return nil }
+        // Since the last step (every date a receiver reports today): all of them.
+        if let last = steps.last, date >= CalendarDate(year: last.year, month: last.month, day: 1) { return steps.count }
         var offset = 0
         // By index: iterating the array itself allocates an iterator per step in debug builds.
         for i in steps.indices where date >= CalendarDate(year: steps[i].year, month: steps[i].month, day: 1) {

@@ -281,20 +281,43 @@ public struct JSONWriter: Sendable {
     /// Appends what `write` writes for `identity`: copied from the writer's memory when the last
     /// call had the same identity, written (and remembered) otherwise; without memory, written.
     /// `write` must end with a value, in the same state every time for one identity.
+    @inline(__always)
     mutating func appendRemembered(_ identity: ReceiverIdentity, _ write: (inout JSONWriter) -> Void) {
-        guard var memory else { return write(&self) }
-        if memory.identity == identity {
-            appendBytes(memory.identityRun)
+        // The memory is read and updated where it is (`memory!`, `memory?`): a local copy of it
+        // retained and released each of its arrays, per message.
+        guard memory != nil else { return write(&self) }
+        if memory!.hasIdentity && memory!.identity == identity {
+            buffer.append(contentsOf: memory!.identityRun)
+            needsComma = true
             return
         }
-        // Moved out while written so that its array stays uniquely referenced (no copy).
-        self.memory = nil
         let start = buffer.count
         write(&self)
-        memory.identityRun.removeAll(keepingCapacity: true)
-        memory.identityRun.append(contentsOf: buffer[start...])
-        memory.identity = identity
-        self.memory = memory
+        memory!.identityRun.removeAll(keepingCapacity: true)
+        memory!.identityRun.append(contentsOf: buffer[start...])
+        memory!.identity = identity
+        memory!.hasIdentity = true
+    }
+
+    /// Appends part `part` of a message (up to `maximumCount` bytes that `body` writes in place,
+    /// as `appendInPlace`), copied from the writer's memory when `key`, the values the part is
+    /// written from, is what it was the last time; otherwise written and remembered. Without
+    /// memory, written. Equal keys must mean equal bytes.
+    @inline(__always)
+    mutating func appendRemembered(
+        part: Int, key: PartKey, maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void
+    ) {
+        guard memory != nil else { return appendInPlace(maximumCount: maximumCount, endingInKey: endingInKey, body) }
+        needsComma = !endingInKey
+        if memory!.parts[part].key == key {
+            buffer.append(contentsOf: memory!.parts[part].bytes)
+            return
+        }
+        let start = buffer.count
+        buffer.append(addingCapacity: maximumCount, initializingWith: body)
+        memory!.parts[part].bytes.removeAll(keepingCapacity: true)
+        memory!.parts[part].bytes.append(contentsOf: buffer[start...])
+        memory!.parts[part].key = key
     }
 
     /// The longest integer: `-9223372036854775808`.
@@ -348,6 +371,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends exactly `length` digits of `value` to `out`, zero-padded on the left (`length`
     /// must be at least `decimalLength(value)`), straight into the array's storage.
+    @inline(__always)
     static func writeDigits(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
         var value = value
         var length = length
@@ -375,6 +399,7 @@ public struct JSONWriter: Sendable {
     /// significant in the low byte (SWAR: the halves, the pairs and the digits split with
     /// multiply-and-shift divisions, exact in these ranges), then the `length` last are
     /// appended from the low byte up.
+    @inline(__always)
     private static func writeDigitGroup(_ value: UInt64, length: Int, to out: inout OutputSpan<UInt8>) {
         // Two 32-bit lanes: value / 10^4 (low lane), value % 10^4.
         let halves = value / 10_000 | (value % 10_000) << 32
@@ -392,10 +417,33 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends `value` in decimal (`-` and up to 19 digits, at most 20 bytes).
+    @inline(__always)
     static func writeInteger(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        // Most integers of a location message are below 1000 (satellite ids, angles, SNRs,
+        // counts): their one to three digits directly.
+        if value >= 0 && value < 1000 { return writeSmall(value, to: &out) }
         if value < 0 { out.append(UInt8(ascii: "-")) }
         let magnitude = UInt64(value.magnitude)
         writeDigits(magnitude, length: decimalLength(magnitude), to: &out)
+    }
+
+    /// Appends `value` (0...999) in decimal, without leading zeros.
+    @inline(__always)
+    private static func writeSmall(_ value: Int, to out: inout OutputSpan<UInt8>) {
+        let zero = UInt8(ascii: "0")
+        if value < 10 {
+            out.append(zero &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        var rest = value
+        if value >= 100 {
+            let hundreds = value / 100
+            out.append(zero &+ UInt8(truncatingIfNeeded: hundreds))
+            rest = value &- hundreds &* 100
+        }
+        let tens = rest / 10
+        out.append(zero &+ UInt8(truncatingIfNeeded: tens))
+        out.append(zero &+ UInt8(truncatingIfNeeded: rest &- tens &* 10))
     }
 
     /// Appends the bytes of `run` (constant JSON text, see `verbatimKey`) one by one: for the
@@ -451,6 +499,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends the bytes of `run` one by one, as `writeVerbatim(_: String, to:)`; for runs held
     /// as bytes.
+    @inline(__always)
     static func writeVerbatim(_ run: [UInt8], to out: inout OutputSpan<UInt8>) {
         let bytes = run.span
         for index in bytes.indices { out.append(bytes[index]) }
@@ -471,6 +520,7 @@ public struct JSONWriter: Sendable {
 
     /// Appends `value` as `number(_:decimals:)` writes it (`null` when nil, not finite or too
     /// large), at most `maximumNumberLength` bytes.
+    @inline(__always)
     static func writeNumber(_ value: Double?, decimals: Int, to out: inout OutputSpan<UInt8>) {
         guard let value, value.isFinite else { return writeNull(to: &out) }
         var d = min(max(decimals, 0), maximumDecimals)
@@ -485,28 +535,52 @@ public struct JSONWriter: Sendable {
 
     /// Appends `scaled / 10^decimals` as `fixedPoint(scaled:decimals:)` writes it, at most
     /// `maximumNumberLength` bytes.
+    @inline(__always)
     static func writeFixedPoint(scaled: Int64, decimals: Int, to out: inout OutputSpan<UInt8>) {
         let d = min(max(decimals, 0), 18)
         let magnitude = scaled.magnitude
         let divisor = integerPowerOfTen(d)
         let whole = magnitude / divisor
         var fraction = magnitude % divisor
-        // Trailing zeros trimmed, but a zero fraction still prints one `0`.
+        // Trailing zeros trimmed, but a zero fraction still prints one `0`. At most 18 of them:
+        // removed eight, four, two and one at a time (one division each instead of one per zero).
         var fractionLength = 1
         if fraction != 0 {
             fractionLength = d
-            while fraction % 10 == 0 {
+            if fraction % 100_000_000 == 0 {
+                fraction /= 100_000_000
+                fractionLength -= 8
+                if fraction % 100_000_000 == 0 {
+                    fraction /= 100_000_000
+                    fractionLength -= 8
+                }
+            }
+            if fraction % 10_000 == 0 {
+                fraction /= 10_000
+                fractionLength -= 4
+            }
+            if fraction % 100 == 0 {
+                fraction /= 100
+                fractionLength -= 2
+            }
+            if fraction % 10 == 0 {
                 fraction /= 10
                 fractionLength -= 1
             }
         }
         if scaled < 0 { out.append(UInt8(ascii: "-")) }
-        writeDigits(whole, length: decimalLength(whole), to: &out)
+        // Most whole parts of a location message are below 1000 (degrees, metres per second).
+        if whole < 1000 {
+            writeSmall(Int(whole), to: &out)
+        } else {
+            writeDigits(whole, length: decimalLength(whole), to: &out)
+        }
         out.append(UInt8(ascii: "."))
         writeDigits(fraction, length: fractionLength, to: &out)
     }
 
     /// Appends `value` as two digits (`07`); `value` must be in 0...99.
+    @inline(__always)
     static func writeTwoDigits(_ value: Int, to out: inout OutputSpan<UInt8>) {
         let tens = value / 10
         out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens))

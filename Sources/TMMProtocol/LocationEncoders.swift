@@ -72,53 +72,73 @@ public typealias LocationV1Encoder = LocationEncoder<LocationV1>
 public enum LocationV2: LocationMessage {
     /// Appends the message for `position` to `writer` as one JSON object value.
     ///
-    /// The message is built in six copies into the writer rather than one per key and value:
+    /// The message is built in eight copies into the writer rather than one per key and value:
     /// the fields that change every epoch are written in place in two reservations (keys as
-    /// verbatim runs, see `JSONWriter.verbatimKey`); the identity fields and the satellite view
-    /// are copied from the writer's `LocationMemory` when they are what the last message had;
-    /// the constant fields are one run.
+    /// verbatim runs, see `JSONWriter.verbatimKey`); the identity fields, the fields that change
+    /// now and then (accuracies, satellite counts, DOPs, differential fields) and the satellite
+    /// view are copied from the writer's `LocationMemory` when they are what the last message
+    /// had; the constant fields are one run.
     public static func write(_ position: Position, identity: ReceiverIdentity, to writer: inout JSONWriter) {
         let fix = position.hasFix
         func ifFix(_ value: Double?) -> Double? { fix ? value : nil }
         let hrms = ifFix(position.hrms), vrms = ifFix(position.vrms)
-        let solutionType = fix ? position.quality.solutionType : nil
 
         writer.separate()
-        writer.appendInPlace(maximumCount: headLength(solutionType: solutionType), endingInKey: true) { out in
+        let latitude = ifFix(position.latitude), longitude = ifFix(position.longitude)
+        let altitude = ifFix(position.altitude), speed = ifFix(position.speed), bearing = ifFix(position.bearing)
+        writer.appendInPlace(maximumCount: headLength) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.latitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.latitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeNumber(latitude, decimals: LocationDecimals.degrees, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.longitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.longitude), decimals: LocationDecimals.degrees, to: &out)
+            JSONWriter.writeNumber(longitude, decimals: LocationDecimals.degrees, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.altitude, to: &out)
-            JSONWriter.writeNumber(ifFix(position.altitude), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(altitude, decimals: LocationDecimals.height, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.speed, to: &out)
-            JSONWriter.writeNumber(ifFix(position.speed), decimals: LocationDecimals.speed, to: &out)
+            JSONWriter.writeNumber(speed, decimals: LocationDecimals.speed, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.bearing, to: &out)
-            JSONWriter.writeNumber(ifFix(position.bearing), decimals: LocationDecimals.bearing, to: &out)
+            JSONWriter.writeNumber(bearing, decimals: LocationDecimals.bearing, to: &out)
+        }
+        // `,"geoidModel":null,"hrms":` to `,"receiverModel":`: what it is written from.
+        let pdop = ifFix(position.pdop), hdop = ifFix(position.hdop), vdop = ifFix(position.vdop)
+        let diffAge = ifFix(position.diffAge), diffID = fix ? position.diffStationID : nil
+        let satellitesInView = position.satellitesInView, satellitesUsed = position.satellitesUsed
+        let quality: FixQuality? = fix ? position.quality : nil
+        var key = PartKey()
+        key.append(hrms)
+        key.append(vrms)
+        key.append(satellitesInView)
+        key.append(satellitesUsed)
+        key.append(pdop)
+        key.append(hdop)
+        key.append(vdop)
+        key.append(diffAge)
+        key.append(diffID)
+        key.append(quality.map { Int($0.rawValue) })
+        writer.appendRemembered(part: Parts.values, key: key, maximumCount: valuesLength, endingInKey: true) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.hrms, to: &out)
             JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.vrms, to: &out)
             JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.satellites, to: &out)
-            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeInteger(satellitesInView, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.totalSatInUse, to: &out)
-            JSONWriter.writeInteger(position.satellitesUsed, to: &out)
+            JSONWriter.writeInteger(satellitesUsed, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.totalSatInView, to: &out)
-            JSONWriter.writeInteger(position.satellitesInView, to: &out)
+            JSONWriter.writeInteger(satellitesInView, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.pdop, to: &out)
-            JSONWriter.writeNumber(ifFix(position.pdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeNumber(pdop, decimals: LocationDecimals.dop, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.hdop, to: &out)
-            JSONWriter.writeNumber(ifFix(position.hdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeNumber(hdop, decimals: LocationDecimals.dop, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.vdop, to: &out)
-            JSONWriter.writeNumber(ifFix(position.vdop), decimals: LocationDecimals.dop, to: &out)
+            JSONWriter.writeNumber(vdop, decimals: LocationDecimals.dop, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.diffAge, to: &out)
-            JSONWriter.writeNumber(ifFix(position.diffAge), decimals: LocationDecimals.diffAge, to: &out)
+            JSONWriter.writeNumber(diffAge, decimals: LocationDecimals.diffAge, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.diffStatus, to: &out)
-            JSONWriter.writeInteger(fix ? position.quality.diffStatus : nil, to: &out)
+            JSONWriter.writeInteger(quality?.diffStatus, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.diffID, to: &out)
-            JSONWriter.writeDiffID(fix ? position.diffStationID : nil, to: &out)
+            JSONWriter.writeDiffID(diffID, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.solutionType, to: &out)
-            JSONWriter.writeString(solutionType, to: &out)
+            JSONWriter.writeString(quality?.solutionType, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.receiverModel, to: &out)
         }
         writer.appendRemembered(identity) { writer in
@@ -130,11 +150,17 @@ public enum LocationV2: LocationMessage {
             writer.verbatimKey(#","appVersion":"#)
             writer.string(identity.appVersion)
         }
-        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
+        let mslHeight = ifFix(position.mslHeight), undulation = ifFix(position.undulation)
+        var heightsKey = PartKey()
+        heightsKey.append(mslHeight)
+        heightsKey.append(undulation)
+        writer.appendRemembered(part: Parts.heights, key: heightsKey, maximumCount: heightsLength) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.mslHeight, to: &out)
-            JSONWriter.writeNumber(ifFix(position.mslHeight), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(mslHeight, decimals: LocationDecimals.height, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.undulation, to: &out)
-            JSONWriter.writeNumber(ifFix(position.undulation), decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeNumber(undulation, decimals: LocationDecimals.height, to: &out)
+        }
+        writer.appendInPlace(maximumCount: timesLength, endingInKey: true) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.utcTime, to: &out)
             JSONWriter.writeUTCTime(position.time, nullWhenUnknown: true, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.utcTimeStamp, to: &out)
@@ -146,13 +172,23 @@ public enum LocationV2: LocationMessage {
         // (TMM-API.md §6.5). The reference frames, attitude and antenna are unknown to the bridge.
         writer.appendBytes(constants, endingInKey: true)
         writeSatelliteView(position.sky, unknownAsNull: true, to: &writer)
-        writer.appendInPlace(maximumCount: tailLength) { out in
+        var tailKey = PartKey()
+        tailKey.append(hrms)
+        tailKey.append(vrms)
+        writer.appendRemembered(part: Parts.tail, key: tailKey, maximumCount: tailLength) { out in
             JSONWriter.writeVerbatim(LocationV2.Runs.accuracy, to: &out)
             JSONWriter.writeNumber(hrms, decimals: LocationDecimals.accuracy, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.verticalAccuracyMeters, to: &out)
             JSONWriter.writeNumber(vrms, decimals: LocationDecimals.accuracy, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.sourceReferenceEpoch, to: &out)
         }
+    }
+
+    /// The parts of the message a writer's memory keeps (`LocationMemory.parts`).
+    enum Parts {
+        static let values = 0
+        static let heights = 1
+        static let tail = 2
     }
 
     /// The verbatim runs of the message, each named by the key it ends with, as bytes: a run
@@ -195,20 +231,33 @@ public enum LocationV2: LocationMessage {
         "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
         """.utf8)
 
-    /// The most the first reservation writes: its runs (232 bytes, `{"latitude":` to
-    /// `,"receiverModel":`), eleven numbers, four integers, `diffID` and `solutionType`.
-    /// The widest-message test writes every field at its widest.
-    static func headLength(solutionType: String?) -> Int {
-        232 + 11 * JSONWriter.maximumNumberLength + 4 * JSONWriter.maximumIntegerLength
-            + JSONWriter.maximumDiffIDLength + JSONWriter.maximumStringLength(solutionType)
-    }
+    /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes every field at its widest.
+    static let headLength = runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)
+        + 5 * JSONWriter.maximumNumberLength
 
-    /// `,"battery":null,"mslHeight":` to `gpsTimeStamp`'s value: 85 bytes of runs, three
-    /// numbers, two timestamps.
-    static let timesLength = 85 + 3 * JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
+    /// `,"geoidModel":null,"hrms":` to `,"receiverModel":`: its runs, six numbers, three
+    /// integers, `diffStatus` (an integer or null), `diffID` and the longest `solutionType`.
+    static let valuesLength = runLength(
+        Runs.hrms, Runs.vrms, Runs.satellites, Runs.totalSatInUse, Runs.totalSatInView, Runs.pdop, Runs.hdop,
+        Runs.vdop, Runs.diffAge, Runs.diffStatus, Runs.diffID, Runs.solutionType, Runs.receiverModel)
+        + 6 * JSONWriter.maximumNumberLength + 4 * JSONWriter.maximumIntegerLength + JSONWriter.maximumDiffIDLength
+        + FixQuality.allCases.map { JSONWriter.maximumStringLength($0.solutionType) }.reduce(4, max)
 
-    /// `,"accuracy":` to the closing brace: 67 bytes of runs and two numbers.
-    static let tailLength = 67 + 2 * JSONWriter.maximumNumberLength
+    /// `,"battery":null,"mslHeight":` to the undulation: its runs and two numbers.
+    static let heightsLength = runLength(Runs.mslHeight, Runs.undulation) + 2 * JSONWriter.maximumNumberLength
+
+    /// `,"utcTime":` to `gpsTimeStamp`'s value: its runs, a number, two timestamps.
+    static let timesLength = runLength(Runs.utcTime, Runs.utcTimeStamp, Runs.gpsTimeStamp)
+        + JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
+
+    /// `,"accuracy":` to the closing brace: its runs and two numbers.
+    static let tailLength = runLength(Runs.accuracy, Runs.verticalAccuracyMeters, Runs.sourceReferenceEpoch)
+        + 2 * JSONWriter.maximumNumberLength
+}
+
+/// The total length of some verbatim runs: reservations are counted from the runs themselves.
+func runLength(_ runs: [UInt8]...) -> Int {
+    runs.reduce(0) { $0 + $1.count }
 }
 
 /// The `LocationV1Data` message (WebSocket V1, deprecated, root path): one JSON object per
@@ -317,15 +366,13 @@ public enum LocationV1: LocationMessage {
 /// the satellites that changed are formatted otherwise; a writer without memory formats every
 /// object.
 func writeSatelliteView(_ sky: SkyView, unknownAsNull: Bool, to writer: inout JSONWriter) {
-    if var memory = writer.memory {
-        // Moved out and back so that the views' arrays stay uniquely referenced (no copy).
-        writer.memory = nil
-        memory.satelliteView.update(sky, unknownAsNull: unknownAsNull)
-        writer.appendBytes(memory.satelliteView.bytes)
-        writer.memory = memory
+    if writer.memory != nil {
+        // Updated where it is: a local copy of the memory retained and released its arrays.
+        writer.memory!.satelliteView.update(sky, unknownAsNull: unknownAsNull)
+        writer.appendBytes(writer.memory!.satelliteView.bytes)
         return
     }
-    let satellites = sky.satellites
+    let satellites = sky.packedSatellites
     writer.beginArray()
     for index in satellites.indices {
         writer.appendInPlace(maximumCount: SatelliteObject.maximumLength + 1) { out in
@@ -353,28 +400,39 @@ enum SatelliteObject {
     /// 3 digits). Writing more would trap; the extreme-values test writes exactly this many.
     static let maximumLength = 48 + 5 + 2 * 6 + 2 * 3
 
-    /// Appends `{"Id":...,"Type":...}` for `satellite`: five verbatim runs around its integers
-    /// (`Use` and the next key share one: `,"Use":true,"Type":`).
-    static func write(_ satellite: Satellite, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
-        func value(_ number: Int?, to out: inout OutputSpan<UInt8>) {
-            if let number {
-                JSONWriter.writeInteger(number, to: &out)
-            } else if unknownAsNull {
-                JSONWriter.writeNull(to: &out)
-            } else {
-                out.append(UInt8(ascii: "0"))
-            }
+    /// The longest value `writeValue` writes: `null`, or an SNR of three digits.
+    static let maximumValueLength = 4
+
+    /// Appends an elevation, azimuth or SNR: the number, else `null` (V2) or `0` (V1).
+    @inline(__always)
+    static func writeValue(_ number: Int?, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) {
+        if let number {
+            JSONWriter.writeInteger(number, to: &out)
+        } else if unknownAsNull {
+            JSONWriter.writeNull(to: &out)
+        } else {
+            out.append(UInt8(ascii: "0"))
         }
+    }
+
+    /// Appends `{"Id":...,"Type":...}` for the satellite packed in `word` (`Satellite.packed`):
+    /// five verbatim runs around its integers (`Use` and the next key share one:
+    /// `,"Use":true,"Type":`). Returns where the SNR value starts and ends in `out`.
+    @discardableResult
+    static func write(_ word: UInt64, unknownAsNull: Bool, to out: inout OutputSpan<UInt8>) -> (start: Int, end: Int) {
         JSONWriter.writeVerbatim(Runs.id, to: &out)
-        JSONWriter.writeInteger(Int(satellite.id), to: &out)
+        JSONWriter.writeInteger(Int(Satellite.id(word)), to: &out)
         JSONWriter.writeVerbatim(Runs.elevation, to: &out)
-        value(satellite.elevation.map { Int($0) }, to: &out)
+        writeValue(Satellite.elevation(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
         JSONWriter.writeVerbatim(Runs.azimuth, to: &out)
-        value(satellite.azimuth.map { Int($0) }, to: &out)
+        writeValue(Satellite.azimuth(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
         JSONWriter.writeVerbatim(Runs.snr, to: &out)
-        value(satellite.snr.map { Int($0) }, to: &out)
-        JSONWriter.writeVerbatim(satellite.used ? Runs.usedType : Runs.unusedType, to: &out)
-        JSONWriter.writeInteger(Int(satellite.constellation.rawValue), to: &out)
+        let snrStart = out.count
+        writeValue(Satellite.snr(word).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
+        let snrEnd = out.count
+        JSONWriter.writeVerbatim(Satellite.used(word) ? Runs.usedType : Runs.unusedType, to: &out)
+        JSONWriter.writeInteger(Int(Satellite.constellation(word).rawValue), to: &out)
         out.append(UInt8(ascii: "}"))
+        return (snrStart, snrEnd)
     }
 }

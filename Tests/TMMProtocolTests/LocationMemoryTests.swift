@@ -83,6 +83,53 @@ struct LocationMemoryTests {
         }
     }
 
+    /// 3,000 epochs whose remembered parts change now and then (accuracies, satellite counts,
+    /// DOPs, differential fields, quality and fix, heights; unknown, NaN and infinite values
+    /// included) while the position changes every epoch: each message equals the one written
+    /// without memory.
+    @Test(arguments: [4, 5])
+    func rememberedPartsFollowEveryChange(seed: UInt64) {
+        var random = SplitMix64(state: seed)
+        var v2 = LocationV2Encoder()
+        var v1 = LocationV1Encoder()
+        var position = Sample.fix
+        func value(_ current: Double?) -> Double? {
+            switch random.below(8) {
+            case 0: nil
+            case 1: .nan
+            case 2: -.infinity
+            case 3: 0
+            case 4: -0.0
+            default: (current ?? 1) + Double(random.below(3)) * 0.001
+            }
+        }
+        for epoch in 0..<3000 {
+            position.latitude = -43.5 + Double(epoch) * 1e-7
+            position.time = Sample.time(2024, 2, 22, 18, 0, epoch % 60)
+            switch random.below(12) {
+            case 0: position.sigmaLatitude = value(position.sigmaLatitude)
+            case 1: position.sigmaAltitude = value(position.sigmaAltitude)
+            case 2: position.pdop = value(position.pdop)
+            case 3: position.hdop = value(position.hdop)
+            case 4: position.vdop = value(position.vdop)
+            case 5: position.diffAge = value(position.diffAge)
+            case 6: position.diffStationID = random.below(3) == 0 ? nil : random.below(1100)
+            case 7: position.quality = FixQuality.allCases[random.below(FixQuality.allCases.count)]
+            case 8: position.satellitesInUse = random.below(4) == 0 ? nil : random.below(40)
+            case 9: position.mslHeight = value(position.mslHeight)
+            case 10: position.undulation = value(position.undulation)
+            default: break  // nothing remembered changes
+            }
+            v2.encode(position, identity: Sample.identity)
+            v1.encode(position, identity: Sample.identity)
+            let expectedV2 = withoutMemory(LocationV2.self, position, Sample.identity)
+            let expectedV1 = withoutMemory(LocationV1.self, position, Sample.identity)
+            #expect(String(decoding: v2.bytes, as: UTF8.self) == expectedV2, "V2, seed \(seed), epoch \(epoch)")
+            #expect(String(decoding: v1.bytes, as: UTF8.self) == expectedV1, "V1, seed \(seed), epoch \(epoch)")
+            if String(decoding: v2.bytes, as: UTF8.self) != expectedV2 { return }
+        }
+    }
+
     /// A receiver swapped for another (a new model and serial number) and back: the identity
     /// fields follow at once.
     @Test func identityChangesAreWrittenAtOnce() {
