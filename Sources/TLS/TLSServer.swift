@@ -99,6 +99,9 @@ public final class TLSServerSession {
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: maxCount))
         var count = 0
+        // SSL_get_error reads the thread's error queue: an entry left by any earlier OpenSSL call
+        // on this thread would turn "needs input" into a failure (SSL_get_error(3)).
+        ERR_clear_error()
         let result = buffer.withUnsafeMutableBytes { raw in
             SSL_read_ex(ssl, raw.baseAddress! + start, maxCount, &count)
         }
@@ -120,6 +123,7 @@ public final class TLSServerSession {
     public func writePlaintext(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> Int {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
         var written = 0
+        ERR_clear_error()  // as in readPlaintext
         let result = SSL_write_ex(ssl, base, bytes.count, &written)
         if result == 1 { return written }
         switch SSL_get_error(ssl, result) {
@@ -147,6 +151,7 @@ public final class TLSServerSession {
     /// awaited: the connection closes after ours is flushed (RFC 8446 §6.1 allows it).
     public func close() {
         guard SSL_is_init_finished(ssl) == 1 else { return }
+        ERR_clear_error()
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
     }
