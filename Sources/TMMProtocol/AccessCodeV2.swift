@@ -44,6 +44,11 @@ public enum AccessCodeV2 {
     public struct Claim: Equatable, Sendable {
         public let applicationID: GUID
         public let unixSeconds: Int64
+
+        public init(applicationID: GUID, unixSeconds: Int64) {
+            self.applicationID = applicationID
+            self.unixSeconds = unixSeconds
+        }
         /// The second after which the code is expired (replay records can be dropped then).
         public var expiresAt: Int64 { unixSeconds + AccessCodeV2.lifetimeSeconds }
     }
