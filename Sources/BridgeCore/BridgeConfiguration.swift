@@ -28,6 +28,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var allowedApplicationIDs: [GUID] = []
     /// Where the registry of applications is kept; nil: `defaultStateDirectory()`.
     public var stateDirectory: String?
+    /// The secure ports' certificate chain (PEM: the server certificate, then intermediates) and
+    /// its private key (`tls-certificate`, `tls-key`); nil for both: a local CA and certificate
+    /// made in `<state directory>/tls/` (docs/tls.md).
+    public var tlsCertificate: String?
+    public var tlsKey: String?
     /// Where the control socket (and a private gpsd's files) live; nil: `defaultRuntimeDirectory()`.
     public var runtimeDirectory: String?
     /// Receivers given by path (ttys, ptys) in addition to those udev finds.
@@ -184,6 +189,13 @@ extension BridgeConfiguration {
         option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.stateDirectory = try path(v, "state-dir")
         },
+        option("tls-certificate", "FILE",
+               "the secure ports' certificate chain, PEM (default: a certificate from a local CA made in the state directory; see docs/tls.md)") {
+            c, v throws(ConfigurationError) in c.tlsCertificate = try path(v, "tls-certificate")
+        },
+        option("tls-key", "FILE", "the private key of tls-certificate, PEM, unencrypted (readable by the daemon only)") {
+            c, v throws(ConfigurationError) in c.tlsKey = try path(v, "tls-key")
+        },
         option("runtime-dir", "DIR", "where the control socket lives (default /run/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.runtimeDirectory = try path(v, "runtime-dir")
         },
@@ -308,6 +320,11 @@ extension BridgeConfiguration {
             for address in listenAddresses where !seen.insert(address).inserted {
                 throw ConfigurationError(message: "listen: \(address) is given twice")
             }
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ConfigurationError(message: tlsCertificate == nil
+                ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
+                : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
         }
         if limits.queueHardLimit < limits.queueSoftLimit {
             throw ConfigurationError(
