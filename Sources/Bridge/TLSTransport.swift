@@ -1,0 +1,130 @@
+import Posix
+import TLS
+
+/// The secure ports' transport: OpenSSL between the socket and the connection, through memory
+/// buffers (`TLSServerSession`), so a handshake is just bytes in and bytes out and never blocks
+/// the loop (swift-nio-ssl's handler, in this codebase's shape).
+///
+/// Reads: ciphertext from the socket goes into the session; what comes out is plaintext for the
+/// server, or nothing yet (`.wouldBlock`: a handshake flight, half a record). The session's own
+/// output (handshake flights, alerts, close_notify) is written at once and what the socket does
+/// not take waits in `pendingCiphertext` (`hasPendingOutput`), ahead of any later record.
+///
+/// Writes: plaintext is taken a record's worth at a time; the records it becomes go to the
+/// socket, and a remainder waits in `pendingCiphertext`. `.processed(n)` counts plaintext.
+final class TLSTransport: Transport {
+    private let socket: SocketConnection
+    private let session: TLSServerSession
+    /// Records (or handshake bytes) made but not yet taken by the socket.
+    private var pendingCiphertext: [UInt8] = []
+    private var pendingStart = 0
+    /// Ciphertext read from the socket before it goes into the session.
+    private var incoming = [UInt8](repeating: 0, count: TLSTransport.recordSize)
+    /// Why the session failed (a refused handshake, a bad record), once it has.
+    private(set) var failure: TLSServerSession.Failure?
+
+    /// The largest TLS record's plaintext (RFC 8446 §5.1): one SSL_write per record.
+    static let recordSize = 16_384
+
+    init(_ socket: consuming SocketConnection, context: TLSServerContext) throws(CryptoError) {
+        self.socket = socket
+        session = try TLSServerSession(context: context)
+    }
+
+    var descriptor: CInt { socket.descriptor.rawValue }
+
+    /// The handshake is done: the connection is ready for requests.
+    var isEstablished: Bool { session.isEstablished }
+
+    /// What the handshake agreed, for the log (`TLSv1.3 http/1.1`).
+    var negotiated: String { "\(session.protocolVersion) \(session.applicationProtocol ?? "no ALPN")" }
+
+    func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
+        // Plaintext OpenSSL already holds (a record larger than the last read took) first.
+        if let ready = try decrypt(appendingTo: &buffer, maxCount: maxCount) { return ready }
+        let reading: Result<IOResult, Errno> = incoming.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try socket.read(into: raw) }
+        }
+        let received = try reading.get()
+        guard case .processed(let count) = received else { return .wouldBlock }
+        if count == 0 { return .processed(0) }  // the client closed (without close_notify)
+        incoming.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        let result = try decrypt(appendingTo: &buffer, maxCount: maxCount)
+        // A handshake flight or a KeyUpdate answer: out at once, before any reply.
+        try flushPending()
+        return result ?? .wouldBlock
+    }
+
+    func read(into buffer: inout [UInt8]) throws(Errno) -> IOResult {
+        // The scratch buffer's size is what the caller reads at most; it gets it back after.
+        let size = buffer.count
+        buffer.removeAll(keepingCapacity: true)
+        defer { buffer.append(contentsOf: repeatElement(0, count: size - buffer.count)) }
+        return try read(appendingTo: &buffer, maxCount: size)
+    }
+
+    /// Plaintext out of the session: `.processed(n)` for bytes, `.processed(0)` at the client's
+    /// close_notify, nil when it needs more input. A session failure is logged by the server
+    /// (from `failure`) and ends the connection as EPROTO.
+    private func decrypt(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult? {
+        do {
+            switch try session.readPlaintext(appendingTo: &buffer, maxCount: maxCount) {
+            case .bytes(let count): return .processed(count)
+            case .closed: return .processed(0)
+            case .needsInput: return nil
+            }
+        } catch {
+            failure = error
+            try? flushPending()  // the alert that tells the client why
+            throw Errno.protocolError
+        }
+    }
+
+    func write(_ bytes: [UInt8], from offset: Int) throws(Errno) -> IOResult {
+        try flushPending()
+        // Records queue behind the ones the socket has not taken; and nothing can be written
+        // before the handshake is done (the server only answers requests, which come after it).
+        guard !hasPendingOutput, session.isEstablished else { return .wouldBlock }
+        let end = min(bytes.count, offset + Self.recordSize)
+        let writing: Result<Int, TLSServerSession.Failure> = bytes.withUnsafeBytes { raw in
+            Result { () throws(TLSServerSession.Failure) -> Int in
+                try session.writePlaintext(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
+            }
+        }
+        let taken: Int
+        switch writing {
+        case .success(let count): taken = count
+        case .failure(let error):
+            failure = error
+            throw Errno.protocolError
+        }
+        try flushPending()
+        return taken == 0 ? .wouldBlock : .processed(taken)
+    }
+
+    var hasPendingOutput: Bool { pendingStart < pendingCiphertext.count || session.pendingOutputCount > 0 }
+
+    func flushPending() throws(Errno) {
+        if pendingStart == pendingCiphertext.count {
+            pendingCiphertext.removeAll(keepingCapacity: true)
+            pendingStart = 0
+        }
+        session.takeOutput(appendingTo: &pendingCiphertext)
+        while pendingStart < pendingCiphertext.count {
+            switch try socket.write(pendingCiphertext, from: pendingStart) {
+            case .processed(let count): pendingStart += count
+            case .wouldBlock: return
+            }
+        }
+        pendingCiphertext.removeAll(keepingCapacity: true)
+        pendingStart = 0
+    }
+
+    func shutdownWrite() {
+        // close_notify, so the client knows the response was not truncated; then FIN. A socket
+        // too full for the alert just gets the FIN (the connection is ending either way).
+        session.close()
+        try? flushPending()
+        socket.shutdownWrite()
+    }
+}
