@@ -176,3 +176,39 @@ public enum TLSMaterialError: Error, CustomStringConvertible {
         }
     }
 }
+
+/// A certificate the configuration names (`tls-certificate`, `tls-key`) instead of the local CA's.
+public enum ConfiguredCertificate {
+    /// The chain and key, checked: the key must be the certificate's, the certificate must be
+    /// valid now. `warnings`: what is allowed but will likely make clients refuse it (it does not
+    /// name the Trimble host, it expires within `LocalCertificateAuthority.renewalDays`).
+    public static func load(certificate certificatePath: String, key keyPath: String)
+        throws(TLSMaterialError) -> (chain: [Certificate], key: PrivateKey, warnings: [String]) {
+        guard let chainPEM = try LocalCertificateAuthority.read(certificatePath) else {
+            throw .invalid(path: certificatePath, reason: "no such file (tls-certificate)")
+        }
+        guard let keyPEM = try LocalCertificateAuthority.read(keyPath) else {
+            throw .invalid(path: keyPath, reason: "no such file (tls-key)")
+        }
+        let chain = try LocalCertificateAuthority.parse(certificatePath) { () throws(CryptoError) in
+            try Certificate.chain(pem: chainPEM)
+        }
+        let key = try LocalCertificateAuthority.parse(keyPath) { () throws(CryptoError) in try PrivateKey(pem: keyPEM) }
+        let leaf = chain[0]
+        guard leaf.isCertified(key) else {
+            throw .invalid(path: keyPath, reason: "not the private key of the first certificate in \(certificatePath)")
+        }
+        if leaf.daysUntilExpiry < 0 {
+            throw .invalid(path: certificatePath, reason: "the certificate expired on \(leaf.notAfterText)")
+        }
+        var warnings: [String] = []
+        if !leaf.covers(host: LocalCertificateAuthority.hostName) {
+            warnings.append("\(certificatePath) does not name \(LocalCertificateAuthority.hostName); "
+                            + "TMM clients connect by that name and will refuse it")
+        }
+        if leaf.daysUntilExpiry < LocalCertificateAuthority.renewalDays {
+            warnings.append("\(certificatePath) expires in \(leaf.daysUntilExpiry) days (\(leaf.notAfterText))")
+        }
+        return (chain, key, warnings)
+    }
+}

@@ -162,3 +162,47 @@ struct LocalCertificateAuthorityTests {
         #expect(throws: CryptoError.self) { _ = try Certificate.chain(pem: truncated) }
     }
 }
+
+@Suite("Configured certificate (tls-certificate, tls-key)", .tags(.unit))
+struct ConfiguredCertificateTests {
+    @Test func aGoodPairLoadsAndAForeignOneWarns() throws {
+        let dir = try Tools.temporaryDirectory("configured")
+        let caKey = try PrivateKey.generate(.p256)
+        let ca = try Certificate.issue(.init(commonName: "test CA", validityDays: 30, isAuthority: true), for: caKey, by: nil)
+        let key = try PrivateKey.generate(.rsa(bits: 2048))
+        let good = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 200, isAuthority: false,
+                                               subjectAlternativeNames: ["DNS:\(LocalCertificateAuthority.hostName)"]),
+                                         for: key, by: (ca, caKey))
+        try Data(try good.pem() + ca.pem()).write(to: URL(fileURLWithPath: dir + "/chain.pem"))
+        try Data(try key.pem()).write(to: URL(fileURLWithPath: dir + "/key.pem"))
+        let loaded = try ConfiguredCertificate.load(certificate: dir + "/chain.pem", key: dir + "/key.pem")
+        #expect(loaded.chain.count == 2)
+        #expect(loaded.warnings.isEmpty)
+        // An RSA certificate serves too (the TLS 1.2 list has the ECDHE-RSA suites).
+        #expect(throws: Never.self) { _ = try TLSServerContext(chain: loaded.chain, key: loaded.key) }
+
+        let other = try Certificate.issue(.init(commonName: "example.com", validityDays: 10, isAuthority: false,
+                                                subjectAlternativeNames: ["DNS:example.com"]), for: key, by: (ca, caKey))
+        try Data(try other.pem()).write(to: URL(fileURLWithPath: dir + "/other.pem"))
+        let warned = try ConfiguredCertificate.load(certificate: dir + "/other.pem", key: dir + "/key.pem")
+        #expect(warned.warnings.count == 2)
+        #expect(warned.warnings[0].contains("does not name tmm-api-local.fieldsystems.trimble.com"))
+        #expect(warned.warnings[1].contains("expires in"))
+    }
+
+    @Test func mismatchesAndMissingFilesAreErrorsNamingTheFile() throws {
+        let dir = try Tools.temporaryDirectory("mismatch")
+        let key = try PrivateKey.generate(.p256)
+        let certificate = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 100,
+                                                      isAuthority: false), for: key, by: nil)
+        try Data(try certificate.pem()).write(to: URL(fileURLWithPath: dir + "/c.pem"))
+        try Data(try PrivateKey.generate(.p256).pem()).write(to: URL(fileURLWithPath: dir + "/wrong.key"))
+        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/c.pem", key: dir + "/wrong.key") }
+            throws: { "\($0)".contains("wrong.key: not the private key of the first certificate") }
+        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/none.pem", key: dir + "/wrong.key") }
+            throws: { "\($0)".contains("none.pem: no such file (tls-certificate)") }
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: dir + "/junk.pem"))
+        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/junk.pem", key: dir + "/wrong.key") }
+            throws: { "\($0)".hasPrefix(dir + "/junk.pem: ") }
+    }
+}
