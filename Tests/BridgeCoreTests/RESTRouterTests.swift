@@ -33,6 +33,9 @@ struct RESTRouterTests {
         ("GET", "/api/v1/positionstream?format=LOCATIONV2", .positionStream(.locationV2)),
         ("GET", "/api/v1/positionStream?x=1&format=location%56%31", .positionStream(.locationV1)),
         ("GET", "http://localhost:9637/api/v1/receiver", .getReceiver),
+        ("GET", "/api/v1/publicKey", .publicKey),
+        ("GET", "/api/v1/publicKey/", .publicKey),
+        ("GET", "/api/v1/publickey", .publicKey),
     ])
     func knownRoutes(_ method: String, _ target: String, _ call: RESTCall) {
         #expect(route(method, target) == .call(call, isHead: false), "\(method) \(target)")
@@ -47,6 +50,9 @@ struct RESTRouterTests {
         #expect(route("OPTIONS", "/api/v1/tmmInfo") == .call(.preflight(allow: "GET, HEAD, OPTIONS"), isHead: false))
         #expect(!RESTCall.preflight(allow: "").needsAuthentication)
         #expect(RESTCall.ping.needsAuthentication && RESTCall.getReceiver.needsAuthentication)
+        // The samples fetch the public key before they can make a code (§4.2).
+        #expect(!RESTCall.publicKey.needsAuthentication)
+        #expect(route("PUT", "/api/v1/publicKey") == .error(.methodNotAllowed, message: "PUT is not allowed here; use GET, HEAD, OPTIONS", allow: "GET, HEAD, OPTIONS"))
     }
 
     @Test(arguments: [
