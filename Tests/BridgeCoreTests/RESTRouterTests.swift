@@ -36,9 +36,24 @@ struct RESTRouterTests {
         ("GET", "/api/v1/publicKey", .publicKey),
         ("GET", "/api/v1/publicKey/", .publicKey),
         ("GET", "/api/v1/publickey", .publicKey),
+        ("GET", "/api/v1/antenna", .getAntenna),
+        ("GET", "/api/v1/correctionSource/", .getCorrectionSource),
+        ("GET", "/api/v1/userInfo", .userInfo),
     ])
     func knownRoutes(_ method: String, _ target: String, _ call: RESTCall) {
         #expect(route(method, target) == .call(call, isHead: false), "\(method) \(target)")
+    }
+
+    @Test func settingsBodiesAreCheckedByTheRouter() {
+        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#)
+                == .call(.putAntenna(["MeasuredHeight": .number(1.8), "IsAntennaHeightApplied": .bool(true)]), isHead: false))
+        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":"high"}"#)
+                == .invalid(.badRequest, message: "measuredHeight must be a number of metres from -100 to 100"))
+        #expect(route("PUT", "/api/v1/correctionSource", body: #"{"correctionSource":"auto"}"#)
+                == .call(.putCorrectionSource(["correctionSource": .string("auto")]), isHead: false))
+        #expect(route("PUT", "/api/v1/correctionSource", body: "") == .invalid(.badRequest, message:
+            #"empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#))
+        #expect(RESTCall.getAntenna.needsAuthentication && RESTCall.userInfo.needsAuthentication)
     }
 
     @Test func headIsGetWithoutTheBody() {
