@@ -96,12 +96,6 @@ public struct ApplicationRegistry: Sendable {
 
     public func contains(_ id: GUID) -> Bool { index[id] != nil }
 
-    /// How an application is named in log lines: its last four hex digits. The full id is a
-    /// credential (Access Code V1 is computed from it and the clock) and the log is readable by
-    /// more people than the registry (journald's readers, a terminal); four digits are enough
-    /// for an operator to tell a handful of apps apart and reveal 16 of its 122 random bits.
-    public static func logName(_ id: GUID) -> String { "application …" + id.canonical.suffix(4) }
-
     /// Registers `id` (a no-op if it already is) and writes the file before returning; on a write
     /// failure nothing changes, in memory or on disk. A new id is refused with `.full` when
     /// `maximum` applications are registered already (every registered id costs a digest per

@@ -4,39 +4,27 @@ import TMMProtocol
 
 // The control socket (ControlProtocol): registration requests handed over by `tmm-bridge open`.
 //
-// A registration is answered only after the registry file is on disk, so an application told
-// `OK` stays registered across a crash or restart; a request that cannot be saved is refused with
-// an error and changes nothing. The file is written on the worker thread (its fsync can take
-// milliseconds to seconds), one registration at a time in arrival order (`RegistrationQueue`);
-// the io thread goes on serving meanwhile and answers the client when the write is done.
+// What to answer, when the registry file is written and when V2 unlocks are BridgeCore's
+// RegistrationDesk; here its actions are carried out. The registry file is written on the worker
+// thread (its fsync can take milliseconds to seconds), one registration at a time; the io thread
+// goes on serving meanwhile and the desk answers the client when the write is done.
 
 /// One control-socket client: a request line being read, then the reply.
 final class ControlClient {
     let socket: SocketConnection
+    /// How the desk names it (replies to it go by this number).
+    let desk: RegistrationDesk.Client
     var input: [UInt8] = []
     let openedAt: Int64
     /// Set once its request is answered later (a registration waiting for the registry file):
     /// nothing more is read from it.
     var awaitingReply = false
 
-    init(socket: consuming SocketConnection, now: Int64) {
+    init(socket: consuming SocketConnection, desk: RegistrationDesk.Client, now: Int64) {
         self.socket = socket
+        self.desk = desk
         openedAt = now
     }
-}
-
-/// Registrations waiting for the registry file to be written, oldest first; the first is being
-/// written when `writing` is set.
-struct RegistrationQueue {
-    struct Pending {
-        /// The control client to answer, if it is still there.
-        weak var client: ControlClient?
-        var request: RegistrationRequest
-        var id: GUID
-    }
-
-    var pending: [Pending] = []
-    var writing = false
 }
 
 @available(*, unavailable, message: "control clients belong to the io thread")
@@ -65,7 +53,9 @@ extension BridgeServer {
                     statistics.controlClientsEvicted += 1
                     closeControlClient(oldest)
                 }
-                let client = ControlClient(socket: socket, now: monotonicNanoseconds())
+                nextControlClientNumber += 1
+                let client = ControlClient(socket: socket, desk: RegistrationDesk.Client(number: nextControlClientNumber),
+                                           now: monotonicNanoseconds())
                 let fd = client.socket.descriptor.rawValue
                 do {
                     try loop.register(fd, interest: .readable) { [unowned self] event in controlClientEvent(event) }
@@ -86,11 +76,9 @@ extension BridgeServer {
             return
         }
         let result: IOResult
-        // Room for the longest line and its CR LF, and no more: a longer line is refused whether
-        // or not its newline has arrived.
-        let room = ControlProtocol.maximumLineLength + 2 - client.input.count
         do {
-            result = try client.socket.read(appendingTo: &client.input, maxCount: max(1, room))
+            result = try client.socket.read(appendingTo: &client.input,
+                                            maxCount: ControlProtocol.readLimit(buffered: client.input.count))
         } catch {
             closeControlClient(event.descriptor)
             return
@@ -102,34 +90,19 @@ extension BridgeServer {
             return
         case .processed: break
         }
-        let reply: ControlProtocol.Reply
-        let tooLong = ControlProtocol.Reply.error("request line longer than \(ControlProtocol.maximumLineLength) bytes")
-        if let newline = client.input.firstIndex(of: UInt8(ascii: "\n")) {
-            var line = Array(client.input[..<newline])
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            if line.count > ControlProtocol.maximumLineLength {
-                reply = tooLong
-            } else if let text = String(validating: line, as: UTF8.self) {
-                switch ControlProtocol.parseRequest(text) {
-                case .success(.open(let url)):
-                    guard let answer = handleOpen(url, from: client) else {
-                        client.awaitingReply = true
-                        return
-                    }
-                    reply = answer
-                case .failure(let failure): reply = .error(failure.message)
-                }
-            } else {
-                reply = .error("the request is not UTF-8 text")
-            }
-        } else if client.input.count > ControlProtocol.maximumLineLength + 1 {
-            reply = tooLong  // the longest line plus a CR, and still no LF
-        } else {
-            return  // wait for the rest of the line
+        switch ControlProtocol.readRequestLine(client.input) {
+        case .needMore:
+            return
+        case .request(.open(let url)):
+            let registry = registry
+            driveDesk { $0.open(url, from: client.desk, isRegistered: registry.contains, into: &$1) }
+            // Not answered yet (and so still here): a registration waiting for the file.
+            if controlClients[event.descriptor] != nil { client.awaitingReply = true }
+        case .refused(let reply):
+            // One short line on a fresh unix socket: it fits in the send buffer.
+            _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
+            closeControlClient(event.descriptor)
         }
-        // One short line on a fresh unix socket: it fits in the send buffer.
-        _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-        closeControlClient(event.descriptor)
     }
 
     func closeControlClient(_ fd: CInt) {
@@ -137,100 +110,56 @@ extension BridgeServer {
         unregisterControlClient(fd)
     }
 
-    /// A registration or port request URL: parse, apply the policy, and reply; a new
-    /// registration is queued for the registry file instead (nil: `client` is answered when the
-    /// file is written, by `registrySaved`).
-    func handleOpen(_ url: String, from client: ControlClient? = nil) -> ControlProtocol.Reply? {
-        let request: RegistrationRequest
+    /// Feeds one event to the desk and carries out its actions (a save that ends at once reports
+    /// back into the same list).
+    func driveDesk(_ event: (inout RegistrationDesk, inout [RegistrationDesk.Action]) -> Void) {
+        var actions: [RegistrationDesk.Action] = []
+        event(&desk, &actions)
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            switch action {
+            case .reply(let reply, let client):
+                guard let client, let fd = controlClients.first(where: { $0.value.desk == client })?.key else { continue }
+                // One short line on a fresh unix socket: it fits in the send buffer.
+                _ = try? controlClients[fd]?.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
+                closeControlClient(fd)
+            case .save(let id):
+                if let outcome = startSaving(id) { desk.saveFinished(outcome, into: &actions) }
+            case .addAccessCode(let id):
+                accessCodes.add(id)
+            case .publish(let event):
+                publish(event)
+            case .log(let line):
+                log(line)
+            }
+        }
+    }
+
+    /// Hands the registry with `id` added to the worker; returns how the save ended when it ended
+    /// at once (registered already, the registry full, the daemon stopping).
+    private func startSaving(_ id: GUID) -> RegistrationDesk.SaveOutcome? {
+        let next: ApplicationRegistry?
         do {
-            request = try RegistrationURL.parse(url)
+            next = try registry.registering(id, unixSeconds: wallClockMilliseconds() / 1000,
+                                            maximum: configuration.limits.maxRegisteredApplications)
         } catch {
-            log("refused a registration request: \(error)")
-            return .error("cannot answer this URL: \(error)")
+            return .failed("\(error)")
         }
-        var resultText = "-"
-        // Ids appear in logs only as `logName` (a registered id is a credential; docs/security.md).
-        if case .register(let id) = request.kind {
-            let name = ApplicationRegistry.logName(id)
-            let result = policy.evaluate(id)
-            resultText = result.rawValue
-            if result == .ok {
-                if !registry.contains(id) || registrations.pending.contains(where: { $0.id == id }) {
-                    registrations.pending.append(RegistrationQueue.Pending(client: client, request: request, id: id))
-                    writeNextRegistration()
-                    return nil
-                }
-                unlockLocationV2(because: "registration of \(name)")
-            } else {
-                log("registration of \(name) refused: \(result.rawValue) (registration policy \(configuration.registration.rawValue))")
-            }
-            publish(.registration(result: result))
+        guard let next else { return .saved(isNew: false) }  // registered by an earlier request of the queue
+        let results = workerResults
+        let submitted = worker.submit {
+            var failure: String?
+            do { try next.save() } catch { failure = "\(error)" }
+            results.post(.registrySaved(next, failure: failure))
         }
-        return .ok(result: resultText, url: RegistrationURL.reply(to: request, policy: policy, ports: ports))
+        return submitted ? nil : .failed("the daemon is stopping")
     }
 
-    /// Starts writing the registry for the oldest queued registration, unless a write is under
-    /// way; one that needs no write (registered meanwhile) or cannot be queued is answered at once.
-    func writeNextRegistration() {
-        while !registrations.writing, let first = registrations.pending.first {
-            let next: ApplicationRegistry?
-            do {
-                next = try registry.registering(first.id, unixSeconds: wallClockMilliseconds() / 1000,
-                                                maximum: configuration.limits.maxRegisteredApplications)
-            } catch {
-                finishRegistration(failure: "\(error)", isNew: false)
-                continue
-            }
-            guard let next else {
-                finishRegistration(failure: nil, isNew: false)  // registered by an earlier request of the queue
-                continue
-            }
-            let results = workerResults
-            let submitted = worker.submit {
-                var failure: String?
-                do { try next.save() } catch { failure = "\(error)" }
-                results.post(.registrySaved(next, failure: failure))
-            }
-            guard submitted else {
-                finishRegistration(failure: "the daemon is stopping", isNew: false)
-                continue
-            }
-            registrations.writing = true
-        }
-    }
-
-    /// From the worker: the registry file for the oldest queued registration is written (or not).
+    /// From the worker: the registry file for the registration being saved is written (or not).
     func registrySaved(_ next: ApplicationRegistry, failure: String?) {
-        registrations.writing = false
         if failure == nil { registry = next }
-        finishRegistration(failure: failure, isNew: failure == nil)
-        writeNextRegistration()
-    }
-
-    /// Answers the oldest queued registration: registered (the registry is current) or refused
-    /// with `failure`, which changed nothing. `isNew`: its id was added to the registry just now.
-    private func finishRegistration(failure: String?, isNew: Bool) {
-        guard !registrations.pending.isEmpty else { return }
-        let done = registrations.pending.removeFirst()
-        let name = ApplicationRegistry.logName(done.id)
-        let reply: ControlProtocol.Reply
-        if let failure {
-            log("cannot save the registration of \(name): \(failure)")
-            reply = .error("cannot save the registration: \(failure)")
-        } else {
-            if isNew {
-                accessCodes.add(done.id)
-                log("registered \(name)")
-            }
-            unlockLocationV2(because: "registration of \(name)")
-            publish(.registration(result: .ok))
-            reply = .ok(result: RegistrationResult.ok.rawValue,
-                        url: RegistrationURL.reply(to: done.request, policy: policy, ports: ports))
-        }
-        guard let client = done.client else { return }
-        let fd = client.socket.descriptor.rawValue
-        guard controlClients[fd] === client else { return }  // closed meanwhile
-        _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-        closeControlClient(fd)
+        driveDesk { $0.saveFinished(failure.map { .failed($0) } ?? .saved(isNew: true), into: &$1) }
     }
 }

@@ -33,7 +33,7 @@ struct Hub {
 
     var clientCount: Int { locationV1.count + locationV2.count + events.count }
 
-    subscript(channel: Channel) -> [Connection] {
+    subscript(channel: ClientChannel) -> [Connection] {
         get {
             switch channel {
             case .locationV1: locationV1
@@ -60,14 +60,15 @@ extension BridgeServer {
         (hub.locationV1.count, hub.locationV2.count, hub.events.count)
     }
 
-    func joinHub(_ connection: Connection) {
-        guard let channel = connection.channel, connection.hubSlot < 0 else { return }
+    func joinHub(_ connection: Connection, _ channel: ClientChannel) {
+        guard connection.hubSlot < 0 else { return }
+        connection.hubChannel = channel
         connection.hubSlot = hub[channel].count
         hub[channel].append(connection)
     }
 
     func leaveHub(_ connection: Connection) {
-        guard let channel = connection.channel, connection.hubSlot >= 0 else { return }
+        guard let channel = connection.hubChannel, connection.hubSlot >= 0 else { return }
         let slot = connection.hubSlot
         var list = hub[channel]
         hub[channel] = []  // keep `list` uniquely referenced while it changes
@@ -78,6 +79,7 @@ extension BridgeServer {
         }
         hub[channel] = list
         connection.hubSlot = -1
+        connection.hubChannel = nil
     }
 
     // MARK: - Input
@@ -122,24 +124,6 @@ extension BridgeServer {
         let info = input.receiverInfo
         identity.receiverModel = info.receiverModel
         identity.receiverSerialNumber = info.receiverSerialNumber
-    }
-
-    private func answerDeferredWhenConnected() {
-        guard input.receiverInfo.isConnected else { return }
-        for connection in Array(connections.values) where connection.deferred?.connecting == true {
-            answerDeferred(connection)
-        }
-    }
-
-    /// The gpsd commands of a `PUT /receiver` are done: a failure is answered with 503; a
-    /// disconnection, or a connection whose receiver is already there, with the receiver as it
-    /// is; a connection still waiting for its receiver goes on waiting.
-    private func receiverControlFinished(ticket: Int, failure: String?) {
-        guard let connection = connections.values.first(where: { $0.deferred?.awaitingTicket == ticket }) else { return }
-        connection.deferred?.awaitingTicket = nil
-        if failure != nil || connection.deferred?.connecting == false || input.receiverInfo.isConnected {
-            answerDeferred(connection, failure: failure)
-        }
     }
 
     /// An epoch from the input side: the latest for V1, and pending for V2 (replacing a pending
@@ -187,7 +171,7 @@ extension BridgeServer {
         hub.v2Encoder.encode(position, identity: identity)
         let frame = WebSocketFrame.text(hub.v2Encoder.span)
         let clients = hub.locationV2
-        for connection in clients { deliver(frame, .position, to: connection, now: now) }
+        for connection in clients { deliver(frame, .position, to: connection) }
     }
 
     /// The V1 timer: the latest position, while it is fresh, to every V1 client.
@@ -199,104 +183,20 @@ extension BridgeServer {
         hub.v1Encoder.encode(position, identity: identity)
         let frame = WebSocketFrame.text(hub.v1Encoder.span)
         let clients = hub.locationV1
-        for connection in clients { deliver(frame, .position, to: connection, now: now) }
+        for connection in clients { deliver(frame, .position, to: connection) }
     }
 
     /// One event to every `/events` client.
     func publish(_ event: BridgeEvent) {
         guard !hub.events.isEmpty else { return }
         let frame = WebSocketFrame.text(BridgeEventEncoder.bytes(event, unixMilliseconds: wallClockMilliseconds()).span)
-        let now = monotonicNanoseconds()
         let clients = hub.events
-        for connection in clients { deliver(frame, .other, to: connection, now: now) }
+        for connection in clients { deliver(frame, .other, to: connection) }
     }
 
-    /// The first message on a new `/events` connection.
-    func sendStatusEvent(to connection: Connection) {
-        let status = BridgeStatus(input: input.state, receiver: input.receiverInfo, quality: lastQuality)
-        let bytes = BridgeEventEncoder.bytes(.status(status), unixMilliseconds: wallClockMilliseconds())
-        send(WebSocketFrame.text(bytes.span), to: connection)
-    }
-
-    /// Queues a shared frame (positions may be coalesced, see OutboundQueue), sends what fits and
-    /// applies the slow-client rule.
-    private func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, to connection: Connection, now: Int64) {
-        guard connection.canReceiveFrames else { return }
-        switch kind {
-        case .position:
-            statistics.positionsDropped += connection.output.appendPosition(frame, softLimit: configuration.limits.queueSoftLimit)
-        case .other:
-            connection.output.append(frame)
-        }
-        flush(connection)
-        if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
-    }
-
-    /// The slow-client rule: behind by more than the hard limit for longer than the grace period
-    /// closes the client with 1008; catching up resets it.
-    func checkBacklog(_ connection: Connection, now: Int64) {
-        let limits = configuration.limits
-        guard connection.output.behind >= limits.queueHardLimit else {
-            connection.overHardLimitSince = nil
-            return
-        }
-        guard let since = connection.overHardLimitSince else {
-            connection.overHardLimitSince = now
-            return
-        }
-        guard now - since >= limits.slowClientGrace, !connection.lifecycle.isEnding else { return }
-        statistics.slowClientsClosed += 1
-        log("closing a slow WebSocket client (1008): \(connection.output.behind) bytes behind for \((now - since) / 1_000_000) ms, \(connection.output.droppedPositions) positions dropped")
-        // What it has not started to receive is of no use to it any more.
-        connection.output.discardUnstarted()
-        if let action = connection.webSocket?.fail(code: .policyViolation, reason: "client too slow") {
-            perform(action, on: connection)
-        }
-    }
-
-    // MARK: - WebSocket input
-
-    func readWebSocket(_ connection: Connection) {
-        guard let count = readIntoScratch(connection) else { return }
-        let bytes = readScratch
-        receiveWebSocket(bytes.span.extracting(0..<count), on: connection)
-    }
-
-    func receiveWebSocket(_ bytes: Span<UInt8>, on connection: Connection) {
-        var offset = 0
-        while offset < bytes.count, connection.webSocket != nil, connections[connection.fd] === connection {
-            guard let step = connection.webSocket?.receive(bytes.extracting(offset..<bytes.count)) else { return }
-            offset += step.consumed
-            if let action = step.action { perform(action, on: connection) }
-            if step.consumed == 0 { return }
-        }
-    }
-
-    /// Carries out what the WebSocket state machine asked for.
-    func perform(_ action: WebSocketAction, on connection: Connection) {
-        switch action {
-        case .deliver:
-            // TMM clients send nothing but control frames; a data message is ignored (and counted).
-            statistics.unexpectedMessages += 1
-        case .write(let bytes):
-            send(bytes, to: connection)
-        case .writeAndClose(let bytes):
-            send(bytes, to: connection)
-            if connections[connection.fd] === connection { closeAfterFlush(connection) }
-        case .close:
-            if connection.output.isEmpty {
-                close(connection)
-            } else {
-                closeAfterFlush(connection)
-            }
-        }
-    }
-
-    // MARK: - The V2 lock
-
-    func unlockLocationV2(because reason: String) {
-        guard !isLocationV2Unlocked else { return }
-        isLocationV2Unlocked = true
-        log("LocationV2 unlocked: \(reason)")
+    /// Queues a shared frame for one client (BridgeCore's `ClientConnection.deliver` applies the
+    /// queue policy and, once written, the slow-client rule).
+    private func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, to connection: Connection) {
+        drive(connection) { $0.deliver(frame, kind, into: &$1) }
     }
 }

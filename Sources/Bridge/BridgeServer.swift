@@ -20,9 +20,10 @@ import WebSocket
 // replay) hand their values over through inboxes. A slow client therefore only ever costs its
 // own queue (see OutboundQueue for the policy).
 //
-// The file is split by concern: this file owns the loop, sockets and lifecycle;
-// BridgeServer+HTTP.swift the requests (REST and upgrades), BridgeServer+Hub.swift positions and
-// events, BridgeServer+Control.swift the control socket.
+// The file is split by concern: this file owns the loop, listeners and timers;
+// BridgeServer+Connections.swift carries out each client connection's state machine
+// (BridgeCore's ClientConnection: requests, upgrades, closing), BridgeServer+Hub.swift positions
+// and events, BridgeServer+Control.swift the control socket.
 
 /// The daemon's servers, running on the calling thread until stopped.
 public final class BridgeServer {
@@ -57,6 +58,8 @@ public final class BridgeServer {
     public typealias StopHandle = EventLoop.StopHandle
 
     let configuration: BridgeConfiguration
+    /// What every client connection applies (from `configuration`).
+    let connectionSettings: ClientConnection.Settings
     let environment: Environment
     let log: @Sendable (String) -> Void
     /// Every descriptor and timer of the io thread, each with its handler.
@@ -66,8 +69,9 @@ public final class BridgeServer {
     let input: ReceiverInput
     var registry: ApplicationRegistry
     let policy: RegistrationPolicy
-    /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
-    public internal(set) var isLocationV2Unlocked = false
+    /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2; the
+    /// desk decides).
+    public var isLocationV2Unlocked: Bool { desk.isLocationV2Unlocked }
 
     private var listeners: [CInt: BoundSocket] = [:]
     /// The secure ports: bound, not listening, until TLS comes (see PortBinder).
@@ -77,21 +81,23 @@ public final class BridgeServer {
     var controlClients: [CInt: ControlClient] = [:]
     /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
     let locationV2Timer: EventLoopTimer
-    /// `max-connections` as clamped to the open-file limit (see `init`).
-    public let maxConnections: Int
+    /// Which new clients fit (BridgeCore's ConnectionAdmission).
+    var admission: ConnectionAdmission
+    /// `max-connections` as clamped to the open-file limit.
+    public var maxConnections: Int { admission.maxConnections }
     /// Connections the location ports (V1 and V2, before and after the upgrade) may hold together:
     /// `maxConnections` minus the REST reserve, so WebSocket clients never lock out the API.
-    public let locationConnectionBudget: Int
-    /// Open connections per server (the budgets above).
-    private var connectionCounts: [TMMServer: Int] = [:]
+    public var locationConnectionBudget: Int { admission.locationBudget }
     /// Valid access codes of the current window (a worker keeps it; see AccessCodeTable).
     let accessCodes: AccessCodeTable
     /// Runs what would make the io thread wait (registry writes) and posts the outcome to
     /// `workerResults`.
     let worker: Worker
     let workerResults: Inbox<WorkerResult>
-    /// Registrations waiting for the registry file (BridgeServer+Control).
-    var registrations = RegistrationQueue()
+    /// Registrations and the V2 lock (BridgeCore's RegistrationDesk; BridgeServer+Control).
+    var desk: RegistrationDesk
+    /// The number the next control client gets (`RegistrationDesk.Client`).
+    var nextControlClientNumber: UInt64 = 0
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
 
@@ -99,7 +105,9 @@ public final class BridgeServer {
     var identity: ReceiverIdentity
     var lastQuality = FixQuality.noFix
     var dateCache: (second: Int64, text: String) = (-1, "")
-    /// Shared by every WebSocket read (each message is copied out by the state machine).
+    /// The actions of the connection event being carried out (reused; see `drive`).
+    var actionBuffer: [ClientConnectionAction] = []
+    /// Shared by every read (the machine copies what it keeps).
     var readScratch = [UInt8](repeating: 0, count: 65_536)
     public internal(set) var statistics = Statistics()
     /// Keeps refused origins from flooding the log.
@@ -133,6 +141,7 @@ public final class BridgeServer {
     public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
                 log: @escaping @Sendable (String) -> Void) throws(BridgeServerError) {
         self.configuration = configuration
+        connectionSettings = ClientConnection.Settings(configuration)
         self.environment = environment
         self.log = log
         self.input = input
@@ -162,21 +171,18 @@ public final class BridgeServer {
             throw .ports(error)
         }
         ports = bound.ports
+        desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: bound.ports)
         reservations = bound.reservations
         for socket in bound.listeners {
             listeners[socket.descriptor] = socket
         }
 
-        // Every client costs a descriptor: a limit above what the open-file limit leaves would let
-        // clients fill the table (then accept fails with EMFILE for every listener, the control
-        // socket and the registry file included).
         let openFiles = CurrentProcess.openFileLimit()
-        let available = openFiles.map { $0 - Self.descriptorHeadroom - Self.maxControlClients } ?? Int.max
-        maxConnections = max(1, min(configuration.limits.maxConnections, available))
-        if maxConnections < configuration.limits.maxConnections {
-            log("max-connections \(configuration.limits.maxConnections) lowered to \(maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+        admission = ConnectionAdmission(configured: configuration.limits.maxConnections, openFileLimit: openFiles,
+                                        otherClients: Self.maxControlClients)
+        if admission.maxConnections < configuration.limits.maxConnections {
+            log("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
-        locationConnectionBudget = maxConnections - Self.restReserve(maxConnections)
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
         do {
@@ -215,15 +221,8 @@ public final class BridgeServer {
         worker.stop()
     }
 
-    /// Descriptors kept free of clients for everything else: listeners (up to 12), reserved
-    /// ports, epoll, timers, eventfds, the signalfd, gpsd and udev, a private gpsd's pipes, the
-    /// registry's temporary file and directory, the spare.
-    static let descriptorHeadroom = 64
     /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
     static let maxControlClients = 16
-    /// Slots only REST connections may take: an eighth of the limit (at least one when the limit
-    /// is over one), so V1 or V2 clients, which need no access code, cannot hold every slot.
-    static func restReserve(_ maxConnections: Int) -> Int { maxConnections > 1 ? max(1, maxConnections / 8) : 0 }
 
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
     /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
@@ -300,16 +299,7 @@ public final class BridgeServer {
     /// Says goodbye to WebSocket clients (1001), closes everything and stops the input side.
     private func shutDown() {
         if environment.notifySystemd { _ = try? SDNotify.notify("STOPPING=1") }
-        for connection in Array(connections.values) {
-            if connection.webSocket != nil, let action = connection.webSocket?.close(code: .goingAway, reason: "server stopping") {
-                if case .write(let bytes) = action {
-                    connection.output.discardUnstarted()
-                    connection.output.append(bytes)
-                    flush(connection)
-                }
-            }
-            close(connection)
-        }
+        closeAllConnections()
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
         // Registry writes already queued finish (their apps were not told OK, but a write that
         // started is not cut off); nothing new is queued.
@@ -337,7 +327,7 @@ public final class BridgeServer {
                 return
             case .accepted(let socket):
                 statistics.accepted += 1
-                guard hasRoom(for: server) else {
+                guard admission.hasRoom(for: server) else {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
                         log("connection limit (\(maxConnections), \(locationConnectionBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
@@ -349,18 +339,11 @@ public final class BridgeServer {
         }
     }
 
-    /// Whether a new connection on `server` fits: all servers share `maxConnections`, and the
-    /// location ports together stay within `locationConnectionBudget`.
-    private func hasRoom(for server: TMMServer) -> Bool {
-        guard connections.count < maxConnections else { return false }
-        if server == .api { return true }
-        return connections.count - (connectionCounts[.api] ?? 0) < locationConnectionBudget
-    }
-
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
         socket.setNoDelay()
         socket.setSendBuffer(configuration.limits.sendBuffer)
-        let connection = Connection(transport: PlainTransport(socket), server: server, now: monotonicNanoseconds())
+        let connection = Connection(transport: PlainTransport(socket), server: server, settings: connectionSettings,
+                                    now: monotonicNanoseconds())
         let fd = connection.fd
         do {
             try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
@@ -369,7 +352,7 @@ public final class BridgeServer {
             return
         }
         connections[fd] = connection
-        connectionCounts[server, default: 0] += 1
+        admission.admitted(server)
     }
 
     /// After accept failed on `listener`: a full descriptor table (EMFILE, ENFILE) would make a
@@ -391,171 +374,6 @@ public final class BridgeServer {
         return false
     }
 
-    // MARK: - Connection I/O
-
-    private func connectionEvent(_ event: SelectorEvent) {
-        guard let connection = connections[event.descriptor] else { return }
-        if event.isWritable {
-            flush(connection)
-            guard connections[event.descriptor] === connection else { return }
-        }
-        if event.isReadable || event.isHangUp || event.isError {
-            guard isReading(connection) else {
-                // Not reading (see `isReading`), so this is a hang-up or an error: both directions
-                // are gone, and nothing queued can be delivered any more.
-                if event.isHangUp || event.isError { close(connection) }
-                return
-            }
-            readable(connection)
-        }
-    }
-
-    /// Unsent output beyond which a connection's input is not read until the output drains: a
-    /// client that pipelines requests (or floods pings) without reading the answers would
-    /// otherwise grow its queue without bound.
-    func readPauseThreshold(_ connection: Connection) -> Int {
-        connection.webSocket != nil ? configuration.limits.queueHardLimit : Self.httpOutputLimit
-    }
-
-    /// Unsent HTTP responses beyond which the server stops reading a connection's requests.
-    static let httpOutputLimit = 256 * 1024
-
-    /// Whether the connection's input is read now: not while a reply is deferred, not while the
-    /// connection ends (until its output is out and only draining is left), not while its output is
-    /// over `readPauseThreshold`.
-    func isReading(_ connection: Connection) -> Bool {
-        if connection.lifecycle.isDraining { return true }
-        if connection.lifecycle.isEnding || connection.deferred != nil { return false }
-        return connection.output.byteCount < readPauseThreshold(connection)
-    }
-
-    /// Brings the selector's interest in line with the connection's state.
-    func updateInterest(_ connection: Connection) {
-        var wanted: SelectorInterest = isReading(connection) ? .readable : []
-        if connection.wantsWritable { wanted.insert(.writable) }
-        guard wanted != connection.interest else { return }
-        connection.interest = wanted
-        do {
-            try loop.modify(connection.fd, interest: wanted)
-        } catch {
-            close(connection)
-        }
-    }
-
-    private func readable(_ connection: Connection) {
-        if connection.lifecycle.isDraining {
-            discardInput(connection)
-        } else if connection.webSocket != nil {
-            readWebSocket(connection)
-        } else {
-            readHTTP(connection)
-        }
-        if connections[connection.fd] === connection { updateInterest(connection) }
-    }
-
-    /// After our side is shut down: read and drop until the client closes.
-    private func discardInput(_ connection: Connection) {
-        _ = readIntoScratch(connection)
-    }
-
-    /// One read into `readScratch`: the number of bytes read, or nil when nothing was there. At
-    /// end of file or on an error the connection is closed (and nil returned).
-    func readIntoScratch(_ connection: Connection) -> Int? {
-        let result: IOResult
-        do {
-            result = try connection.transport.read(into: &readScratch)
-        } catch {
-            close(connection)
-            return nil
-        }
-        switch result {
-        case .processed(let count) where count > 0: return count
-        case .wouldBlock: return nil
-        case .processed:
-            close(connection)
-            return nil
-        }
-    }
-
-    /// Queues bytes that must all be delivered and tries to send them now.
-    func send(_ bytes: [UInt8], to connection: Connection) {
-        connection.output.append(bytes)
-        flush(connection)
-    }
-
-    /// Writes as much of the queue as the socket takes; waits for writability for the rest.
-    /// Closes the connection on a write error, and after the queue drains when it is ending.
-    func flush(_ connection: Connection) {
-        // The transport's own bytes first (a TLS handshake): queued output waits behind them.
-        if connection.transport.hasPendingOutput {
-            do { try connection.transport.flushPending() } catch {
-                close(connection)
-                return
-            }
-            if connection.transport.hasPendingOutput {
-                watchWritable(connection, true)
-                return
-            }
-        }
-        while let (bytes, offset) = connection.output.nextChunk {
-            let result: IOResult
-            do {
-                result = try connection.transport.write(bytes, from: offset)
-            } catch {
-                // EPIPE, ECONNRESET: the client is gone.
-                close(connection)
-                return
-            }
-            switch result {
-            case .processed(let count):
-                connection.output.consumed(count)
-                if count > 0 && connection.webSocket == nil { connection.lastActivity = monotonicNanoseconds() }
-                if count < bytes.count - offset {
-                    watchWritable(connection, true)
-                    return
-                }
-            case .wouldBlock:
-                watchWritable(connection, true)
-                return
-            }
-        }
-        watchWritable(connection, false)
-        if case .closing = connection.lifecycle { finishClosing(connection) }
-    }
-
-    private func watchWritable(_ connection: Connection, _ on: Bool) {
-        guard connection.wantsWritable != on else { return }
-        connection.wantsWritable = on
-        updateInterest(connection)
-    }
-
-    /// Ends a connection once what is queued has been written: shut down the write side, then read
-    /// and drop input until the client closes (so a response is not lost to a reset caused by
-    /// unread input), each step bounded by its deadline (`Lifecycle`).
-    func closeAfterFlush(_ connection: Connection, now: Int64 = monotonicNanoseconds()) {
-        guard connection.lifecycle == .open else { return }
-        connection.lifecycle = .closing(deadline: now + 2_000_000_000)
-        leaveHub(connection)
-        if connection.output.isEmpty { finishClosing(connection) } else { updateInterest(connection) }
-    }
-
-    private func finishClosing(_ connection: Connection) {
-        connection.transport.shutdownWrite()
-        connection.lifecycle = .draining(deadline: monotonicNanoseconds() + 2_000_000_000)
-        updateInterest(connection)
-    }
-
-    /// Closes the socket now and forgets the connection.
-    func close(_ connection: Connection) {
-        let fd = connection.fd
-        guard connections[fd] === connection else { return }
-        leaveHub(connection)
-        connection.webSocket?.transportClosed()
-        try? loop.deregister(fd)
-        connections[fd] = nil  // the last reference: the socket closes with the object
-        connectionCounts[connection.server, default: 1] -= 1
-    }
-
     func registerControlClient(_ fd: CInt, _ client: ControlClient) {
         controlClients[fd] = client
     }
@@ -570,34 +388,7 @@ public final class BridgeServer {
     /// the watchdog.
     private func tick() {
         let now = monotonicNanoseconds()
-        let limits = configuration.limits
-        for connection in Array(connections.values) {
-            if let deadline = connection.lifecycle.deadline, now >= deadline {
-                close(connection)
-                continue
-            }
-            if connection.lifecycle.isEnding { continue }
-            if connection.webSocket != nil {
-                if let action = connection.webSocket?.idle(now: now) { perform(action, on: connection) }
-                if connections[connection.fd] === connection { checkBacklog(connection, now: now) }
-                continue
-            }
-            if let deferred = connection.deferred, now >= deferred.deadline {
-                answerDeferred(connection)
-                continue
-            }
-            if let started = connection.requestStartedAt {
-                if now - started >= limits.httpRequestTimeout && connection.deferred == nil {
-                    connection.origin = originUnknown
-                    respondError(connection, .requestTimeout, message: "the request did not arrive in time",
-                                 keepAlive: false, version: .http1_1)
-                    closeAfterFlush(connection, now: now)
-                }
-            } else if now - connection.lastActivity >= limits.httpIdleTimeout {
-                // Idle between requests, or not taking its answers (a full queue, no progress).
-                close(connection)
-            }
-        }
+        tickConnections(now: now)
         for (fd, client) in controlClients where now - client.openedAt > 10_000_000_000 {
             closeControlClient(fd)
         }

@@ -26,6 +26,38 @@ public enum ControlProtocol {
         case error(String)
     }
 
+    /// What a control client's input so far amounts to.
+    public enum LineReading: Equatable, Sendable {
+        /// No whole line yet: read at most `readLimit(buffered:)` more bytes.
+        case needMore
+        case request(Request)
+        /// Not a request: answer this and close.
+        case refused(Reply)
+    }
+
+    /// How many bytes the next read may add to `buffered` of them: room for the longest line and
+    /// its CR LF and no more, so a longer line is refused whether or not its newline has arrived.
+    public static func readLimit(buffered: Int) -> Int { max(1, maximumLineLength + 2 - buffered) }
+
+    /// The request line at the start of `input`: up to LF, a CR before it dropped, UTF-8 text.
+    public static func readRequestLine(_ input: [UInt8]) -> LineReading {
+        let tooLong = LineReading.refused(.error("request line longer than \(maximumLineLength) bytes"))
+        guard let newline = input.firstIndex(of: UInt8(ascii: "\n")) else {
+            // The longest line plus a CR, and still no LF.
+            return input.count > maximumLineLength + 1 ? tooLong : .needMore
+        }
+        var line = Array(input[..<newline])
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        guard line.count <= maximumLineLength else { return tooLong }
+        guard let text = String(validating: line, as: UTF8.self) else {
+            return .refused(.error("the request is not UTF-8 text"))
+        }
+        switch parseRequest(text) {
+        case .success(let request): return .request(request)
+        case .failure(let failure): return .refused(.error(failure.message))
+        }
+    }
+
     // The parsers and the formatter work on Unicode scalars, not Characters: "\r\n" is one
     // Character in Swift, and a combining mark after a space would hide the space from a
     // Character comparison.

@@ -113,7 +113,7 @@ public enum WebSocketHandshakeError: Error, Hashable, Sendable {
     /// lists `Upgrade` when the response carries an `Upgrade` field (RFC 9110 §7.8: "A sender of
     /// Upgrade MUST also send an "Upgrade" connection option").
     /// (This target has no clock, so the response carries no `Date`; the bridge answers with
-    /// its own error response instead, see BridgeServer+HTTP.)
+    /// its own error response instead, see BridgeCore's HTTPExchange.)
     public var responseBytes: [UInt8] {
         let body = Array((explanation + "\n").utf8)
         var writer = HTTPResponseWriter(capacity: 256)

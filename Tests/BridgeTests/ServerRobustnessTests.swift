@@ -244,7 +244,7 @@ struct ServerRobustnessTests {
         for _ in 0..<16 {
             if let client = try? WebSocketTestClient(port: bridge.ports.location) { clients.append(client) } else { refused += 1 }
         }
-        #expect(clients.count == 16 - BridgeServer.restReserve(16), "\(clients.count) accepted")
+        #expect(clients.count == 16 - ConnectionAdmission.restReserve(16), "\(clients.count) accepted")
         #expect(try request(bridge.ports.api, "/api/v1/test/ping").status == 200)
         _ = refused
     }

@@ -1,0 +1,252 @@
+import BridgeCore
+import Posix
+import TLS
+import TMMProtocol
+import WebSocket
+
+// The executor of the client connections: each one's rules are BridgeCore's `ClientConnection`
+// (events in, actions out); here its events are read from the socket and the loop, and its
+// actions carried out on the transport, the selector and the hub.
+//
+// An event is fed to the machine by `drive`, which then carries out the actions in order. Doing
+// an action can report back (what a write took, a write error); those reports are events too and
+// their actions join the same list. The machine never calls back into the loop, so nothing here
+// needs to check whether a connection is still the one it was: at `.close`, or when a write or
+// the selector fails, the connection is closed and the rest of the list is dropped. (A `.flush`
+// before the `.close` is still carried out: that is how a goodbye frame goes out on shutdown.)
+
+extension BridgeServer {
+    /// The server as a connection sees it (ClientConnectionHost): read-only questions.
+    struct ConnectionHost: ClientConnectionHost {
+        let server: BridgeServer
+
+        func httpDate() -> String { server.httpDate() }
+        var ports: PortAssignment { server.ports }
+        var version: String { server.environment.version }
+        var receiverInfo: ReceiverInfo { server.input.receiverInfo }
+        var isLocationV2Unlocked: Bool { server.isLocationV2Unlocked }
+        var hasRegisteredApplications: Bool { !server.registry.entries.isEmpty }
+        func verifyAccessCode(headerValue: String) -> GUID? { server.accessCodes.verify(headerValue: headerValue) }
+        func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { Digest.sha1(bytes) }
+
+        func statusEventFrame() -> [UInt8] {
+            let input = server.input
+            let status = BridgeStatus(input: input.state, receiver: input.receiverInfo, quality: server.lastQuality)
+            let bytes = BridgeEventEncoder.bytes(.status(status), unixMilliseconds: wallClockMilliseconds())
+            return WebSocketFrame.text(bytes.span)
+        }
+    }
+
+    var connectionHost: ConnectionHost { ConnectionHost(server: self) }
+
+    /// Feeds one event to `connection`'s machine and carries out the actions it returns.
+    func drive(_ connection: Connection,
+               _ event: (inout ClientConnection, inout [ClientConnectionAction]) -> Void) {
+        // One list reused across events; an event driven while another is carried out (none
+        // today) would simply get a list of its own.
+        var actions = actionBuffer
+        actionBuffer = []
+        event(&connection.machine, &actions)
+        carryOut(&actions, for: connection)
+        actions.removeAll(keepingCapacity: true)
+        actionBuffer = actions
+    }
+
+    private func carryOut(_ actions: inout [ClientConnectionAction], for connection: Connection) {
+        var index = 0
+        while index < actions.count {
+            let action = actions[index]
+            index += 1
+            switch action {
+            case .close:
+                close(connection)
+                return
+            case .flush:
+                flush(connection, into: &actions)
+                // A write error closed it: the rest of the list is moot.
+                if connection.machine.isClosed {
+                    close(connection)
+                    return
+                }
+            case .shutdownWrite:
+                connection.transport.shutdownWrite()
+            case .setInterest(let interest):
+                var wanted: SelectorInterest = interest.readable ? .readable : []
+                if interest.writable { wanted.insert(.writable) }
+                do {
+                    try loop.modify(connection.fd, interest: wanted)
+                } catch {
+                    close(connection)
+                    return
+                }
+            case .subscribe(let channel):
+                joinHub(connection, channel)
+            case .unsubscribe:
+                leaveHub(connection)
+            case .receiverCommand(let connect):
+                connection.machine.receiverCommandStarted(runReceiverCommand(connect: connect), now: monotonicNanoseconds(),
+                                                          host: connectionHost, into: &actions)
+            case .authenticated(let id):
+                driveDesk { $0.authenticated(id, into: &$1) }
+            case .report(let report):
+                record(report, on: connection)
+            }
+        }
+    }
+
+    /// Hands `PUT /receiver`'s gpsd commands to the input side's worker (the reply waits for them).
+    private func runReceiverCommand(connect: Bool) -> ReceiverCommandOutcome {
+        do {
+            return .started(ticket: connect ? try input.connect() : try input.disconnect())
+        } catch {
+            if case .gpsdFailed = error { return .gpsdFailed(error.description) }
+            return .refused(error.description)
+        }
+    }
+
+    private func record(_ report: ClientConnectionReport, on connection: Connection) {
+        switch report {
+        case .request:
+            statistics.requests += 1
+        case .upgrade:
+            statistics.upgrades += 1
+        case .refusedOrigin(let shown):
+            statistics.refusedOrigins += 1
+            if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
+                log("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
+            }
+        case .unexpectedMessage:
+            statistics.unexpectedMessages += 1
+        case .positionsDropped(let count):
+            statistics.positionsDropped += count
+        case .slowClientClosed(let behind, let nanoseconds, let dropped):
+            statistics.slowClientsClosed += 1
+            log("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped")
+        }
+    }
+
+    // MARK: - Socket events
+
+    func connectionEvent(_ event: SelectorEvent) {
+        guard let connection = connections[event.descriptor] else { return }
+        if event.isWritable {
+            drive(connection) { _, actions in actions.append(.flush) }
+            if connection.machine.isClosed { return }
+        }
+        if event.isReadable || event.isHangUp || event.isError {
+            guard connection.machine.isReading else {
+                // Not reading, so this is a hang-up or an error: both directions are gone.
+                if event.isHangUp || event.isError { drive(connection) { $0.transportFailed(into: &$1) } }
+                return
+            }
+            read(connection)
+        }
+    }
+
+    /// One read into `readScratch`, handed to the machine.
+    private func read(_ connection: Connection) {
+        let result: IOResult
+        do {
+            result = try connection.transport.read(into: &readScratch)
+        } catch {
+            drive(connection) { $0.transportFailed(into: &$1) }
+            return
+        }
+        let now = monotonicNanoseconds()
+        switch result {
+        case .wouldBlock:
+            return
+        case .processed(0):
+            drive(connection) { $0.endOfInput(now: now, into: &$1) }
+        case .processed(let count):
+            let bytes = readScratch[0..<count]
+            let host = connectionHost
+            drive(connection) { $0.bytesRead(bytes, now: now, host: host, into: &$1) }
+        }
+    }
+
+    /// Writes as much of the machine's output as the transport takes, and reports how it went.
+    private func flush(_ connection: Connection, into actions: inout [ClientConnectionAction]) {
+        let now = monotonicNanoseconds()
+        // The transport's own bytes first (a TLS handshake): queued output waits behind them.
+        if connection.transport.hasPendingOutput {
+            do { try connection.transport.flushPending() } catch {
+                connection.machine.transportFailed(into: &actions)
+                return
+            }
+            if connection.transport.hasPendingOutput {
+                connection.machine.flushEnded(blocked: true, now: now, into: &actions)
+                return
+            }
+        }
+        var blocked = false
+        writing: while let (bytes, offset) = connection.machine.output.nextChunk {
+            let result: IOResult
+            do {
+                result = try connection.transport.write(bytes, from: offset)
+            } catch {
+                // EPIPE, ECONNRESET: the client is gone.
+                connection.machine.transportFailed(into: &actions)
+                return
+            }
+            switch result {
+            case .processed(let count):
+                connection.machine.wrote(count, now: now)
+                if count < bytes.count - offset {
+                    blocked = true
+                    break writing
+                }
+            case .wouldBlock:
+                blocked = true
+                break writing
+            }
+        }
+        connection.machine.flushEnded(blocked: blocked, now: now, into: &actions)
+    }
+
+    /// Closes the socket and forgets the connection (the machine has said `.close`).
+    private func close(_ connection: Connection) {
+        let fd = connection.fd
+        assert(connections[fd] === connection, "a connection is closed once, by its machine")
+        leaveHub(connection)
+        try? loop.deregister(fd)
+        connections[fd] = nil  // the last reference: the socket closes with the object
+        admission.released(connection.server)
+    }
+
+    // MARK: - Events from the loop and the input side
+
+    /// Every `tickInterval`: ending deadlines, WebSocket keepalive, slow clients, HTTP time-outs
+    /// and deferred replies.
+    func tickConnections(now: Int64) {
+        let host = connectionHost
+        for connection in Array(connections.values) {
+            drive(connection) { $0.tick(now: now, host: host, into: &$1) }
+        }
+    }
+
+    /// A receiver connected: deferred `PUT /receiver {"isConnected":true}` replies are answered.
+    func answerDeferredWhenConnected() {
+        let host = connectionHost
+        let now = monotonicNanoseconds()
+        for connection in Array(connections.values) where connection.machine.isWaitingForReceiver {
+            drive(connection) { $0.receiverConnected(now: now, host: host, into: &$1) }
+        }
+    }
+
+    /// The gpsd commands of a `PUT /receiver` are done (`failure`: why they failed).
+    func receiverControlFinished(ticket: Int, failure: String?) {
+        guard let connection = connections.values.first(where: { $0.machine.awaitingTicket == ticket }) else { return }
+        let message = failure.map { ReceiverControlError.gpsdFailed($0).description }
+        let host = connectionHost
+        let now = monotonicNanoseconds()
+        drive(connection) { $0.receiverCommandFinished(failure: message, now: now, host: host, into: &$1) }
+    }
+
+    /// The server stops: WebSocket clients are told (1001), every connection closes.
+    func closeAllConnections() {
+        for connection in Array(connections.values) {
+            drive(connection) { $0.serverStopping(into: &$1) }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import TMMProtocol
+
+// Registrations (`tmm-bridge open URL` over the control socket) and the LocationV2 lock, as a
+// state machine: requests, registry writes done and authenticated REST calls in; replies, registry
+// writes, access codes, events and log lines out. The io loop (Bridge) holds the registry and its
+// file, and carries the actions out.
+//
+// A registration is answered only once the registry file is on disk, so an application told `OK`
+// stays registered across a crash or restart; one that cannot be saved is refused with an error
+// and changes nothing. Writes go one at a time, in arrival order.
+//
+// V2 (LocationV2 and `/events`) is locked until an application registers or makes an
+// authenticated REST call (TMM-API.md §6.2), and stays unlocked while the daemon runs.
+
+extension GUID {
+    /// How an application is named in log lines: its last four hex digits. The full id is a
+    /// credential (Access Code V1 is computed from it and the clock) and the log is readable by
+    /// more people than the registry (journald's readers, a terminal); four digits are enough for
+    /// an operator to tell a handful of apps apart and reveal 16 of its 122 random bits.
+    public var logName: String { "application …" + canonical.suffix(4) }
+}
+
+/// The control socket's registrations and the LocationV2 lock (see the file comment).
+public struct RegistrationDesk {
+    /// A control client, as the loop numbers them (a reply goes to it if it is still there).
+    public struct Client: Hashable, Sendable {
+        public let number: UInt64
+
+        public init(number: UInt64) {
+            self.number = number
+        }
+    }
+
+    /// What the loop does, in order.
+    public enum Action: Equatable, Sendable {
+        /// Send this reply to the client (nil: none is waiting), then close it.
+        case reply(ControlProtocol.Reply, to: Client?)
+        /// Write the registry with this application added, and report with `saveFinished`.
+        case save(GUID)
+        /// A newly registered application: its access codes are valid from now on.
+        case addAccessCode(GUID)
+        case publish(BridgeEvent)
+        case log(String)
+    }
+
+    /// How a `.save` ended.
+    public enum SaveOutcome: Equatable, Sendable {
+        /// On disk (`isNew`: added now; false: it was registered already).
+        case saved(isNew: Bool)
+        /// Not saved; nothing changed.
+        case failed(String)
+    }
+
+    private struct Pending {
+        var client: Client?
+        var request: RegistrationRequest
+        var id: GUID
+    }
+
+    public let policy: RegistrationPolicy
+    /// Named in the log line of a refusal.
+    public let mode: RegistrationMode
+    /// Reported in every reply.
+    public let ports: PortAssignment
+    public private(set) var isLocationV2Unlocked = false
+    /// Registrations waiting for the registry file, oldest first; the first is being saved when
+    /// `saving` is set.
+    private var pending: [Pending] = []
+    private var saving = false
+
+    public init(policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment) {
+        self.policy = policy
+        self.mode = mode
+        self.ports = ports
+    }
+
+    /// Registrations not answered yet.
+    public var waitingCount: Int { pending.count }
+
+    // MARK: - Events
+
+    /// A registration or port request URL from `client`: parsed, judged by the policy and
+    /// answered, or, for an application not yet on disk, queued for the registry file.
+    public mutating func open(_ url: String, from client: Client?, isRegistered: (GUID) -> Bool,
+                              into actions: inout [Action]) {
+        let request: RegistrationRequest
+        do {
+            request = try RegistrationURL.parse(url)
+        } catch {
+            actions.append(.log("refused a registration request: \(error)"))
+            actions.append(.reply(.error("cannot answer this URL: \(error)"), to: client))
+            return
+        }
+        var resultText = "-"
+        // Ids appear in logs only as `logName` (a registered id is a credential; docs/security.md).
+        if case .register(let id) = request.kind {
+            let result = policy.evaluate(id)
+            resultText = result.rawValue
+            if result == .ok {
+                if !isRegistered(id) || pending.contains(where: { $0.id == id }) {
+                    pending.append(Pending(client: client, request: request, id: id))
+                    saveNext(into: &actions)
+                    return
+                }
+                unlockLocationV2(because: "registration of \(id.logName)", into: &actions)
+            } else {
+                actions.append(.log("registration of \(id.logName) refused: \(result.rawValue) (registration policy \(mode.rawValue))"))
+            }
+            actions.append(.publish(.registration(result: result)))
+        }
+        actions.append(.reply(.ok(result: resultText, url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
+                              to: client))
+    }
+
+    /// The `.save` under way ended: its registration is answered, and the next one saved.
+    public mutating func saveFinished(_ outcome: SaveOutcome, into actions: inout [Action]) {
+        guard saving, !pending.isEmpty else { return }
+        saving = false
+        let done = pending.removeFirst()
+        let name = done.id.logName
+        switch outcome {
+        case .failed(let failure):
+            actions.append(.log("cannot save the registration of \(name): \(failure)"))
+            actions.append(.reply(.error("cannot save the registration: \(failure)"), to: done.client))
+        case .saved(let isNew):
+            if isNew {
+                actions.append(.addAccessCode(done.id))
+                actions.append(.log("registered \(name)"))
+            }
+            unlockLocationV2(because: "registration of \(name)", into: &actions)
+            actions.append(.publish(.registration(result: .ok)))
+            actions.append(.reply(.ok(result: RegistrationResult.ok.rawValue,
+                                      url: RegistrationURL.reply(to: done.request, policy: policy, ports: ports)),
+                                  to: done.client))
+        }
+        saveNext(into: &actions)
+    }
+
+    /// A REST call carried a valid access code of `id`.
+    public mutating func authenticated(_ id: GUID, into actions: inout [Action]) {
+        unlockLocationV2(because: "authenticated REST call by \(id.logName)", into: &actions)
+    }
+
+    // MARK: - Inside
+
+    private mutating func saveNext(into actions: inout [Action]) {
+        guard !saving, let first = pending.first else { return }
+        saving = true
+        actions.append(.save(first.id))
+    }
+
+    private mutating func unlockLocationV2(because reason: String, into actions: inout [Action]) {
+        guard !isLocationV2Unlocked else { return }
+        isLocationV2Unlocked = true
+        actions.append(.log("LocationV2 unlocked: \(reason)"))
+    }
+}
