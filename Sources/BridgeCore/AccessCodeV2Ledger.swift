@@ -59,3 +59,66 @@ public struct AccessCodeV2Ledger {
     /// Live and expired codes held.
     public var count: Int { codes.count }
 }
+
+/// Access Code V2 checks as the server makes them: the header's form, the replay ledger, the
+/// decryption (injected: OpenSSL lives in the platform tier), the claim's window and the
+/// registration policy. Pure apart from the two injected functions, so every path has a test.
+public struct AccessCodeV2Verifier {
+    public let policy: RegistrationPolicy
+    public private(set) var ledger: AccessCodeV2Ledger
+
+    public init(policy: RegistrationPolicy, ledger: AccessCodeV2Ledger = AccessCodeV2Ledger()) {
+        self.policy = policy
+        self.ledger = ledger
+    }
+
+    /// Why a code was refused (the 401's message and the log line say it).
+    public enum Refusal: Error, Equatable, Sendable, CustomStringConvertible {
+        case code(AccessCodeV2.Refusal)
+        /// Seen before and presented again over plain http (single use there).
+        case replayed
+        /// A valid code of an application the registration policy does not admit.
+        case notAllowed(GUID)
+        /// The ledger is full of live codes (fails closed; see AccessCodeV2Ledger).
+        case ledgerFull
+
+        public var description: String {
+            switch self {
+            case .code(let refusal): refusal.description
+            case .replayed: "this code was used before: over http each Access Code V2 is single-use (make a new one per request, or use https)"
+            case .notAllowed(let id): "\(id.logName) is not allowed to register here (registration policy)"
+            case .ledgerFull: "too many live Access Code V2 codes: try again later"
+            }
+        }
+    }
+
+    /// Checks the `Authorization` value `headerValue` at UTC second `now`. `overTLS`: the
+    /// request came over a secure port (reuse allowed). `consume`: record the code (false for the
+    /// look before `100 Continue`, so that the request itself can still use a single-use code).
+    public mutating func verify(headerValue: String, overTLS: Bool, consume: Bool, now: Int64,
+                                decrypt: ([UInt8]) -> [UInt8]?, digest: ([UInt8]) -> [UInt8]) -> Result<GUID, Refusal> {
+        guard let ciphertext = AccessCodeV2.presentedCiphertext(headerValue: headerValue) else {
+            return .failure(.code(.malformedHeader))
+        }
+        let key = digest(ciphertext)
+        let claim: AccessCodeV2.Claim
+        switch ledger.lookup(digest: key, overTLS: overTLS, now: now) {
+        case .replayed:
+            return .failure(.replayed)
+        case .reusable(let known):
+            claim = known
+        case .unknown:
+            guard let plaintext = decrypt(ciphertext) else { return .failure(.code(.undecryptable)) }
+            switch AccessCodeV2.claim(plaintext: plaintext, now: now) {
+            case .success(let fresh): claim = fresh
+            case .failure(let refusal): return .failure(.code(refusal))
+            }
+        }
+        guard policy.evaluate(claim.applicationID) == .ok else { return .failure(.notAllowed(claim.applicationID)) }
+        if consume && !ledger.record(digest: key, claim: claim, now: now) { return .failure(.ledgerFull) }
+        return .success(claim.applicationID)
+    }
+
+    /// Drops expired codes (the server's periodic tick).
+    public mutating func forgetExpired(now: Int64) { ledger.forgetExpired(now: now) }
+}
