@@ -99,7 +99,7 @@ struct RESTRouterTests {
 
     @Test(arguments: [
         ("GET", "/", HTTPStatus.notFound, nil as String?),
-        ("GET", "/api/v1/publicKey", .notFound, nil),
+        ("GET", "/api/v1/publicKeys", .notFound, nil),
         ("GET", "/api/v1/receiver//", .notFound, nil),
         ("GET", "/api/v1/receiver/x", .notFound, nil),
         ("POST", "/api/v1/receiver", .methodNotAllowed, "GET, HEAD, PUT, OPTIONS"),
