@@ -159,6 +159,24 @@ extension BridgeServer {
                 return
             }
             read(connection)
+            // Records OpenSSL took off the socket with the last read: the selector will not
+            // report them (bounded: a client cannot keep the loop here).
+            var rounds = 0
+            while rounds < 16, connection.transport.hasBufferedInput, !connection.machine.isClosed,
+                  connection.machine.isReading {
+                read(connection)
+                rounds += 1
+            }
+        }
+    }
+
+    /// Reads connections whose transport holds input the selector cannot report (TLS records
+    /// left when reading stopped for backpressure, or after the bounded rounds above): once per
+    /// tick, so such input waits at most a tick.
+    func readBufferedInput() {
+        for connection in Array(connections.values)
+        where connection.transport.hasBufferedInput && connection.machine.isReading && !connection.machine.isClosed {
+            read(connection)
         }
     }
 

@@ -424,6 +424,7 @@ public final class BridgeServer {
     private func tick() {
         let now = monotonicNanoseconds()
         tickConnections(now: now)
+        readBufferedInput()
         closeStalledHandshakes(now: now)
         if now - lastLedgerSweep > 60_000_000_000 {
             lastLedgerSweep = now

@@ -67,12 +67,18 @@ final class TLSTransport: Transport {
     /// close_notify, nil when it needs more input. A session failure is logged by the server
     /// (from `failure`) and ends the connection as EPROTO.
     private func decrypt(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult? {
+        // One SSL_read returns one record's plaintext: a socket read can bring several (a PUT's
+        // head and body), so read until OpenSSL needs input or `maxCount` is reached.
+        var total = 0
         do {
-            switch try session.readPlaintext(appendingTo: &buffer, maxCount: maxCount) {
-            case .bytes(let count): return .processed(count)
-            case .closed: return .processed(0)
-            case .needsInput: return nil
+            while total < maxCount {
+                switch try session.readPlaintext(appendingTo: &buffer, maxCount: maxCount - total) {
+                case .bytes(let count): total += count
+                case .closed: return total > 0 ? .processed(total) : .processed(0)
+                case .needsInput: return total > 0 ? .processed(total) : nil
+                }
             }
+            return .processed(total)
         } catch {
             failure = error
             try? flushPending()  // the alert that tells the client why
@@ -103,6 +109,8 @@ final class TLSTransport: Transport {
     }
 
     var hasPendingOutput: Bool { pendingStart < pendingCiphertext.count || session.pendingOutputCount > 0 }
+
+    var hasBufferedInput: Bool { session.hasBufferedInput }
 
     func flushPending() throws(Errno) {
         if pendingStart == pendingCiphertext.count {

@@ -159,6 +159,10 @@ public final class TLSServerSession {
     /// The handshake is complete.
     public var isEstablished: Bool { SSL_is_init_finished(ssl) == 1 }
 
+    /// OpenSSL holds received bytes not yet returned as plaintext (a record read from the socket
+    /// with the one before it): the socket will not signal them, so the reader must ask again.
+    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 }
+
     /// `TLSv1.3`, `TLSv1.2` once established.
     public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }
 

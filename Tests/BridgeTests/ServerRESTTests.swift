@@ -218,10 +218,10 @@ struct ServerRESTTests {
         }
     }
 
-    @Test func theSecurePortsAreHeldButRefuseConnections() throws {
+    @Test func theSecurePortsListenAndAreHeld() throws {
         let bridge = try TestBridge.start()
         for port in [bridge.ports.apiSecure, bridge.ports.locationSecure, bridge.ports.locationV2Secure] {
-            #expect(throws: Errno.connectionRefused) { _ = try StreamSocket.connect(loopbackPort: port) }
+            #expect(throws: Never.self) { _ = try StreamSocket.connect(loopbackPort: port) }
             #expect(throws: ListenerError.self, "port \(port) is held") {
                 _ = try TCPListener.bind(address: "127.0.0.1", port: port)
             }
