@@ -116,18 +116,16 @@ extension BridgeServer {
         log("Access Code V2 refused: \(reason) (\(count) refused so far)")
     }
 
-    /// Closes TLS connections whose handshake has not finished in `tlsHandshakeTimeout` (a
-    /// client that opens the port and says nothing, or stalls mid-handshake).
+    /// Closes TLS connections whose handshake has not finished in `tls-handshake-timeout`
+    /// (default 10 s: a handshake is a few round trips on any network a TMM client uses) — a
+    /// client that opens the port and says nothing, or stalls mid-handshake.
     func closeStalledHandshakes(now: Int64) {
+        let limit = configuration.limits.tlsHandshakeTimeout
         for connection in Array(connections.values) {
             guard let tls = connection.transport as? TLSTransport, !tls.isEstablished,
-                  now - connection.acceptedAt > Self.tlsHandshakeTimeout else { continue }
+                  now - connection.acceptedAt > limit else { continue }
             statistics.tlsHandshakesTimedOut += 1
             drive(connection) { $0.transportFailed(into: &$1) }
         }
     }
-
-    /// A handshake is a few round trips; ten seconds is generous on any network a TMM client
-    /// uses, and bounds what a silent client holds.
-    static let tlsHandshakeTimeout: Int64 = 10_000_000_000
 }

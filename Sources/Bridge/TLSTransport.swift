@@ -20,6 +20,8 @@ final class TLSTransport: Transport {
     private var pendingStart = 0
     /// Ciphertext read from the socket before it goes into the session.
     private var incoming = [UInt8](repeating: 0, count: TLSTransport.recordSize)
+    /// See `hasBufferedInput`.
+    private var mayHoldPlaintext = false
     /// Why the session failed (a refused handshake, a bad record), once it has.
     private(set) var failure: TLSServerSession.Failure?
 
@@ -40,8 +42,32 @@ final class TLSTransport: Transport {
     var negotiated: String { "\(session.protocolVersion) \(session.applicationProtocol ?? "no ALPN")" }
 
     func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
-        // Plaintext OpenSSL already holds (a record larger than the last read took) first.
-        if let ready = try decrypt(appendingTo: &buffer, maxCount: maxCount) { return ready }
+        var outcome: Result<IOResult, Errno> = .success(.wouldBlock)
+        buffer.append(addingCapacity: maxCount) { output in
+            output.withUnsafeMutableBufferPointer { spare, initialized in
+                do throws(Errno) {
+                    let result = try read(into: UnsafeMutableRawBufferPointer(spare))
+                    if case .processed(let count) = result { initialized = count }
+                    outcome = .success(result)
+                } catch {
+                    outcome = .failure(error)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    func read(into buffer: inout [UInt8]) throws(Errno) -> IOResult {
+        let reading: Result<IOResult, Errno> = buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try read(into: raw) }
+        }
+        return try reading.get()
+    }
+
+    /// Plaintext into `destination` from its start: what OpenSSL already holds first (a record
+    /// larger than the last read took), else one socket read's worth.
+    private func read(into destination: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult {
+        if let ready = try decrypt(into: destination) { return ready }
         let reading: Result<IOResult, Errno> = incoming.withUnsafeMutableBytes { raw in
             Result { () throws(Errno) -> IOResult in try socket.read(into: raw) }
         }
@@ -49,35 +75,30 @@ final class TLSTransport: Transport {
         guard case .processed(let count) = received else { return .wouldBlock }
         if count == 0 { return .processed(0) }  // the client closed (without close_notify)
         incoming.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        let result = try decrypt(appendingTo: &buffer, maxCount: maxCount)
+        let result = try decrypt(into: destination)
         // A handshake flight or a KeyUpdate answer: out at once, before any reply.
         try flushPending()
         return result ?? .wouldBlock
     }
 
-    func read(into buffer: inout [UInt8]) throws(Errno) -> IOResult {
-        // The scratch buffer's size is what the caller reads at most; it gets it back after.
-        let size = buffer.count
-        buffer.removeAll(keepingCapacity: true)
-        defer { buffer.append(contentsOf: repeatElement(0, count: size - buffer.count)) }
-        return try read(appendingTo: &buffer, maxCount: size)
-    }
-
-    /// Plaintext out of the session: `.processed(n)` for bytes, `.processed(0)` at the client's
-    /// close_notify, nil when it needs more input. A session failure is logged by the server
-    /// (from `failure`) and ends the connection as EPROTO.
-    private func decrypt(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult? {
-        // One SSL_read returns one record's plaintext: a socket read can bring several (a PUT's
-        // head and body), so read until OpenSSL needs input or `maxCount` is reached.
+    /// Plaintext out of the session into `destination`: `.processed(n)` for bytes,
+    /// `.processed(0)` at the client's close_notify, nil when it needs more input. One SSL_read
+    /// returns one record's plaintext and a socket read can bring several (a PUT's head and
+    /// body), so it reads until OpenSSL needs input or `destination` is full; full means there
+    /// may be more (`hasBufferedInput`). A session failure is logged by the server (from
+    /// `failure`) and ends the connection as EPROTO.
+    private func decrypt(into destination: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult? {
         var total = 0
+        mayHoldPlaintext = false
         do {
-            while total < maxCount {
-                switch try session.readPlaintext(appendingTo: &buffer, maxCount: maxCount - total) {
+            while total < destination.count {
+                switch try session.readPlaintext(into: UnsafeMutableRawBufferPointer(rebasing: destination[total...])) {
                 case .bytes(let count): total += count
-                case .closed: return total > 0 ? .processed(total) : .processed(0)
+                case .closed: return .processed(total)
                 case .needsInput: return total > 0 ? .processed(total) : nil
                 }
             }
+            mayHoldPlaintext = true
             return .processed(total)
         } catch {
             failure = error
@@ -110,7 +131,9 @@ final class TLSTransport: Transport {
 
     var hasPendingOutput: Bool { pendingStart < pendingCiphertext.count || session.pendingOutputCount > 0 }
 
-    var hasBufferedInput: Bool { session.hasBufferedInput }
+    /// The last read filled its buffer: OpenSSL may hold more plaintext, which the socket will
+    /// not signal.
+    var hasBufferedInput: Bool { mayHoldPlaintext }
 
     func flushPending() throws(Errno) {
         if pendingStart == pendingCiphertext.count {

@@ -101,6 +101,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var httpIdleTimeout: Int64 = 30_000_000_000
     /// A request whose head or body is still incomplete after this gets 408 and is closed.
     public var httpRequestTimeout: Int64 = 10_000_000_000
+    /// A TLS connection whose handshake is not done after this is closed (a silent or stalled
+    /// client on a secure port holds a descriptor and a session until then).
+    public var tlsHandshakeTimeout: Int64 = 10_000_000_000
     /// Open client connections (all servers together) beyond which new ones are closed at once.
     /// Clamped at start to what the open-file limit leaves (BridgeServer), and a share of it is
     /// kept for REST so WebSocket clients cannot lock out the API.
@@ -225,6 +228,9 @@ extension BridgeConfiguration {
         },
         option("http-idle-timeout", "SECONDS", "close idle kept-alive HTTP connections after this (default 30)") {
             c, v throws(ConfigurationError) in c.limits.httpIdleTimeout = try seconds(v, "http-idle-timeout")
+        },
+        option("tls-handshake-timeout", "SECONDS", "close a secure-port connection whose TLS handshake is not done after this (default 10)") {
+            c, v throws(ConfigurationError) in c.limits.tlsHandshakeTimeout = try seconds(v, "tls-handshake-timeout")
         },
         option("http-request-timeout", "SECONDS", "answer 408 to a request still incomplete after this (default 10)") {
             c, v throws(ConfigurationError) in c.limits.httpRequestTimeout = try seconds(v, "http-request-timeout")

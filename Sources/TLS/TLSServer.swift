@@ -93,19 +93,15 @@ public final class TLSServerSession {
         precondition(written == CInt(bytes.count), "BIO_write on a memory BIO failed")
     }
 
-    /// Runs the handshake as far as the received bytes allow, then appends up to `maxCount`
-    /// bytes of plaintext to `buffer`.
-    public func readPlaintext(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Failure) -> ReadResult {
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: maxCount))
+    /// Runs the handshake as far as the received bytes allow, then reads up to `buffer.count`
+    /// bytes of plaintext (one record's worth at most) to its start.
+    public func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) throws(Failure) -> ReadResult {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return .needsInput }
         var count = 0
         // SSL_get_error reads the thread's error queue: an entry left by any earlier OpenSSL call
         // on this thread would turn "needs input" into a failure (SSL_get_error(3)).
         ERR_clear_error()
-        let result = buffer.withUnsafeMutableBytes { raw in
-            SSL_read_ex(ssl, raw.baseAddress! + start, maxCount, &count)
-        }
-        buffer.removeLast(maxCount - (result == 1 ? count : 0))
+        let result = SSL_read_ex(ssl, base, buffer.count, &count)
         if result == 1 { return .bytes(count) }
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
@@ -116,6 +112,24 @@ public final class TLSServerSession {
         default:
             throw failure()
         }
+    }
+
+    /// `readPlaintext(into:)`, appending up to `maxCount` bytes to `buffer` (straight into its
+    /// spare capacity: nothing is zero-filled first).
+    public func readPlaintext(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Failure) -> ReadResult {
+        var outcome: Result<ReadResult, Failure> = .success(.needsInput)
+        buffer.append(addingCapacity: maxCount) { output in
+            output.withUnsafeMutableBufferPointer { spare, initialized in
+                do throws(Failure) {
+                    let result = try readPlaintext(into: UnsafeMutableRawBufferPointer(spare))
+                    if case .bytes(let count) = result { initialized = count }
+                    outcome = .success(result)
+                } catch {
+                    outcome = .failure(error)
+                }
+            }
+        }
+        return try outcome.get()
     }
 
     /// Encrypts what it can of `bytes` (up to one record's worth per call is fine); returns how
@@ -159,9 +173,6 @@ public final class TLSServerSession {
     /// The handshake is complete.
     public var isEstablished: Bool { SSL_is_init_finished(ssl) == 1 }
 
-    /// OpenSSL holds received bytes not yet returned as plaintext (a record read from the socket
-    /// with the one before it): the socket will not signal them, so the reader must ask again.
-    public var hasBufferedInput: Bool { SSL_has_pending(ssl) == 1 }
 
     /// `TLSv1.3`, `TLSv1.2` once established.
     public var protocolVersion: String { String(cString: SSL_get_version(ssl)) }

@@ -37,6 +37,7 @@ struct ConfigurationTests {
         ("max-location-rate", "1"), ("max-location-rate", "1000"),
         ("user", "nobody"), ("user", "tmm-bridge"), ("user", "root"), ("group", "dialout"), ("group", "Debian-gdm"),
         ("tls-certificate", "/etc/tmm-bridge/server.pem"), ("tls-key", "/etc/tmm-bridge/server.key"),
+        ("tls-handshake-timeout", "0.5"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()

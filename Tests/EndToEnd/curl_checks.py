@@ -154,12 +154,12 @@ def run(context, checks):
     for key in ("locationSecurePort", "apiSecurePort", "locationV2SecurePort"):
         started = time.monotonic()
         status, out, err = curl(f"http://{host}:{ports[key]}/api/v1/publicKey")
-        checks.check(status != 0 and "HTTP/1.1" not in out and time.monotonic() - started < 5,
+        checks.check(status != 0 and b"HTTP/1.1" not in out and time.monotonic() - started < 5,
                      f"{key} {ports[key]}: plain HTTP is refused by the TLS layer (curl exit {status}), at once",
                      f"exit {status} {out} {err}")
     status, out, err = curl("--cacert", ca, "--resolve", f"tmm-api-local.fieldsystems.trimble.com:{ports['apiSecurePort']}:{host}",
                             f"https://tmm-api-local.fieldsystems.trimble.com:{ports['apiSecurePort']}/api/v1/publicKey")
-    checks.check(status == 0 and '"kty":"RSA"' in out, "https with the CA from the state directory: the public key",
+    checks.check(status == 0 and b'"kty":"RSA"' in out, "https with the CA from the state directory: the public key",
                  f"exit {status} {out} {err}")
 
 if __name__ == "__main__":
