@@ -75,8 +75,12 @@ public final class BridgeServer {
     public var isLocationV2Unlocked: Bool { desk.isLocationV2Unlocked }
 
     private var listeners: [CInt: BoundSocket] = [:]
-    /// What the secure ports serve with (docs/tls.md).
-    let tlsContext: TLSServerContext
+    /// What the secure ports serve with (docs/tls.md); replaced when the certificate is re-issued.
+    var tlsContext: TLSServerContext
+    var serverCertificate: Certificate
+    let tlsAuthority: (certificate: Certificate, key: PrivateKey)?
+    var lastCertificateCheck: Int64 = 0
+    var lastCertificateWarning: Int64 = -86_400_000_000_000
     /// Access Code V2: the key pair, its public half as served, and the verifier with its
     /// replay ledger.
     let accessCodeV2Key: PrivateKey
@@ -182,6 +186,8 @@ public final class BridgeServer {
         }
         let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory)
         tlsContext = secure.context
+        serverCertificate = secure.serverCertificate
+        tlsAuthority = secure.authority
         accessCodeV2Key = secure.accessCodeKey
         accessCodeV2PublicKey = secure.publicKey
         accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
@@ -426,6 +432,7 @@ public final class BridgeServer {
         tickConnections(now: now)
         readBufferedInput()
         closeStalledHandshakes(now: now)
+        watchCertificateExpiry(now: now)
         if now - lastLedgerSweep > 60_000_000_000 {
             lastLedgerSweep = now
             accessCodeV2.forgetExpired(now: wallClockMilliseconds() / 1000)

@@ -11,6 +11,11 @@ import TMMProtocol
 /// The TLS context, the Access Code V2 key and what start-up says about them.
 struct SecureMaterials {
     let context: TLSServerContext
+    /// The certificate served (its expiry is watched while the daemon runs).
+    let serverCertificate: Certificate
+    /// The local CA, when it made the certificate (nil for a configured one): a running daemon
+    /// re-issues from it before expiry.
+    let authority: (certificate: Certificate, key: PrivateKey)?
     let accessCodeKey: PrivateKey
     let publicKey: (n: String, e: String)
     /// Log lines for the start-up (which certificate, made or reused, warnings).
@@ -20,6 +25,7 @@ struct SecureMaterials {
         var notes: [String] = []
         let chain: [Certificate]
         let key: PrivateKey
+        var authority: (certificate: Certificate, key: PrivateKey)?
         if let certificatePath = configuration.tlsCertificate, let keyPath = configuration.tlsKey {
             do {
                 let configured = try ConfiguredCertificate.load(certificate: certificatePath, key: keyPath)
@@ -33,6 +39,7 @@ struct SecureMaterials {
             do {
                 let local = try LocalCertificateAuthority.load(stateDirectory: stateDirectory)
                 (chain, key) = (local.chain, local.key)
+                authority = (local.authority, local.authorityKey)
                 let folder = LocalCertificateAuthority.directory(inStateDirectory: stateDirectory)
                 switch local.change {
                 case .created:
@@ -64,7 +71,8 @@ struct SecureMaterials {
         } catch {
             throw .tls("Access Code V2 key: \(error)", isConfiguration: false)
         }
-        return SecureMaterials(context: context, accessCodeKey: accessCodeKey, publicKey: publicKey, notes: notes)
+        return SecureMaterials(context: context, serverCertificate: chain[0], authority: authority,
+                               accessCodeKey: accessCodeKey, publicKey: publicKey, notes: notes)
     }
 }
 
@@ -114,6 +122,31 @@ extension BridgeServer {
         let count = statistics.accessCodeV2Refused
         guard count <= 10 || count % 100 == 0 else { return }
         log("Access Code V2 refused: \(reason) (\(count) refused so far)")
+    }
+
+    /// Hourly: a certificate from the local CA that comes within `renewalDays` of expiry is
+    /// re-issued and served to new connections (a daemon may run longer than a certificate
+    /// lives); a configured one is warned about once a day instead (it is the operator's).
+    func watchCertificateExpiry(now: Int64) {
+        guard now - lastCertificateCheck >= 3_600_000_000_000 else { return }
+        lastCertificateCheck = now
+        let days = serverCertificate.daysUntilExpiry
+        guard days < LocalCertificateAuthority.renewalDays else { return }
+        guard let authority = tlsAuthority else {
+            if now - lastCertificateWarning >= 86_400_000_000_000 {
+                lastCertificateWarning = now
+                log("TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate")
+            }
+            return
+        }
+        do {
+            let issued = try LocalCertificateAuthority.issueServerCertificate(by: authority)
+            tlsContext = try TLSServerContext(chain: [issued.certificate, authority.certificate], key: issued.key)
+            serverCertificate = issued.certificate
+            log("TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))")
+        } catch {
+            log("TLS: cannot re-issue the server certificate (\(error)); it expires in \(days) days")
+        }
     }
 
     /// Closes TLS connections whose handshake has not finished in `tls-handshake-timeout`

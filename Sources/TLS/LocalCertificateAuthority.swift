@@ -35,6 +35,8 @@ public enum LocalCertificateAuthority {
         public let chain: [Certificate]
         public let key: PrivateKey
         public let authority: Certificate
+        /// Kept by the daemon to re-issue the server certificate while it runs.
+        public let authorityKey: PrivateKey
         /// What changed on disk: nothing, a new CA and server certificate, or a renewed server
         /// certificate (for the start-up log).
         public let change: Change
@@ -101,17 +103,27 @@ public enum LocalCertificateAuthority {
             change = .renewed(reason: "no server certificate was stored")
         }
         if server == nil {
-            let key = try crypto(serverKeyPath) { () throws(CryptoError) in try PrivateKey.generate(.p256) }
-            let certificate = try crypto(serverPath) { () throws(CryptoError) in
-                try Certificate.issue(.init(commonName: hostName, validityDays: serverValidityDays, isAuthority: false,
-                                            subjectAlternativeNames: subjectAlternativeNames),
-                                      for: key, by: (authority, authorityKey))
+            let issued = try crypto(serverPath) { () throws(CryptoError) in
+                try issueServerCertificate(by: (authority, authorityKey))
             }
-            try write(serverKeyPath, mode: 0o600) { () throws(CryptoError) in try key.pem() }
-            try write(serverPath, mode: 0o644) { () throws(CryptoError) in try certificate.pem() }
-            server = (certificate, key)
+            try write(serverKeyPath, mode: 0o600) { () throws(CryptoError) in try issued.key.pem() }
+            try write(serverPath, mode: 0o644) { () throws(CryptoError) in try issued.certificate.pem() }
+            server = issued
         }
-        return Materials(chain: [server!.certificate, authority], key: server!.key, authority: authority, change: change)
+        return Materials(chain: [server!.certificate, authority], key: server!.key, authority: authority,
+                         authorityKey: authorityKey, change: change)
+    }
+
+    /// A new server certificate (and P-256 key) for `hostName` from the CA: what `load` stores,
+    /// and what a running daemon serves when its certificate comes within `renewalDays` of
+    /// expiry (in memory: the next start checks the stored one and re-issues it too).
+    public static func issueServerCertificate(by authority: (certificate: Certificate, key: PrivateKey))
+        throws(CryptoError) -> (certificate: Certificate, key: PrivateKey) {
+        let key = try PrivateKey.generate(.p256)
+        let certificate = try Certificate.issue(.init(commonName: hostName, validityDays: serverValidityDays, isAuthority: false,
+                                                      subjectAlternativeNames: subjectAlternativeNames),
+                                                for: key, by: authority)
+        return (certificate, key)
     }
 
     /// Why a stored server certificate must be re-issued, nil when it is good.

@@ -2,7 +2,7 @@
 // `openssl verify`): what clients check (SAN, EKU, validity, the chain), the files' modes, reuse
 // across starts, and each reason a server certificate is re-issued.
 import Foundation
-import TLS
+@testable import TLS
 import TestSupport
 import Testing
 
@@ -123,6 +123,23 @@ struct LocalCertificateAuthorityTests {
         let again = try LocalCertificateAuthority.load(stateDirectory: state)
         #expect(again.change == .renewed(reason: "the server certificate was not issued by this CA"))
         #expect(again.chain[0].isIssued(by: again.authority))
+    }
+
+    /// What a running daemon serves when its certificate nears expiry: a fresh one from the same
+    /// CA (so nothing needs trusting again), with the same names.
+    @Test func aRunningDaemonReissuesFromTheSameAuthority() throws {
+        let state = try Tools.temporaryDirectory("reissue")
+        let loaded = try LocalCertificateAuthority.load(stateDirectory: state)
+        let issued = try LocalCertificateAuthority.issueServerCertificate(by: (loaded.authority, loaded.authorityKey))
+        #expect(issued.certificate.isIssued(by: loaded.authority))
+        #expect(issued.certificate.isCertified(issued.key) && !issued.certificate.isCertified(loaded.key))
+        #expect(LocalCertificateAuthority.renewalReason(issued.certificate, key: issued.key, authority: loaded.authority) == nil)
+        let file = state + "/reissued.pem"
+        try Data(try issued.certificate.pem()).write(to: URL(fileURLWithPath: file))
+        let verify = try Tools.run("/usr/bin/openssl", ["verify", "-CAfile", files(state).ca, "-verify_hostname",
+                                                        LocalCertificateAuthority.hostName, file])
+        #expect(verify.status == 0, "\(verify.output) \(verify.errors)")
+        #expect(throws: Never.self) { _ = try TLSServerContext(chain: [issued.certificate, loaded.authority], key: issued.key) }
     }
 
     @Test func aDamagedAuthorityIsAnErrorNamingTheFile() throws {
