@@ -125,9 +125,9 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	scripts/bench.sh
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
-FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh
+FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh
 
-fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs, Bridge configuration/control/replay) for FUZZ_SECONDS seconds each (default 60)
+fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access codes, Bridge configuration/control/replay, the TLS input path) for FUZZ_SECONDS seconds each (default 60)
 	@status=0; \
 	for fuzzer in $(FUZZERS); do \
 		if [[ ! -x $$fuzzer ]]; then echo "make fuzz: $$fuzzer is missing or not executable" >&2; status=1; continue; fi; \

@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: common),
         .target(name: "GPSD", dependencies: ["CGPS", "Posix"], swiftSettings: common),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
-        .target(name: "TLS", dependencies: ["COpenSSL", "Posix"], swiftSettings: common),
+        .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
         .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding"], swiftSettings: common),
@@ -49,7 +49,7 @@ let package = Package(
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],

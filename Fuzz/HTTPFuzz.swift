@@ -211,7 +211,7 @@ func checkHead(_ head: HTTPRequestHead, in bytes: Span<UInt8>) {
             check(ASCII.isFieldValueChar(value[i]), "value byte \(value[i])")
         }
         if !value.isEmpty {
-            check(!ASCII.isWhitespace(value[0]) && !ASCII.isWhitespace(value[value.count - 1]), "untrimmed value")
+            check(!ASCII.isBlank(value[0]) && !ASCII.isBlank(value[value.count - 1]), "untrimmed value")
         }
         let nameText = String(decoding: copy(name), as: UTF8.self)
         let first = head.index(of: nameText, in: bytes)

@@ -1,5 +1,6 @@
 // libFuzzer target for the registration codecs (Sources/TMMProtocol: RegistrationURL, ByteCoding's Base64,
-// PercentEncoding, GUID, RegistrationJSONObject, PortPlan, AccessCodeV1 header parsing).
+// PercentEncoding, GUID, RegistrationJSONObject, PortPlan, Access Code V1 and V2 header and claim
+// parsing).
 //
 // Built by Fuzz/run-registration.sh into ONE module together with the pure files it needs (no
 // `import TMMProtocol`, so internals are reachable):
@@ -92,6 +93,9 @@ func checkRequest(_ request: RegistrationRequest) {
     switch request.kind {
     case .register(let id): check(GUID(id.canonical) == id, "GUID does not re-parse")
     case .socketServerPort(let id): if let id { check(GUID(id.canonical) == id, "GUID does not re-parse") }
+    case .unsupported(let name):
+        check(request.platform == .windows, "an unsupported request from iOS")
+        check(!name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(ASCII.isAlphanumeric), "request name \(name)")
     }
 }
 
@@ -101,6 +105,7 @@ func roundTripRequest(_ request: RegistrationRequest) {
     switch request.kind {
     case .register(let guid): id = guid
     case .socketServerPort(let guid): id = guid
+    case .unsupported: id = nil
     }
     let url: String
     switch request.platform {
@@ -113,7 +118,7 @@ func roundTripRequest(_ request: RegistrationRequest) {
         let scheme: String
         switch request.kind {
         case .register: scheme = RegistrationURL.iOSRegisterScheme
-        case .socketServerPort: scheme = RegistrationURL.iOSSocketServerPortScheme
+        case .socketServerPort, .unsupported: scheme = RegistrationURL.iOSSocketServerPortScheme
         }
         url = scheme + "://?" + String(decoding: Base64.encodeToBytes(writer.span), as: UTF8.self)
     case .windows:
@@ -148,10 +153,9 @@ func checkIOSReply(_ reply: String, request: RegistrationRequest, result: Regist
     do { object = try RegistrationJSONObject.parse(payload) } catch { violation("iOS reply JSON: \(error)") }
     check(object.otherKeys.isEmpty, "iOS reply has non-string members")
     check(object.strings["registrationResult"] == result?.rawValue, "iOS registrationResult")
-    let withPorts = result == nil || result == .ok
+    // The ports come with every result (the 2025 Swift sample force-unwraps apiPort).
     for server in TMMServer.allCases {
-        let expected: String? = withPorts ? String(ports[server]) : nil
-        check(object.strings[server.registrationKey] == expected, "iOS \(server.registrationKey)")
+        check(object.strings[server.registrationKey] == String(ports[server]), "iOS \(server.registrationKey)")
     }
 }
 
@@ -169,6 +173,11 @@ func checkWindowsReply(_ reply: String, request: RegistrationRequest, result: Re
         check(values.updateValue(value, forKey: String(kv[0])) == nil, "Windows reply duplicate key")
     }
     check(values["id"] == request.windowsRequestName, "Windows id")
+    if case .unsupported(let name) = request.kind {
+        check(values["status"] == "error" && values["message"] == RegistrationURL.unsupportedMessage(name), "unsupported reply")
+        check(values.count == 3, "unsupported reply carries only id, status, message")
+        return
+    }
     let ok = result == nil || result == .ok
     check(values["status"] == (ok ? "success" : "error"), "Windows status")
     check(values["message"] != nil, "Windows message")
@@ -221,6 +230,25 @@ func fuzzHelpers(_ input: [UInt8], _ text: String) {
         for i in 0..<8 { seconds = seconds << 8 | Int64(input[i]) }
         let stamp = AccessCodeV1.timestamp(unixSeconds: seconds)
         check(stamp.utf8.count == 20, "timestamp length")
+        // The timestamp reader inverts the writer (years 0000-9999).
+        let clamped = min(max(seconds, -62_167_219_200), 253_402_300_799)
+        check(AccessCodeV1.unixSeconds(timestamp: ArraySlice(stamp.utf8)) == clamped, "timestamp round trip \(stamp)")
+    }
+    // Access Code V2: the header's form, and the decrypted claim (the input as plaintext).
+    if let ciphertext = AccessCodeV2.presentedCiphertext(headerValue: text) {
+        check(!ciphertext.isEmpty && AccessCodeV2.isAccessCodeV2(headerValue: text), "V2 header")
+    }
+    let now: Int64 = 1_708_624_800
+    switch AccessCodeV2.claim(plaintext: input, now: now) {
+    case .success(let claim):
+        check(input.count == 57, "claim length")
+        check(claim.unixSeconds >= now - AccessCodeV2.lifetimeSeconds
+              && claim.unixSeconds <= now + AccessCodeV2.futureSkewSeconds, "claim outside its window")
+        // The canonical plaintext of the claim reads back to the same claim.
+        let canonical = AccessCodeV2.plaintext(applicationID: claim.applicationID, unixSeconds: claim.unixSeconds)
+        check(AccessCodeV2.claim(plaintext: canonical, now: now) == .success(claim), "claim round trip")
+    case .failure(let refusal):
+        check(!refusal.description.isEmpty, "refusal text")
     }
 }
 

@@ -67,6 +67,9 @@ fuzz_include_module() {
             local relative=${file#"$root/Sources/$module/"}
             cp "$file" "$src/$module-${relative//\//-}"
         done < <(find "$root/Sources/$module" -name '*.swift' | sort)
+    done
+    # After all are copied: a module added later may import one added earlier.
+    for module in "$@"; do
         find "$src" -name '*.swift' -exec sed -i "/^import $module\$/d" {} +
     done
 }

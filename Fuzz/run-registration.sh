@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz/run-registration.sh [SECONDS] - build and run the registration-codec libFuzzer target
-# (Fuzz/RegistrationFuzz.swift over the pure registration files of Sources/TMMProtocol).
+# (Fuzz/RegistrationFuzz.swift over Sources/TMMProtocol, built with the pure modules it uses).
 #
 # Builds Fuzz/build/registration-fuzz with -sanitize=fuzzer,address, seeds the working corpus
 # Fuzz/corpus-registration/ from Fuzz/seeds-registration/ on first use (the corpus then grows across
@@ -19,13 +19,11 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 fuzz_init registration TMMProtocol "$@"
 
-# The harness joins the module (named TMMProtocol) and so reaches its internals. Only the files the
-# registration code needs are compiled: they use JSONWriter but nothing from GNSS or NMEA0183.
-fuzz_snapshot "$root"/Sources/TMMProtocol/JSONWriter.swift \
-    "$root"/Sources/TMMProtocol/PercentEncoding*.swift "$root"/Sources/TMMProtocol/Registration*.swift \
-    "$root"/Sources/TMMProtocol/PortPlan*.swift "$root"/Sources/TMMProtocol/AccessCode*.swift \
-    "$root/Fuzz/RegistrationFuzz.swift"
-fuzz_include_module ByteCoding
+# The harness joins the module (named TMMProtocol) and so reaches its internals. The whole module
+# is compiled (the JSON writer the replies use shares its file with the location encoders' memory,
+# which needs GNSS); only the registration and access-code entry points are fuzzed.
+fuzz_snapshot "$root"/Sources/TMMProtocol/*.swift "$root/Fuzz/RegistrationFuzz.swift"
+fuzz_include_module ByteCoding GNSS NMEA0183
 fuzz_build "TMMProtocol registration files"
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).

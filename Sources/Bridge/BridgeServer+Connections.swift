@@ -27,6 +27,18 @@ extension BridgeServer {
         var isLocationV2Unlocked: Bool { server.isLocationV2Unlocked }
         var hasRegisteredApplications: Bool { !server.registry.entries.isEmpty }
         func verifyAccessCode(headerValue: String) -> GUID? { server.accessCodes.verify(headerValue: headerValue) }
+        func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
+            let key = server.accessCodeV2Key
+            return server.accessCodeV2.verify(headerValue: headerValue, overTLS: overTLS, consume: consume,
+                                              now: wallClockMilliseconds() / 1000,
+                                              decrypt: { key.decryptOAEPSHA256($0) },
+                                              digest: { bytes in
+                                                  let digest = Digest.sha256(bytes)
+                                                  return (0..<32).map { digest[$0] }
+                                              })
+        }
+        var accessCodeV2PublicKey: (n: String, e: String) { server.accessCodeV2PublicKey }
+        var deviceSettings: DeviceSettings { server.deviceSettings }
         func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { Digest.sha1(bytes) }
 
         func statusEventFrame() -> [UInt8] {
@@ -88,6 +100,11 @@ extension BridgeServer {
                                                           host: connectionHost, into: &actions)
             case .authenticated(let id):
                 driveDesk { $0.authenticated(id, into: &$1) }
+            case .authenticatedByAccessCodeV2(let id):
+                let registry = self.registry
+                driveDesk { $0.authenticatedByAccessCodeV2(id, isRegistered: registry.contains, into: &$1) }
+            case .saveSettings(let settings):
+                saveSettings(settings)
             case .report(let report):
                 record(report, on: connection)
             }
@@ -115,6 +132,8 @@ extension BridgeServer {
             if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
                 log("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
             }
+        case .accessCodeV2Refused(let reason):
+            recordAccessCodeV2Refusal(reason)
         case .unexpectedMessage:
             statistics.unexpectedMessages += 1
         case .positionsDropped(let count):
@@ -140,6 +159,24 @@ extension BridgeServer {
                 return
             }
             read(connection)
+            // Records OpenSSL took off the socket with the last read: the selector will not
+            // report them (bounded: a client cannot keep the loop here).
+            var rounds = 0
+            while rounds < 16, connection.transport.hasBufferedInput, !connection.machine.isClosed,
+                  connection.machine.isReading {
+                read(connection)
+                rounds += 1
+            }
+        }
+    }
+
+    /// Reads connections whose transport holds input the selector cannot report (TLS records
+    /// left when reading stopped for backpressure, or after the bounded rounds above): once per
+    /// tick, so such input waits at most a tick.
+    func readBufferedInput() {
+        for connection in Array(connections.values)
+        where connection.transport.hasBufferedInput && connection.machine.isReading && !connection.machine.isClosed {
+            read(connection)
         }
     }
 
@@ -149,10 +186,18 @@ extension BridgeServer {
         do {
             result = try connection.transport.read(into: &readScratch)
         } catch {
+            if let tls = connection.transport as? TLSTransport, let failure = tls.failure {
+                recordTLSFailure(failure, on: connection, established: tls.isEstablished)
+            }
             drive(connection) { $0.transportFailed(into: &$1) }
             return
         }
         let now = monotonicNanoseconds()
+        // A TLS handshake flight the socket did not take at once: wait for writability for it.
+        if connection.transport.hasPendingOutput {
+            drive(connection) { _, actions in actions.append(.flush) }
+            if connection.machine.isClosed { return }
+        }
         switch result {
         case .wouldBlock:
             return

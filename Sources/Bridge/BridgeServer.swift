@@ -3,6 +3,7 @@ import GNSS
 import GPSD
 import HTTP1
 import Posix
+import TLS
 import Synchronization
 import TMMProtocol
 import WebSocket
@@ -74,8 +75,23 @@ public final class BridgeServer {
     public var isLocationV2Unlocked: Bool { desk.isLocationV2Unlocked }
 
     private var listeners: [CInt: BoundSocket] = [:]
-    /// The secure ports: bound, not listening, until TLS comes (see PortBinder).
-    private var reservations: [BoundSocket] = []
+    /// What the secure ports serve with (docs/tls.md); replaced when the certificate is re-issued.
+    var tlsContext: TLSServerContext
+    var serverCertificate: Certificate
+    let tlsAuthority: (certificate: Certificate, key: PrivateKey)?
+    var lastCertificateCheck: Int64 = 0
+    var lastCertificateWarning: Int64 = -86_400_000_000_000
+    /// Access Code V2: the key pair, its public half as served, and the verifier with its
+    /// replay ledger.
+    let accessCodeV2Key: PrivateKey
+    let accessCodeV2PublicKey: (n: String, e: String)
+    var accessCodeV2: AccessCodeV2Verifier
+    /// What start-up says about the TLS materials (logged by `run`).
+    private let secureNotes: [String]
+    /// Antenna and correction settings (REST; persisted in the state directory).
+    var deviceSettings: DeviceSettings
+    /// When expired Access Code V2 codes were last dropped from the ledger.
+    private var lastLedgerSweep: Int64 = 0
     var connections: [CInt: Connection] = [:]
     let controlListener: UnixListener
     var controlClients: [CInt: ControlClient] = [:]
@@ -134,6 +150,11 @@ public final class BridgeServer {
         public var unexpectedMessages = 0
         /// Requests (REST, preflights, WebSocket handshakes) refused with 403 for their `Origin`.
         public var refusedOrigins = 0
+        /// TLS sessions that failed (refused handshakes, bad records), and handshakes that stalled.
+        public var tlsFailures = 0
+        public var tlsHandshakesTimedOut = 0
+        /// Access Code V2 codes refused (401).
+        public var accessCodeV2Refused = 0
     }
 
     /// Binds every listener (fallback ports included), loads the registry and opens the control
@@ -163,6 +184,15 @@ public final class BridgeServer {
         } catch {
             throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
+        let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory)
+        tlsContext = secure.context
+        serverCertificate = secure.serverCertificate
+        tlsAuthority = secure.authority
+        accessCodeV2Key = secure.accessCodeKey
+        accessCodeV2PublicKey = secure.publicKey
+        accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
+        secureNotes = secure.notes
+        deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory)
 
         let bound: PortBinder.Result
         do {
@@ -172,7 +202,6 @@ public final class BridgeServer {
         }
         ports = bound.ports
         desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: bound.ports)
-        reservations = bound.reservations
         for socket in bound.listeners {
             listeners[socket.descriptor] = socket
         }
@@ -248,6 +277,7 @@ public final class BridgeServer {
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
         log("ports: \(described)")
+        for note in secureNotes { log(note) }
         if case .only(let origins) = configuration.allowedOrigins {
             log("allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)")
         }
@@ -342,7 +372,18 @@ public final class BridgeServer {
     private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
         socket.setNoDelay()
         socket.setSendBuffer(configuration.limits.sendBuffer)
-        let connection = Connection(transport: PlainTransport(socket), server: server, settings: connectionSettings,
+        let transport: any Transport
+        if server.isSecure {
+            do {
+                transport = try TLSTransport(socket, context: tlsContext)
+            } catch {
+                log("cannot start a TLS session: \(error)")
+                return
+            }
+        } else {
+            transport = PlainTransport(socket)
+        }
+        let connection = Connection(transport: transport, server: server, settings: connectionSettings,
                                     now: monotonicNanoseconds())
         let fd = connection.fd
         do {
@@ -389,6 +430,13 @@ public final class BridgeServer {
     private func tick() {
         let now = monotonicNanoseconds()
         tickConnections(now: now)
+        readBufferedInput()
+        closeStalledHandshakes(now: now)
+        watchCertificateExpiry(now: now)
+        if now - lastLedgerSweep > 60_000_000_000 {
+            lastLedgerSweep = now
+            accessCodeV2.forgetExpired(now: wallClockMilliseconds() / 1000)
+        }
         for (fd, client) in controlClients where now - client.openedAt > 10_000_000_000 {
             closeControlClient(fd)
         }
@@ -440,10 +488,16 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     case eventLoopStart(Errno)
     /// Waiting for events failed (exit 1).
     case eventLoopWait(Errno)
+    /// The TLS certificate or key, or the Access Code V2 key, cannot be loaded or made (exit 78
+    /// for a configured certificate, 1 for the state directory's materials).
+    case tls(String, isConfiguration: Bool)
+    /// The settings file is unreadable or not what the bridge writes (exit 78).
+    case settings(String, String)
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .registry, .stateDirectory, .runtimeDirectory: .badConfiguration
+        case .registry, .stateDirectory, .runtimeDirectory, .settings: .badConfiguration
+        case .tls(_, let isConfiguration): isConfiguration ? .badConfiguration : .failure
         case .ports(let error): error.exitStatus
         case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
         }
@@ -462,6 +516,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
         case .eventLoopStart(let error): "cannot start the event loop: \(error)"
         case .eventLoopWait(let error): "epoll_wait failed: \(error)"
+        case .tls(let reason, _): reason
+        case .settings(let path, let reason): "settings \(path): \(reason)"
         }
     }
 }
@@ -470,6 +526,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
 enum WorkerResult: Sendable {
     /// The registry file for the oldest queued registration was written (`failure` nil) or not.
     case registrySaved(ApplicationRegistry, failure: String?)
+    /// The settings file was written (`failure` nil) or not.
+    case settingsSaved(failure: String?)
 }
 
 extension BridgeServer {
@@ -478,6 +536,8 @@ extension BridgeServer {
         for result in workerResults.drain() {
             switch result {
             case .registrySaved(let next, let failure): registrySaved(next, failure: failure)
+            case .settingsSaved(let failure):
+                if let failure { log("cannot save the settings: \(failure) (they apply until the daemon stops)") }
             }
         }
     }

@@ -12,9 +12,12 @@ final class Connection {
     /// The hub list it is in (`.subscribe`), and its index there; -1 while not subscribed.
     var hubChannel: ClientChannel?
     var hubSlot = -1
+    /// When it was accepted (a TLS handshake must finish within `tlsHandshakeTimeout` of it).
+    let acceptedAt: Int64
 
     init(transport: any Transport, server: TMMServer, settings: ClientConnection.Settings, now: Int64) {
         self.transport = transport
+        acceptedAt = now
         machine = ClientConnection(server: server, settings: settings, now: now)
     }
 

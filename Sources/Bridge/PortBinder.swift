@@ -5,13 +5,8 @@ import TMMProtocol
 // Binds the six TMM servers on every listen address, following the port plan (TMM-API.md §2.3):
 // each server tries its port; if any address has it taken, the server moves to the next free
 // port from 9650 up, so one port serves a server on every address and the plan stays the same
-// for the life of the process.
-//
-// The three secure servers (wss, https) get their ports now but do not listen until TLS comes:
-// each is bound without listen(2), which holds the port (nobody else can take it, so the ports
-// reported in registration replies and tmmInfo stay true) and refuses connections at once,
-// so a client probing https://…:9638 first (the modern flow, §1) fails fast and falls back to
-// registration instead of waiting out its time-out or talking TLS to a plain server.
+// for the life of the process. The three secure servers (wss, https) listen like the others;
+// their connections get a TLS transport (BridgeServer.adopt).
 
 /// One bound socket of a server (a class, so arrays can hold the non-copyable listener).
 final class BoundSocket {
@@ -34,16 +29,8 @@ extension BoundSocket: Sendable {}
 enum PortBinder {
     struct Result {
         var ports: PortAssignment
-        /// Listening sockets of the plain servers.
+        /// Listening sockets of every server, on every address.
         var listeners: [BoundSocket]
-        /// Bound, not listening: the secure servers' ports.
-        var reservations: [BoundSocket]
-    }
-
-
-    /// True for the servers that will speak TLS (not served yet: reserved only).
-    static func isSecure(_ server: TMMServer) -> Bool {
-        server == .locationSecure || server == .apiSecure || server == .locationV2Secure
     }
 
     static func bind(configuration: BridgeConfiguration, log: (String) -> Void) throws(PortBindingError) -> Result {
@@ -56,7 +43,6 @@ enum PortBinder {
         let configured = configuration.listenAddresses != nil
         var addresses = configuration.listenAddresses ?? BridgeConfiguration.defaultListenAddresses
         var listeners: [BoundSocket] = []
-        var reservations: [BoundSocket] = []
 
         for server in TMMServer.allCases {
             bindServer: while true {
@@ -66,7 +52,7 @@ enum PortBinder {
                 var bound: [BoundSocket] = []
                 for address in addresses {
                     do {
-                        let listener = try TCPListener.bind(address: address, port: port, listening: !isSecure(server))
+                        let listener = try TCPListener.bind(address: address, port: port, listening: true)
                         bound.append(BoundSocket(server: server, address: address, listener: listener))
                     } catch {
                         if error.isAddressInUse {
@@ -85,20 +71,15 @@ enum PortBinder {
                     }
                 }
                 plan.bound(server)
-                if isSecure(server) {
-                    reservations += bound
-                } else {
-                    listeners += bound
-                }
+                listeners += bound
                 break
             }
         }
         guard let ports = plan.assignment else {
             preconditionFailure("every server was bound, so the plan is complete")
         }
-        log("listening on " + addresses.joined(separator: " and ")
-            + "; secure ports reserved until TLS is configured (connections refused)")
-        return Result(ports: ports, listeners: listeners, reservations: reservations)
+        log("listening on " + addresses.joined(separator: " and "))
+        return Result(ports: ports, listeners: listeners)
     }
 }
 

@@ -30,6 +30,10 @@ protocol Transport: AnyObject {
 
     /// No more output from the server: end the write side (after any pending output).
     func shutdownWrite()
+
+    /// Input already taken off the socket and not yet returned (TLS: records OpenSSL holds).
+    /// The selector cannot report it, so the server reads again while this is true.
+    var hasBufferedInput: Bool { get }
 }
 
 /// The plain transport: the socket's bytes as they are.
@@ -59,6 +63,7 @@ final class PlainTransport: Transport {
 
     var hasPendingOutput: Bool { false }
     func flushPending() throws(Errno) {}
+    var hasBufferedInput: Bool { false }
 
     func shutdownWrite() { socket.shutdownWrite() }
 }

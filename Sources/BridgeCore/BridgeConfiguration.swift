@@ -28,6 +28,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var allowedApplicationIDs: [GUID] = []
     /// Where the registry of applications is kept; nil: `defaultStateDirectory()`.
     public var stateDirectory: String?
+    /// The secure ports' certificate chain (PEM: the server certificate, then intermediates) and
+    /// its private key (`tls-certificate`, `tls-key`); nil for both: a local CA and certificate
+    /// made in `<state directory>/tls/` (docs/tls.md).
+    public var tlsCertificate: String?
+    public var tlsKey: String?
     /// Where the control socket (and a private gpsd's files) live; nil: `defaultRuntimeDirectory()`.
     public var runtimeDirectory: String?
     /// Receivers given by path (ttys, ptys) in addition to those udev finds.
@@ -96,6 +101,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var httpIdleTimeout: Int64 = 30_000_000_000
     /// A request whose head or body is still incomplete after this gets 408 and is closed.
     public var httpRequestTimeout: Int64 = 10_000_000_000
+    /// A TLS connection whose handshake is not done after this is closed (a silent or stalled
+    /// client on a secure port holds a descriptor and a session until then).
+    public var tlsHandshakeTimeout: Int64 = 10_000_000_000
     /// Open client connections (all servers together) beyond which new ones are closed at once.
     /// Clamped at start to what the open-file limit leaves (BridgeServer), and a share of it is
     /// kept for REST so WebSocket clients cannot lock out the API.
@@ -184,6 +192,13 @@ extension BridgeConfiguration {
         option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.stateDirectory = try path(v, "state-dir")
         },
+        option("tls-certificate", "FILE",
+               "the secure ports' certificate chain, PEM (default: a certificate from a local CA made in the state directory; see docs/tls.md)") {
+            c, v throws(ConfigurationError) in c.tlsCertificate = try path(v, "tls-certificate")
+        },
+        option("tls-key", "FILE", "the private key of tls-certificate, PEM, unencrypted (readable by the daemon only)") {
+            c, v throws(ConfigurationError) in c.tlsKey = try path(v, "tls-key")
+        },
         option("runtime-dir", "DIR", "where the control socket lives (default /run/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.runtimeDirectory = try path(v, "runtime-dir")
         },
@@ -213,6 +228,9 @@ extension BridgeConfiguration {
         },
         option("http-idle-timeout", "SECONDS", "close idle kept-alive HTTP connections after this (default 30)") {
             c, v throws(ConfigurationError) in c.limits.httpIdleTimeout = try seconds(v, "http-idle-timeout")
+        },
+        option("tls-handshake-timeout", "SECONDS", "close a secure-port connection whose TLS handshake is not done after this (default 10)") {
+            c, v throws(ConfigurationError) in c.limits.tlsHandshakeTimeout = try seconds(v, "tls-handshake-timeout")
         },
         option("http-request-timeout", "SECONDS", "answer 408 to a request still incomplete after this (default 10)") {
             c, v throws(ConfigurationError) in c.limits.httpRequestTimeout = try seconds(v, "http-request-timeout")
@@ -308,6 +326,11 @@ extension BridgeConfiguration {
             for address in listenAddresses where !seen.insert(address).inserted {
                 throw ConfigurationError(message: "listen: \(address) is given twice")
             }
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ConfigurationError(message: tlsCertificate == nil
+                ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
+                : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
         }
         if limits.queueHardLimit < limits.queueSoftLimit {
             throw ConfigurationError(

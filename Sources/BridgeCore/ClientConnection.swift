@@ -53,6 +53,15 @@ public protocol ClientConnectionHost {
     var hasRegisteredApplications: Bool { get }
     /// The registered application whose Access Code V1 the `Authorization` value carries now.
     func verifyAccessCode(headerValue: String) -> GUID?
+    /// The application whose Access Code V2 the `Authorization` value carries (AccessCodeV2Verifier
+    /// with the server's key, ledger and clock). `overTLS`: it came over a secure port; `consume`:
+    /// record a code that passes (false for the look before `100 Continue`).
+    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal>
+    /// The Access Code V2 key's public half for `GET /api/v1/publicKey` (unpadded base64url `n`
+    /// and `e`).
+    var accessCodeV2PublicKey: (n: String, e: String) { get }
+    /// The antenna and correction settings REST reads and changes.
+    var deviceSettings: DeviceSettings { get }
     /// SHA-1, for `Sec-WebSocket-Accept`.
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest
     /// The first message of a new `/events` connection: the `status` event as a whole text frame.
@@ -79,6 +88,12 @@ public enum ClientConnectionAction: Equatable, Sendable {
     case receiverCommand(connect: Bool)
     /// A REST call carried a valid access code of this application: V2 unlocks if still locked.
     case authenticated(GUID)
+    /// A REST call carried a valid Access Code V2 of this application: V2 unlocks, and the
+    /// application is registered if it is not yet (the first use of a code registers it, §4.2).
+    case authenticatedByAccessCodeV2(GUID)
+    /// REST changed the antenna or correction settings: keep these (memory now, the file off the
+    /// io thread).
+    case saveSettings(DeviceSettings)
     /// Counters and log lines.
     case report(ClientConnectionReport)
 }
@@ -102,6 +117,8 @@ public enum ClientConnectionReport: Equatable, Sendable {
     case upgrade
     /// A request was refused (403) for its `Origin`, printable as given (RefusedOriginLog).
     case refusedOrigin(String)
+    /// An Access Code V2 was refused, and why (for the log; the client got a 401).
+    case accessCodeV2Refused(String)
     /// A WebSocket data message from the client (TMM clients send none; it is ignored).
     case unexpectedMessage
     /// Positions a slow client's queue dropped to make room for the newest (OutboundQueue).

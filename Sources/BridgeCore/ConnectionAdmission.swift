@@ -34,18 +34,18 @@ public struct ConnectionAdmission: Sendable {
     /// Whether a new connection on `server`'s port fits.
     public func hasRoom(for server: TMMServer) -> Bool {
         guard open < maxConnections else { return false }
-        return server == .api || open - openREST < locationBudget
+        return server.plain == .api || open - openREST < locationBudget
     }
 
     /// A connection on `server`'s port was taken.
     public mutating func admitted(_ server: TMMServer) {
         open += 1
-        if server == .api { openREST += 1 }
+        if server.plain == .api { openREST += 1 }
     }
 
     /// A connection on `server`'s port closed.
     public mutating func released(_ server: TMMServer) {
         open -= 1
-        if server == .api { openREST -= 1 }
+        if server.plain == .api { openREST -= 1 }
     }
 }

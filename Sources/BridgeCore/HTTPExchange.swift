@@ -168,10 +168,11 @@ public struct HTTPExchange {
                 refuseOrigin(sent, version: head.version, host: host, output: &output, actions: &actions)
                 return
             }
-            if server == .api, RESTRouter.needsAuthentication(head, in: span) {
+            if isREST, RESTRouter.needsAuthentication(head, in: span) {
                 let header = head.string(of: "Authorization", in: span)
-                if !authenticate(header, host: host, actions: &actions) {
-                    respondError(.unauthorized, message: Self.unauthorizedMessage(header, host: host), keepAlive: false,
+                // A look only: a single-use V2 code is spent by the request itself, not by this.
+                if case .refused(let reason) = authenticate(header, consume: false, host: host, actions: &actions) {
+                    respondError(.unauthorized, message: reason, keepAlive: false,
                                  version: head.version, extra: [Self.authenticateChallenge], host: host,
                                  output: &output, actions: &actions)
                     return
@@ -198,13 +199,11 @@ public struct HTTPExchange {
             return nil
         }
         switch server {
-        case .location, .locationV2:
+        case .location, .locationV2, .locationSecure, .locationV2Secure:
             return upgrade(request, host: host, output: &output, actions: &actions)
-        case .api:
+        case .api, .apiSecure:
             answerREST(request, now: now, host: host, output: &output, actions: &actions)
             return nil
-        case .locationSecure, .apiSecure, .locationV2Secure:
-            preconditionFailure("secure ports do not listen yet")
         }
     }
 
@@ -334,9 +333,11 @@ public struct HTTPExchange {
         actions: inout [ClientConnectionAction]
     ) -> Bool {
         let header = head.string(of: "Authorization", in: input.span)
-        if authenticate(header, host: host, actions: &actions) { return true }
+        guard case .refused(let reason) = authenticate(header, consume: true, host: host, actions: &actions) else {
+            return true
+        }
         var writer = HTTPResponseWriter(capacity: 512)
-        writer.writeError(.unauthorized, message: Self.unauthorizedMessage(header, host: host), date: host.httpDate(),
+        writer.writeError(.unauthorized, message: reason, date: host.httpDate(),
                           keepAlive: head.keepAlive, requestVersion: head.version, isHeadRequest: isHead,
                           cors: origin.corsHeaders,
                           extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
@@ -354,29 +355,43 @@ public struct HTTPExchange {
         return false
     }
 
-    /// Access Code V1 against every registered application the policy allows, for now±1 s (the
-    /// host's table). A valid code unlocks V2 (`.authenticated`).
-    private func authenticate<Host: ClientConnectionHost>(
-        _ header: String?, host: Host, actions: inout [ClientConnectionAction]
-    ) -> Bool {
-        guard let header, host.hasRegisteredApplications, let id = host.verifyAccessCode(headerValue: header) else {
-            return false
-        }
-        actions.append(.authenticated(id))
-        return true
+    /// An access code's verdict: accepted, or refused with the 401's message.
+    enum Authentication {
+        case accepted
+        case refused(String)
     }
 
-    /// Why a request's access code was refused, in words that say what to do.
-    static func unauthorizedMessage<Host: ClientConnectionHost>(_ header: String?, host: Host) -> String {
+    /// Access Code V1 against every registered application the policy allows, for now±1 s (the
+    /// host's table), or Access Code V2 (the host's key, ledger and clock). A valid code unlocks
+    /// V2 (`.authenticated`); a valid V2 code also registers its application if needed.
+    private func authenticate<Host: ClientConnectionHost>(
+        _ header: String?, consume: Bool, host: Host, actions: inout [ClientConnectionAction]
+    ) -> Authentication {
         guard let header else {
-            return "missing Authorization header: send 'Authorization: Basic <Access Code V1>' after registering the application"
+            return .refused("missing Authorization header: send 'Authorization: AccessCodeV2 <code>' (GET /api/v1/publicKey gives the key) or 'Basic <Access Code V1>' after registering the application")
         }
-        if header.utf8.count > 12, ASCII.lowercased(header.prefix(12)) == "accesscodev2" {
-            return "Access Code V2 is not supported by this bridge yet: use Access Code V1 ('Authorization: Basic <code>')"
+        if AccessCodeV2.isAccessCodeV2(headerValue: header) {
+            switch host.verifyAccessCodeV2(headerValue: header, overTLS: server.isSecure, consume: consume) {
+            case .success(let id):
+                if consume { actions.append(.authenticatedByAccessCodeV2(id)) }
+                return .accepted
+            case .failure(let refusal):
+                if consume { actions.append(.report(.accessCodeV2Refused(refusal.description))) }
+                return .refused("Access Code V2 refused: \(refusal)")
+            }
         }
-        if !host.hasRegisteredApplications { return "no application is registered: register it first (tmmregister)" }
-        return "the access code matches no registered application for the current time (check the application is registered and the clock)"
+        guard host.hasRegisteredApplications else {
+            return .refused("no application is registered: register it first (tmmregister), or use Access Code V2")
+        }
+        guard let id = host.verifyAccessCode(headerValue: header) else {
+            return .refused("the access code matches no registered application for the current time (check the application is registered and the clock)")
+        }
+        actions.append(.authenticated(id))
+        return .accepted
     }
+
+    /// REST is served on the API port and its TLS twin.
+    private var isREST: Bool { server == .api || server == .apiSecure }
 
     private mutating func perform<Host: ClientConnectionHost>(
         _ call: RESTCall, keepAlive: Bool, version: HTTPVersion, isHead: Bool, now: Int64, host: Host,
@@ -408,6 +423,28 @@ public struct HTTPExchange {
             RESTBodies.writeTMMInfo(version: host.version, ports: host.ports, receiver: host.receiverInfo, to: &body)
         case .ping:
             RESTBodies.writePong(to: &body)
+        case .publicKey:
+            let key = host.accessCodeV2PublicKey
+            RESTBodies.writePublicKey(n: key.n, e: key.e, to: &body)
+        case .getAntenna:
+            DeviceSettings.writeAntenna(host.deviceSettings.antenna, to: &body)
+        case .putAntenna(let members):
+            var settings = host.deviceSettings
+            // The router checked the members against any settings; this cannot fail.
+            guard case .success(let antenna) = settings.antenna.updated(with: members) else { return }
+            settings.antenna = antenna
+            actions.append(.saveSettings(settings))
+            DeviceSettings.writeAntenna(antenna, to: &body)
+        case .getCorrectionSource:
+            DeviceSettings.writeCorrections(host.deviceSettings.corrections, includingPassword: false, to: &body)
+        case .putCorrectionSource(let members):
+            var settings = host.deviceSettings
+            guard case .success(let corrections) = settings.corrections.updated(with: members) else { return }
+            settings.corrections = corrections
+            actions.append(.saveSettings(settings))
+            DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &body)
+        case .userInfo:
+            DeviceSettings.writeUserInfo(to: &body)
         }
         respond(.ok, json: body.bytes, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
                 output: &output, actions: &actions)
@@ -473,7 +510,7 @@ public struct HTTPExchange {
         let bytes = input  // a reference, read while the exchange changes
         let span = bytes.span
         let channel: ClientChannel?
-        if server == .location {
+        if server.plain == .location {
             channel = head.pathMatches(Self.rootPath, in: span) ? .locationV1 : nil
         } else if head.pathMatches(Self.rootPath, in: span) || head.pathMatches(Self.locationV2Path, in: span) {
             channel = .locationV2
@@ -481,7 +518,7 @@ public struct HTTPExchange {
             channel = head.pathMatches(Self.eventsPath, in: span) ? .events : nil
         }
         guard let channel else {
-            let paths = server == .location ? "/" : "/, /locationV2 and /events"
+            let paths = server.plain == .location ? "/" : "/, /locationV2 and /events"
             respondError(.notFound, message: "no WebSocket at \(head.normalizedPath(in: span)): this port serves \(paths)",
                          keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
             return nil

@@ -20,11 +20,22 @@ public enum RESTCall: Equatable, Sendable {
     case positionStream(RESTBodies.StreamFormat)
     case tmmInfo
     case ping
+    /// `GET /api/v1/publicKey`: the Access Code V2 key's public half, as a JWK.
+    case publicKey
+    case getAntenna
+    /// The body's members, already checked: applying them to any settings succeeds.
+    case putAntenna([String: JSONValue])
+    case getCorrectionSource
+    case putCorrectionSource([String: JSONValue])
+    case userInfo
 
-    /// Every call but the preflight needs an access code (§4.2 "Which endpoints need auth").
+    /// Every call but the preflight and the public key needs an access code (§4.2 "Which
+    /// endpoints need auth": clients fetch the key to make their first code).
     public var needsAuthentication: Bool {
-        if case .preflight = self { return false }
-        return true
+        switch self {
+        case .preflight, .publicKey: false
+        default: true
+        }
     }
 }
 
@@ -54,7 +65,15 @@ public enum RESTRouter {
     private static let positionStream = HTTPPath("/api/v1/positionStream")
     private static let tmmInfo = HTTPPath("/api/v1/tmmInfo")
     private static let ping = HTTPPath("/api/v1/test/ping")
+    private static let publicKey = HTTPPath("/api/v1/publicKey")
+    private static let antenna = HTTPPath("/api/v1/antenna")
+    private static let correctionSource = HTTPPath("/api/v1/correctionSource")
+    private static let userInfo = HTTPPath("/api/v1/userInfo")
     private static let routes = [
+        Route(path: publicKey, methods: [.get]),
+        Route(path: antenna, methods: [.get, .put]),
+        Route(path: correctionSource, methods: [.get, .put]),
+        Route(path: userInfo, methods: [.get]),
         Route(path: receiver, methods: [.get, .put]),
         Route(path: positionStream, methods: [.get]),
         Route(path: tmmInfo, methods: [.get]),
@@ -96,6 +115,30 @@ public enum RESTRouter {
             return .call(.positionStream(format), isHead: isHead)
         case (tmmInfo, _):
             return .call(.tmmInfo, isHead: isHead)
+        case (publicKey, _):
+            return .call(.publicKey, isHead: isHead)
+        case (antenna, .put):
+            let body = request.bodyBytes(in: bytes)
+            switch JSONValue.object(body, expected: AntennaSettings.expected).flatMap({ members in
+                AntennaSettings().updated(with: members).map { _ in members }
+            }) {
+            case .success(let members): return .call(.putAntenna(members), isHead: false)
+            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
+            }
+        case (antenna, _):
+            return .call(.getAntenna, isHead: isHead)
+        case (correctionSource, .put):
+            let body = request.bodyBytes(in: bytes)
+            switch JSONValue.object(body, expected: CorrectionSettings.expected).flatMap({ members in
+                CorrectionSettings().updated(with: members).map { _ in members }
+            }) {
+            case .success(let members): return .call(.putCorrectionSource(members), isHead: false)
+            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
+            }
+        case (correctionSource, _):
+            return .call(.getCorrectionSource, isHead: isHead)
+        case (userInfo, _):
+            return .call(.userInfo, isHead: isHead)
         default:
             return .call(.ping, isHead: isHead)
         }
@@ -104,7 +147,8 @@ public enum RESTRouter {
     /// Whether a request with this head will need an access code (a known endpoint and one of its
     /// methods, not the preflight): the server checks it before sending `100 Continue`.
     public static func needsAuthentication(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> Bool {
-        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }) else { return false }
+        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }),
+              route.path != publicKey else { return false }
         let effective = head.method == .head ? HTTPMethod.get : head.method
         return route.methods.contains(effective)
     }

@@ -53,7 +53,8 @@ public struct RegistrationDesk {
 
     private struct Pending {
         var client: Client?
-        var request: RegistrationRequest
+        /// What to reply to (nil: a registration by a first Access Code V2, nobody to answer).
+        var request: RegistrationRequest?
         var id: GUID
     }
 
@@ -129,9 +130,11 @@ public struct RegistrationDesk {
             }
             unlockLocationV2(because: "registration of \(name)", into: &actions)
             actions.append(.publish(.registration(result: .ok)))
-            actions.append(.reply(.ok(result: RegistrationResult.ok.rawValue,
-                                      url: RegistrationURL.reply(to: done.request, policy: policy, ports: ports)),
-                                  to: done.client))
+            if let request = done.request {
+                actions.append(.reply(.ok(result: RegistrationResult.ok.rawValue,
+                                          url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
+                                      to: done.client))
+            }
         }
         saveNext(into: &actions)
     }
@@ -139,6 +142,17 @@ public struct RegistrationDesk {
     /// A REST call carried a valid access code of `id`.
     public mutating func authenticated(_ id: GUID, into actions: inout [Action]) {
         unlockLocationV2(because: "authenticated REST call by \(id.logName)", into: &actions)
+    }
+
+    /// A REST call carried a valid Access Code V2 of `id` (an id the policy admits: the verifier
+    /// checked): V2 unlocks, and an application not registered yet is registered, as the first
+    /// use of a code does in TMM (TMM-API.md §4.2), so its Access Code V1 works from then on too.
+    public mutating func authenticatedByAccessCodeV2(_ id: GUID, isRegistered: (GUID) -> Bool,
+                                                     into actions: inout [Action]) {
+        unlockLocationV2(because: "Access Code V2 of \(id.logName)", into: &actions)
+        guard !isRegistered(id), !pending.contains(where: { $0.id == id }) else { return }
+        pending.append(Pending(client: nil, request: nil, id: id))
+        saveNext(into: &actions)
     }
 
     // MARK: - Inside

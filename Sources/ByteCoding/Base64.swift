@@ -7,8 +7,8 @@
 // built from it still deserves a handshake. Whoever needs the canonical text (access codes)
 // re-encodes and compares.
 
-/// Base64 encoding (always the padded standard form) and decoding (strict by default, looser by
-/// option).
+/// Base64 encoding (the padded standard form, or base64url without padding for JWKs) and
+/// decoding (strict by default, looser by option).
 public enum Base64 {
     /// How much a decoder tolerates besides padded standard Base64.
     public struct DecodingOptions: OptionSet, Sendable, Hashable {
@@ -83,6 +83,18 @@ public enum Base64 {
     /// The padded standard Base64 text of the UTF-8 bytes of `text`.
     public static func encode(_ text: String) -> String {
         encode(Array(text.utf8))
+    }
+
+    /// The base64url text of `bytes` without padding (RFC 4648 §5, as RFC 7518 §6.3 wants a
+    /// JWK's `n` and `e`): `-` and `_` for `+` and `/`, no `=`.
+    public static func encodeURLSafeUnpadded(_ bytes: [UInt8]) -> String {
+        var text = encodeToBytes(bytes.span)
+        while text.last == pad { text.removeLast() }
+        for index in text.indices {
+            if text[index] == UInt8(ascii: "+") { text[index] = UInt8(ascii: "-") }
+            else if text[index] == UInt8(ascii: "/") { text[index] = UInt8(ascii: "_") }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     // MARK: Decoding

@@ -8,6 +8,8 @@ import Glibc
 public typealias UserID = uid_t
 /// A group id (`gid_t`), for callers that do not import Glibc.
 public typealias GroupID = gid_t
+/// File permission bits (`mode_t`), for callers that do not import Glibc.
+public typealias FileMode = mode_t
 
 /// The calling process.
 public enum CurrentProcess {
@@ -28,6 +30,13 @@ public enum CurrentProcess {
         var limit = rlimit()
         guard (try? valueOrErrno { getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) }) != nil else { return nil }
         return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The host's name (gethostname(2)); empty when it cannot be read.
+    public static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Whether this process may write `path` (access(2) with W_OK: real ids, as the kernel would

@@ -1,30 +1,5 @@
 import COpenSSL
 
-/// An OpenSSL failure, with the text of the first error on OpenSSL's queue.
-public struct CryptoError: Error, Sendable, CustomStringConvertible {
-    /// The OpenSSL function that failed.
-    public let operation: String
-    /// `ERR_error_string_n` text (empty when OpenSSL queued nothing).
-    public let detail: String
-
-    /// Captures (and clears) OpenSSL's error queue for this thread.
-    static func current(_ operation: String) -> CryptoError {
-        let code = ERR_get_error()
-        var detail = ""
-        if code != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
-            detail = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        ERR_clear_error()
-        return CryptoError(operation: operation, detail: detail)
-    }
-
-    public var description: String {
-        detail.isEmpty ? "OpenSSL \(operation) failed" : "OpenSSL \(operation) failed: \(detail)"
-    }
-}
-
 /// One-shot message digests through OpenSSL's EVP interface (no hand-written crypto).
 public enum Digest {
     /// SHA-1 (FIPS 180-4) of `bytes`: the WebSocket `Sec-WebSocket-Accept` hash (RFC 6455 §1.3).

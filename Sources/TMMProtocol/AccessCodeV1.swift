@@ -29,6 +29,40 @@ public enum AccessCodeV1 {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// The days since 1970-01-01 of a proleptic Gregorian civil date (the inverse of `civil`).
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The UTC second a `yyyy-MM-ddTHH:mm:ssZ` timestamp names, nil for any other text (a real
+    /// calendar date, hours 0-23, minutes and seconds 0-59; no fraction, no offset).
+    static func unixSeconds(timestamp text: ArraySlice<UInt8>) -> Int64? {
+        guard text.count == 20 else { return nil }
+        let bytes = Array(text)
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for index in range {
+                guard ASCII.isDigit(bytes[index]) else { return nil }
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")]
+        for (index, separator) in separators where bytes[index] != separator.asciiValue! { return nil }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60 else { return nil }
+        let days = days(fromCivil: year, month, day)
+        // 31 February and friends come back as another date.
+        guard civil(fromDays: days) == (year, month, day) else { return nil }
+        return days * 86_400 + hour * 3_600 + minute * 60 + second
+    }
+
     /// Appends `value` in decimal, zero-padded to `width` digits (value must be non-negative).
     static func appendDigits(_ value: Int64, width: Int, to out: inout [UInt8]) {
         var digits: [UInt8] = []
@@ -89,21 +123,7 @@ public enum AccessCodeV1 {
     /// The code of an `Authorization` header value `Basic <code>` (scheme case-insensitive, spaces
     /// or tabs around the code ignored); nil for any other scheme or an empty code.
     public static func presentedCode(headerValue: some StringProtocol) -> [UInt8]? {
-        let bytes = Array(headerValue.utf8)
-        var i = 0
-        while i < bytes.count && ASCII.isBlank(bytes[i]) { i += 1 }
-        let scheme: [UInt8] = Array("basic".utf8)
-        guard bytes.count - i > scheme.count else { return nil }
-        for k in 0..<scheme.count {
-            guard ASCII.lowercased(bytes[i + k]) == scheme[k] else { return nil }
-        }
-        i += scheme.count
-        guard ASCII.isBlank(bytes[i]) else { return nil }
-        while i < bytes.count && ASCII.isBlank(bytes[i]) { i += 1 }
-        var end = bytes.count
-        while end > i && ASCII.isBlank(bytes[end - 1]) { end -= 1 }
-        guard end > i else { return nil }
-        return Array(bytes[i..<end])
+        AuthorizationHeader.credentials(headerValue, scheme: "basic")
     }
 
     /// Compares two byte strings in time that depends only on their lengths.

@@ -17,6 +17,19 @@ public enum TMMServer: Int, CaseIterable, Sendable, Hashable {
     /// TMM's default port (§2.2): 9635...9640.
     public var defaultPort: UInt16 { UInt16(9635 + rawValue) }
 
+    /// The TLS twins (wss, https, §7).
+    public var isSecure: Bool { self == .locationSecure || self == .apiSecure || self == .locationV2Secure }
+
+    /// What a server serves: the plain server whose handlers its TLS twin shares.
+    public var plain: TMMServer {
+        switch self {
+        case .locationSecure: .location
+        case .apiSecure: .api
+        case .locationV2Secure: .locationV2
+        default: self
+        }
+    }
+
     /// Key order of the iOS JSON reply (§8.1) and of tmmInfo.
     public static let iOSOrder: [TMMServer] = [.location, .locationSecure, .api, .apiSecure, .locationV2, .locationV2Secure]
     /// Key order of the Windows query reply (§8.2).

@@ -51,6 +51,19 @@ public enum RESTBodies {
         writer.endObject()
     }
 
+    /// `publicKey`: the Access Code V2 key as an RSA JWK (RFC 7517), `{"kty":"RSA","n":…,"e":…}`,
+    /// with `n` and `e` already unpadded base64url. Clients require `kty` RSA and read `n` and
+    /// `e`; `use` and `alg` say what the key is for (encryption, RSA-OAEP-256) to those that look.
+    public static func writePublicKey(n: String, e: String, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("kty", string: "RSA")
+        writer.field("use", string: "enc")
+        writer.field("alg", string: "RSA-OAEP-256")
+        writer.field("n", string: n)
+        writer.field("e", string: e)
+        writer.endObject()
+    }
+
     /// `positionStream`: `{"port":N}` with N a JSON number (.NET clients call `GetValue<int>()`).
     public static func writePositionStream(port: UInt16, to writer: inout JSONWriter) {
         writer.beginObject()

@@ -40,6 +40,11 @@ public struct RegistrationRequest: Sendable, Equatable {
         /// `tmmsocketserverport` / `tmmSocketServerPort`: reply the ports. The Application ID is
         /// optional; when present it must be a GUID.
         case socketServerPort(GUID?)
+        /// A Windows request TMM knows but a bridge without a user interface cannot serve
+        /// (`tmmOpenToReceiverSelection`, `tmmLogin`, ...; §3.3 "Other Windows requests"), named
+        /// as sent. Answered at once with `status=error`: the MAUI sample waits for a callback
+        /// without a time-out.
+        case unsupported(name: String)
     }
 
     public var platform: RegistrationPlatform
@@ -58,6 +63,7 @@ public struct RegistrationRequest: Sendable, Equatable {
         switch kind {
         case .register: "tmmRegister"
         case .socketServerPort: "tmmSocketServerPort"
+        case .unsupported(let name): name
         }
     }
 }
@@ -217,7 +223,12 @@ public enum RegistrationURL {
         switch name {
         case "tmmregister": isRegister = true
         case "tmmsocketserverport": isRegister = false
-        default: throw .unknownRequest(String(parts[1]))
+        default:
+            // Only a name a Windows app could send gets a callback; anything else is refused.
+            guard parts[1].utf8.count <= 64, parts[1].utf8.allSatisfy(ASCII.isAlphanumeric) else {
+                throw .unknownRequest(String(parts[1]))
+            }
+            isRegister = false
         }
         guard let query = maybeQuery, !query.isEmpty else { throw .missingQuery }
         var applicationID: String?
@@ -240,6 +251,9 @@ public enum RegistrationURL {
             }
         }
         let returnURL = try validateReturnURL(callback)
+        if name != "tmmregister" && name != "tmmsocketserverport" {
+            return RegistrationRequest(platform: .windows, kind: .unsupported(name: String(parts[1])), returnURL: returnURL)
+        }
         if isRegister {
             return RegistrationRequest(platform: .windows, kind: .register(try requireGUID(applicationID)), returnURL: returnURL)
         }
@@ -288,13 +302,15 @@ public enum RegistrationURL {
 
     // MARK: Replies
 
-    /// The iOS Register reply: `<returl>?<Base64 JSON>` with `registrationResult` and, when the
-    /// result is `OK`, the six ports as JSON strings in the §8.1 order.
+    /// The iOS Register reply: `<returl>?<Base64 JSON>` with `registrationResult` and the six
+    /// ports as JSON strings in the §8.1 order, whatever the result: the 2025 Swift sample
+    /// force-unwraps `apiPort` before it looks at the result, so a reply without it crashes the
+    /// app; newer clients ignore the ports unless the result is `OK`.
     public static func iOSRegisterReply(returnURL: String, result: RegistrationResult, ports: PortAssignment) -> String {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         writer.field("registrationResult", string: result.rawValue)
-        if result == .ok { writePortStrings(ports, to: &writer) }
+        writePortStrings(ports, to: &writer)
         writer.endObject()
         return returnURL + "?" + String(decoding: Base64.encodeToBytes(writer.span), as: UTF8.self)
     }
@@ -371,6 +387,16 @@ public enum RegistrationURL {
             windowsRegisterReply(callback: request.returnURL, result: policy.evaluate(id), ports: ports)
         case (.windows, .socketServerPort):
             windowsSocketServerPortReply(callback: request.returnURL, ports: ports)
+        case (.windows, .unsupported(let name)):
+            windowsErrorReply(callback: request.returnURL, requestName: name, message: unsupportedMessage(name))
+        case (.iOS, .unsupported(let name)):
+            // Not produced by the iOS parser (its schemes name their request); answered alike.
+            request.returnURL + "?" + Base64.encode("{\"error\":\"\(unsupportedMessage(name))\"}")
         }
+    }
+
+    /// Why a request without a user interface behind it is refused, for the app to show.
+    public static func unsupportedMessage(_ name: String) -> String {
+        "\(name) is not supported by tmm-bridge (a Linux bridge without TMM's screens); only tmmRegister and tmmSocketServerPort are"
     }
 }

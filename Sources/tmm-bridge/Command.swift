@@ -9,6 +9,7 @@ enum Command: Equatable {
     case watch(WatchCommand)
     case run(RunCommand)
     case open(OpenCommand)
+    case tls(TLSCommand)
     case help
     case version
 
@@ -19,6 +20,7 @@ enum Command: Equatable {
                tmm-bridge demo [--format locationV1|locationV2]
         \(WatchCommand.synopsis)
         \(BluetoothCommand.synopsis)
+        \(TLSCommand.synopsis)
                tmm-bridge --help | --version
 
         \(RunCommand.summary)
@@ -32,6 +34,8 @@ enum Command: Equatable {
         \(WatchCommand.summary)
 
         \(BluetoothCommand.summary)
+
+        \(TLSCommand.summary)
         """
 
     /// Parses the arguments after the program name.
@@ -59,6 +63,8 @@ enum Command: Equatable {
             return .run(try RunCommand.parse(rest))
         case "open":
             return .open(try OpenCommand.parse(rest))
+        case "tls":
+            return .tls(try TLSCommand.parse(rest))
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -114,6 +120,8 @@ enum Command: Equatable {
         case .run(let command):
             return command.run()
         case .open(let command):
+            return command.run()
+        case .tls(let command):
             return command.run()
         }
     }

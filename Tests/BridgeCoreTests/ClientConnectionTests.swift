@@ -24,6 +24,26 @@ private struct FakeHost: ClientConnectionHost {
     func verifyAccessCode(headerValue: String) -> GUID? { headerValue == Self.validCode ? Self.applicationID : nil }
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { InlineArray(repeating: 0) }
     func statusEventFrame() -> [UInt8] { WebSocketFrame.text("status") }
+
+    // Access Code V2: one valid code; over http, a code is refused as replayed once it was
+    // consumed (the ledger's rule, tested in AccessCodeV2LedgerTests); calls are recorded.
+    static let validV2 = "AccessCodeV2 dmFsaWQ="
+    let v2Calls = AccessCodeV2Calls()
+    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
+        v2Calls.calls.append((headerValue, overTLS, consume))
+        guard headerValue == Self.validV2 else { return .failure(.code(.undecryptable)) }
+        if !overTLS && v2Calls.consumedOverHTTP { return .failure(.replayed) }
+        if consume && !overTLS { v2Calls.consumedOverHTTP = true }
+        return .success(Self.applicationID)
+    }
+    var accessCodeV2PublicKey: (n: String, e: String) { ("bW9kdWx1cw", "AQAB") }
+    var deviceSettings = DeviceSettings()
+}
+
+/// What the fake host's Access Code V2 check was asked (a class: the host is a value).
+private final class AccessCodeV2Calls {
+    var calls: [(header: String, overTLS: Bool, consume: Bool)] = []
+    var consumedOverHTTP = false
 }
 
 /// An in-memory executor: carries out the machine's actions as the io loop does, with a transport
@@ -78,7 +98,8 @@ private struct EmbeddedConnection {
                 commands.append(connect)
                 let (outcome, host, now) = (commandOutcome, host, now)
                 machine.receiverCommandStarted(outcome, now: now, host: host, into: &list)
-            case .authenticated: break
+            case .authenticated, .authenticatedByAccessCodeV2: break
+            case .saveSettings(let settings): host.deviceSettings = settings
             case .report(let report): reports.append(report)
             }
         }
@@ -468,7 +489,8 @@ struct ClientConnectionAuthenticationTests {
 
     @Test(arguments: [
         (nil as String?, true, "missing Authorization header"),
-        ("AccessCodeV2 abc", true, "Access Code V2 is not supported"),
+        ("AccessCodeV2 abc", true, "Access Code V2 refused: the code does not decrypt with this bridge's public key"),
+        ("AccessCodeV2 abc", false, "Access Code V2 refused"),
         ("Basic d3Jvbmc=", false, "no application is registered"),
         ("Basic d3Jvbmc=", true, "matches no registered application"),
     ])
@@ -516,6 +538,77 @@ struct ClientConnectionAuthenticationTests {
         let text = client.take()
         #expect(EmbeddedConnection.statuses(text) == [404, 204])
         #expect(text.contains("Allow: GET, HEAD, PUT, OPTIONS"))
+    }
+}
+
+@Suite("ClientConnection: the modern flow (public key, Access Code V2, secure ports, settings)", .tags(.unit))
+struct ClientConnectionModernFlowTests {
+    @Test func thePublicKeyNeedsNoCode() {
+        var client = EmbeddedConnection(.apiSecure)
+        client.send(get("/api/v1/publicKey/", code: nil))
+        let text = client.take()
+        #expect(EmbeddedConnection.statuses(text) == [200])
+        #expect(text.hasSuffix(#"{"kty":"RSA","use":"enc","alg":"RSA-OAEP-256","n":"bW9kdWx1cw","e":"AQAB"}"#))
+        #expect(client.host.v2Calls.calls.isEmpty)
+    }
+
+    @Test func aValidV2CodeOverTLSIsReusableAndRegistersItsApplication() {
+        var client = EmbeddedConnection(.apiSecure)
+        client.host.hasRegisteredApplications = false
+        client.send(get("/api/v1/receiver/", code: FakeHost.validV2) + get("/api/v1/receiver", code: FakeHost.validV2))
+        #expect(EmbeddedConnection.statuses(client.take()) == [200, 200])
+        #expect(client.actions.filter { $0 == .authenticatedByAccessCodeV2(FakeHost.applicationID) }.count == 2)
+        #expect(client.host.v2Calls.calls.map(\.overTLS) == [true, true])
+    }
+
+    @Test func overPlainHTTPAV2CodeIsSingleUse() {
+        var client = EmbeddedConnection(.api)
+        client.send(get("/api/v1/receiver", code: FakeHost.validV2) + get("/api/v1/receiver", code: FakeHost.validV2))
+        let text = client.take()
+        #expect(EmbeddedConnection.statuses(text) == [200, 401])
+        #expect(text.contains("Access Code V2 refused: this code was used before"))
+        #expect(client.reports.contains { if case .accessCodeV2Refused = $0 { true } else { false } })
+    }
+
+    /// The look before `100 Continue` does not spend a single-use code: the request does.
+    @Test func aContinueCheckDoesNotSpendTheCode() {
+        var client = EmbeddedConnection(.api)
+        client.commandOutcome = .started(ticket: nil)
+        client.host.receiverInfo.isConnected = true
+        client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validV2)\r\nExpect: 100-continue\r\nContent-Length: 21\r\n\r\n")
+        #expect(client.take() == "HTTP/1.1 100 Continue\r\n\r\n")
+        client.send("{\"isConnected\":true}\n")
+        #expect(EmbeddedConnection.statuses(client.take()) == [200])
+        #expect(client.host.v2Calls.calls.map(\.consume) == [false, true])
+    }
+
+    @Test func theSecurePortsServeTheSameChannels() {
+        var v2 = EmbeddedConnection(.locationV2Secure)
+        v2.send(upgrade("/locationV2"))
+        #expect(v2.channel == .locationV2)
+        var v1 = EmbeddedConnection(.locationSecure)
+        v1.send(upgrade("/"))
+        #expect(v1.channel == .locationV1)
+        var notREST = EmbeddedConnection(.locationSecure)
+        notREST.send(upgrade("/locationV2"))
+        #expect(EmbeddedConnection.statuses(notREST.take()) == [404])
+    }
+
+    @Test func antennaAndCorrectionSettingsAreReadAndChanged() {
+        var client = EmbeddedConnection(.apiSecure)
+        let body = #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#
+        client.send("PUT /api/v1/antenna HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
+        #expect(client.actions.contains(.saveSettings(DeviceSettings(antenna: AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true)))))
+        client.send(get("/api/v1/antenna"))
+        #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
+        let ntrip = #"{"correctionSource":"ntrip","ntripPassword":"secret"}"#
+        client.send("PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)")
+        let text = client.take()
+        #expect(text.contains(#""hasNtripPassword":true"#) && !text.contains("secret"))
+        #expect(client.host.deviceSettings.corrections.ntripPassword == "secret")
+        client.send(get("/api/v1/userInfo"))
+        #expect(client.take().contains(#""isSignedIn":false"#))
     }
 }
 

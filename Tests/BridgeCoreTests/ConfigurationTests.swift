@@ -36,6 +36,8 @@ struct ConfigurationTests {
         ("allowed-origins", "https://app.example"), ("allowed-origins", "null"),
         ("max-location-rate", "1"), ("max-location-rate", "1000"),
         ("user", "nobody"), ("user", "tmm-bridge"), ("user", "root"), ("group", "dialout"), ("group", "Debian-gdm"),
+        ("tls-certificate", "/etc/tmm-bridge/server.pem"), ("tls-key", "/etc/tmm-bridge/server.key"),
+        ("tls-handshake-timeout", "0.5"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()
@@ -70,6 +72,8 @@ struct ConfigurationTests {
         ("ws-max-message", "K", "size"),
         ("ws-max-message", "1.5K", "size"),
         ("state-dir", "", "needs a path"),
+        ("tls-certificate", "", "needs a path"),
+        ("tls-key", "", "needs a path"),
         ("allowed-origins", "", "needs * or at least one origin"),
         ("allowed-origins", " , ", "needs * or at least one origin"),
         ("allowed-origins", "app.example", "allowed-origins: 'app.example' is not an origin: an origin is scheme://host[:port]"),
@@ -102,6 +106,18 @@ struct ConfigurationTests {
         } catch {
             #expect(error.message.contains(expected), "\(error.message)")
         }
+    }
+
+    @Test func tlsCertificateAndKeyGoTogether() throws {
+        var certificateOnly = BridgeConfiguration()
+        try certificateOnly.apply("tls-certificate", "/etc/c.pem")
+        #expect { try certificateOnly.validate() } throws: { "\($0)".contains("tls-certificate needs tls-key too") }
+        var keyOnly = BridgeConfiguration()
+        try keyOnly.apply("tls-key", "/etc/c.key")
+        #expect { try keyOnly.validate() } throws: { "\($0)".contains("tls-key needs tls-certificate too") }
+        var both = keyOnly
+        try both.apply("tls-certificate", "/etc/c.pem")
+        #expect(throws: Never.self) { try both.validate() }
     }
 
     @Test func flagsNeedNoValueButValuedOptionsDo() throws {

@@ -33,9 +33,27 @@ struct RESTRouterTests {
         ("GET", "/api/v1/positionstream?format=LOCATIONV2", .positionStream(.locationV2)),
         ("GET", "/api/v1/positionStream?x=1&format=location%56%31", .positionStream(.locationV1)),
         ("GET", "http://localhost:9637/api/v1/receiver", .getReceiver),
+        ("GET", "/api/v1/publicKey", .publicKey),
+        ("GET", "/api/v1/publicKey/", .publicKey),
+        ("GET", "/api/v1/publickey", .publicKey),
+        ("GET", "/api/v1/antenna", .getAntenna),
+        ("GET", "/api/v1/correctionSource/", .getCorrectionSource),
+        ("GET", "/api/v1/userInfo", .userInfo),
     ])
     func knownRoutes(_ method: String, _ target: String, _ call: RESTCall) {
         #expect(route(method, target) == .call(call, isHead: false), "\(method) \(target)")
+    }
+
+    @Test func settingsBodiesAreCheckedByTheRouter() {
+        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#)
+                == .call(.putAntenna(["MeasuredHeight": .number(1.8), "IsAntennaHeightApplied": .bool(true)]), isHead: false))
+        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":"high"}"#)
+                == .invalid(.badRequest, message: "measuredHeight must be a number of metres from -100 to 100"))
+        #expect(route("PUT", "/api/v1/correctionSource", body: #"{"correctionSource":"auto"}"#)
+                == .call(.putCorrectionSource(["correctionSource": .string("auto")]), isHead: false))
+        #expect(route("PUT", "/api/v1/correctionSource", body: "") == .invalid(.badRequest, message:
+            #"empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#))
+        #expect(RESTCall.getAntenna.needsAuthentication && RESTCall.userInfo.needsAuthentication)
     }
 
     @Test func headIsGetWithoutTheBody() {
@@ -47,6 +65,9 @@ struct RESTRouterTests {
         #expect(route("OPTIONS", "/api/v1/tmmInfo") == .call(.preflight(allow: "GET, HEAD, OPTIONS"), isHead: false))
         #expect(!RESTCall.preflight(allow: "").needsAuthentication)
         #expect(RESTCall.ping.needsAuthentication && RESTCall.getReceiver.needsAuthentication)
+        // The samples fetch the public key before they can make a code (§4.2).
+        #expect(!RESTCall.publicKey.needsAuthentication)
+        #expect(route("PUT", "/api/v1/publicKey") == .error(.methodNotAllowed, message: "PUT is not allowed here; use GET, HEAD, OPTIONS", allow: "GET, HEAD, OPTIONS"))
     }
 
     @Test(arguments: [
@@ -78,7 +99,7 @@ struct RESTRouterTests {
 
     @Test(arguments: [
         ("GET", "/", HTTPStatus.notFound, nil as String?),
-        ("GET", "/api/v1/publicKey", .notFound, nil),
+        ("GET", "/api/v1/publicKeys", .notFound, nil),
         ("GET", "/api/v1/receiver//", .notFound, nil),
         ("GET", "/api/v1/receiver/x", .notFound, nil),
         ("POST", "/api/v1/receiver", .methodNotAllowed, "GET, HEAD, PUT, OPTIONS"),

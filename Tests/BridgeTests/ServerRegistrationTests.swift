@@ -110,7 +110,7 @@ struct ServerRegistrationTests {
         ("tmmregister://?" + Base64.encode("{\"returl\":\"a://b\"}"), "no application id"),
         ("tmmregister://?" + Base64.encode("{\"application_id\":\"nope\",\"returl\":\"a://b\"}"), "not a GUID"),
         ("tmmregister://?" + Base64.encode("{\"application_id\":\"12345678-1234-1234-1234-123456789abc\"}"), "no return URL"),
-        ("trimblemobilemanager://request/tmmLogin?callback=a://b", "unknown request"),
+        ("trimblemobilemanager://request/tmm%20Login?callback=a://b", "unknown request"),
         ("trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=a://b&callback=c://d",
          "more than once"),
     ])

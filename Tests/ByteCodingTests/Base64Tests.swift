@@ -42,6 +42,22 @@ struct Base64Tests {
         #expect(Base64.encode([0xFB, 0xFF, 0xBF].span) == "+/+/")
     }
 
+    /// base64url without padding (RFC 4648 §5; JWK members, RFC 7518 §6.3): the standard text with
+    /// `-_` for `+/` and no `=`, read back by the decoder's URL-safe, padding-optional reading.
+    @Test func urlSafeUnpaddedEncoding() {
+        #expect(Base64.encodeURLSafeUnpadded([0xFB, 0xFF, 0xBF]) == "-_-_")
+        #expect(Base64.encodeURLSafeUnpadded([0x01, 0x00, 0x01]) == "AQAB")  // RSA e = 65537
+        #expect(Base64.encodeURLSafeUnpadded([]) == "")
+        for (plain, encoded) in Self.vectors {
+            let expected = encoded.replacingOccurrences(of: "=", with: "")
+            #expect(Base64.encodeURLSafeUnpadded(Array(plain.utf8)) == expected)
+        }
+        let all = (0...255).map { UInt8($0) }
+        let text = Base64.encodeURLSafeUnpadded(all)
+        #expect(!text.contains("+") && !text.contains("/") && !text.contains("="))
+        #expect(Base64.decode(text, options: [.urlSafeLetters, .paddingOptional]) == all)
+    }
+
     /// Refused by every reading: not Base64 whatever the tolerance.
     @Test(arguments: [
         "Q", "Zm9vY", "=", "==", "====", "Z===", "QQ===", "QQQ==", "QUFB=", "Q=Q=", "==QQ", "Zg==Zg==", "Zm9v====",

@@ -93,6 +93,27 @@ struct EndToEndTests {
         #expect(hold.output.contains(#"{"v2": 1001, "v1": 1001, "events": 1001}"#), "\(hold.transcript)")
     }
 
+    /// The 2026 samples' flow over TLS with Access Code V2 (Tests/EndToEnd/modern.py): openssl
+    /// s_client, curl, Python's ssl, python3-cryptography's codes, websockets over wss.
+    @Test func modernFlowOverTLSLikeThe2026Samples() throws {
+        let directory = try EndToEnd.makeDirectory("modern")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let receiver = try PtyReceiver()
+        let daemon = try start("modern", receiver: receiver, directory: directory)
+        #expect(daemon.log.contains("TLS: made a local CA and a server certificate"), "\(daemon.log)")
+        #expect(daemon.log.contains("Access Code V2: made an RSA key"), "\(daemon.log)")
+        try expectScriptPasses("modern.py", against: daemon, extra: ["unknownId": unknownID], minimumChecks: 40)
+        #expect(daemon.log.contains("Access Code V2 refused: "), "\(daemon.log)")
+        #expect(daemon.log.contains("TLS handshake failed on apiSecurePort"), "\(daemon.log)")
+        #expect(!daemon.log.contains(allowedIDs[0]), "an application id is a credential: never logged")
+        daemon.stopAndExpectCleanExit()
+        // A restart reuses the CA, the certificate and the key (codes made before still work).
+        let again = try start("modern (restart)", receiver: receiver, directory: directory)
+        #expect(again.log.contains("TLS: local CA certificate in"), "\(again.log)")
+        #expect(!again.log.contains("Access Code V2: made"), "\(again.log)")
+        again.stopAndExpectCleanExit()
+    }
+
     @Test func httpDetailsWithCurl() throws {
         let directory = try EndToEnd.makeDirectory("curl")
         defer { try? FileManager.default.removeItem(atPath: directory) }

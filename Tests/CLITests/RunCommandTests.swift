@@ -101,7 +101,7 @@ struct RunCommandTests {
         #expect(log.contains("ports: locationPort=\(ports[0]) locationSecurePort=\(ports[1]) apiPort=\(ports[6]) "
             + "apiSecurePort=\(ports[3]) locationV2Port=\(ports[4]) locationV2SecurePort=\(ports[5])"), "\(log)")
         #expect(log.contains("registration: open"), "\(log)")
-        #expect(log.contains("listening on 127.0.0.1;"), "\(log)")
+        #expect(log.contains("listening on 127.0.0.1\n"), "\(log)")
     }
 
     @Test func openWithoutADaemonSaysSoAndExits1() throws {

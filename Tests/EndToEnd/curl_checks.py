@@ -1,6 +1,6 @@
 """HTTP behaviour checked with curl, the client that shows it most plainly: status codes,
 headers, 404/405/501, connection reuse, 100-continue, chunked bodies, the WebSocket handshake
-vector, and the secure ports that refuse connections until TLS exists.
+vector, and the secure ports, which speak TLS only.
 
 Context: `allowedIds[0]` is registered already (the Swift side did it), a pty receiver is
 connected, and the daemon runs with `--http-request-timeout 1 --http-idle-timeout 2`.
@@ -149,13 +149,18 @@ def run(context, checks):
         checks.check(answer[9:12] == expect_status and low <= elapsed <= high,
                      f"{what}: {'408 and ' if expect_status else ''}closed after {elapsed:.2f} s", repr(answer[:120]))
 
-    # --- the secure ports: bound, refusing (TLS is not there yet) --------------------------------------
+    # --- the secure ports speak TLS: plain HTTP there gets no HTTP answer ------------------------------
+    ca = context["stateDir"] + "/tls/ca.pem"
     for key in ("locationSecurePort", "apiSecurePort", "locationV2SecurePort"):
         started = time.monotonic()
         status, out, err = curl(f"http://{host}:{ports[key]}/api/v1/publicKey")
-        checks.check(status == 7 and time.monotonic() - started < 2,
-                     f"{key} {ports[key]}: connection refused at once (curl exit 7)", f"exit {status} {err}")
-
+        checks.check(status != 0 and b"HTTP/1.1" not in out and time.monotonic() - started < 5,
+                     f"{key} {ports[key]}: plain HTTP is refused by the TLS layer (curl exit {status}), at once",
+                     f"exit {status} {out} {err}")
+    status, out, err = curl("--cacert", ca, "--resolve", f"tmm-api-local.fieldsystems.trimble.com:{ports['apiSecurePort']}:{host}",
+                            f"https://tmm-api-local.fieldsystems.trimble.com:{ports['apiSecurePort']}/api/v1/publicKey")
+    checks.check(status == 0 and b'"kty":"RSA"' in out, "https with the CA from the state directory: the public key",
+                 f"exit {status} {out} {err}")
 
 if __name__ == "__main__":
     tmmclient.main(run)

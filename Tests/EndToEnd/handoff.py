@@ -62,14 +62,12 @@ def run(context, checks):
     info = maui.get("/api/v1/tmmInfo").json()
     checks.equal({k: info[k] for k in PORT_KEYS}, expected, "tmmInfo: the same ports")
 
-    # A moved secure port is reserved like the others: connections are refused at once.
+    # A moved secure port serves TLS like the others: the public key over https at the learned port.
+    ca = context["stateDir"] + "/tls/ca.pem"
     for key in moved:
-        if "Secure" in key:
-            probe = socket.socket()
-            probe.settimeout(2)
-            refused = probe.connect_ex((host, expected[key])) != 0
-            probe.close()
-            checks.check(refused, f"the moved {key} {expected[key]} refuses connections (reserved until TLS)")
+        if key == "apiSecurePort":
+            body = tmmclient.https_get(host, expected[key], "/api/v1/publicKey", ca).json()
+            checks.equal(body.get("kty"), "RSA", f"the moved {key} {expected[key]} serves the public key over TLS")
 
     # The stream is really there.
     port = maui.get("/api/v1/positionStream?format=locationV2").json()["port"]

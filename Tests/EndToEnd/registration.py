@@ -103,7 +103,8 @@ def run(context, checks):
     checks.check("Unauthorized" in result.stderr, "iOS register of an unknown id: stderr says it was refused",
                  repr(result.stderr))
     reply = tmmclient.decode_ios_reply(result.reply, returl)
-    checks.equal(reply, {"registrationResult": "Unauthorized"}, "iOS register of an unknown id: Unauthorized, no ports")
+    checks.equal(reply, {"registrationResult": "Unauthorized", **{k: str(context["ports"][k]) for k in PORT_KEYS}},
+                 "iOS register of an unknown id: Unauthorized, with the six ports (the 2025 Swift sample force-unwraps apiPort)")
     callback = "tmmapisample://response"
     result = tmmclient.tmm_open(context, tmmclient.windows_register_url(unknown, callback))
     values = dict(tmmclient.parse_windows_reply(result.reply, callback))
@@ -159,7 +160,7 @@ def run(context, checks):
          f"trimblemobilemanager://request/tmmRegister?applicationId={victim}&callback=myapp%3A%2F%2Fr%ZZ",
          "%-escape"),
         ("Windows unknown request",
-         f"trimblemobilemanager://request/tmmFrobnicate?applicationId={victim}&callback=a://b", "unknown request"),
+         f"trimblemobilemanager://request/tmm%20Frobnicate?applicationId={victim}&callback=a://b", "unknown request"),
         ("Windows without a query", "trimblemobilemanager://request/tmmRegister", "no query"),
     ]
     before = tmmclient.read_registry(context)

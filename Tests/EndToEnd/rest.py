@@ -68,8 +68,8 @@ def run(context, checks):
         status = http_request(host, api, "GET", "/api/v1/test/ping", {"Authorization": header}).status
         checks.equal(status, 401, f"Authorization '{label}': 401")
     response = http_request(host, api, "GET", "/api/v1/receiver", {"Authorization": "AccessCodeV2 " + "A" * 344})
-    body = check_error_body(checks, response, 401, "Access Code V2 (not supported yet)")
-    checks.check("V2" in body["error"], "the 401 for Access Code V2 says V2 is not supported", repr(body))
+    body = check_error_body(checks, response, 401, "an Access Code V2 that does not decrypt")
+    checks.check("Access Code V2 refused" in body["error"], "the 401 for a bad Access Code V2 says why", repr(body))
     maui = MauiClient(host, api, app, clock_offset=-5)
     checks.check(maui.get("/api/v1/receiver").status == 401 and maui.attempts == [401, 401],
                  "MAUI client 5 s behind: 401, retried once with the previous second, 401 again", repr(maui.attempts))

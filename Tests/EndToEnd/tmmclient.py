@@ -21,6 +21,8 @@ import calendar
 import hashlib
 import http.client
 import json
+import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -107,9 +109,36 @@ class Response:
         return f"HTTP {self.status} {self.headers} {self.body[:300]!r}"
 
 
-def http_request(host, port, method, path, headers=None, body=None, timeout=15):
-    """One request on a fresh connection (as HttpClient does for a new host)."""
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+TMM_HOST = "tmm-api-local.fieldsystems.trimble.com"
+
+
+def tls_context(cafile):
+    """What a strict client checks (iOS, browsers): the chain to `cafile` and the Trimble name."""
+    context = ssl.create_default_context(cafile=cafile)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """https://tmm-api-local.fieldsystems.trimble.com:PORT with the name resolved to `address`
+    (curl's --resolve): SNI and the certificate check use the Trimble name."""
+
+    def __init__(self, address, port, context, timeout):
+        super().__init__(TMM_HOST, port, context=context, timeout=timeout)
+        self._address = address
+
+    def connect(self):
+        raw = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(raw, server_hostname=TMM_HOST)
+
+
+def http_request(host, port, method, path, headers=None, body=None, timeout=15, cafile=None):
+    """One request on a fresh connection (as HttpClient does for a new host); over TLS to the
+    Trimble name at `host` when `cafile` is given."""
+    if cafile:
+        connection = _PinnedHTTPSConnection(host, port, tls_context(cafile), timeout)
+    else:
+        connection = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         raw = connection.getresponse()
@@ -148,6 +177,65 @@ class MauiClient:
             if 200 <= response.status < 300:
                 return response
         return response
+
+    def get(self, path):
+        return self.request("GET", path)
+
+    def put(self, path, body):
+        return self.request("PUT", path, body)
+
+
+def https_get(host, port, path, cafile, headers=None, timeout=15):
+    return http_request(host, port, "GET", path, headers, cafile=cafile, timeout=timeout)
+
+
+# ---------------------------------------------------------------------------------------------
+# Access Code V2 (§4.2), as the 2026 samples make it: RSA-OAEP(SHA-256, MGF1-SHA-256) of
+# "<lower-case id> <yyyy-MM-ddTHH:mm:ssZ>" under the JWK of GET /api/v1/publicKey, standard Base64.
+
+def public_key_from_jwk(jwk):
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    def number(text):
+        return int.from_bytes(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), "big")
+    return rsa.RSAPublicNumbers(number(jwk["e"]), number(jwk["n"])).public_key()
+
+
+def access_code_v2(public_key, application_id, unix_seconds, plaintext=None):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+    text = plaintext if plaintext is not None else application_id.lower() + " " + timestamp(unix_seconds)
+    oaep = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+    return base64.b64encode(public_key.encrypt(text.encode("utf-8"), oaep)).decode("ascii")
+
+
+class ModernClient:
+    """A 2026 sample's REST client: the public key first (1 s time-out), then every request with
+    `Authorization: AccessCodeV2 <code>` over https. `fresh_code_per_request`: the Android, iOS
+    and MAUI samples make a new code per request; the web sample makes one and reuses it."""
+
+    def __init__(self, host, port, cafile, application_id, fresh_code_per_request=True, origin=None):
+        self.host, self.port, self.cafile = host, port, cafile
+        self.application_id = application_id
+        self.fresh = fresh_code_per_request
+        self.origin = origin
+        key = https_get(host, port, "/api/v1/publicKey", cafile, timeout=1)
+        if key.status != 200:
+            raise CheckFailed(f"Failed to get public key: {key!r}")
+        self.jwk = key.json()
+        self.public_key = public_key_from_jwk(self.jwk)
+        self.code = None
+
+    def request(self, method, path, body=None):
+        if self.fresh or self.code is None:
+            self.code = access_code_v2(self.public_key, self.application_id, int(time.time()))
+        headers = {"Authorization": "AccessCodeV2 " + self.code, "Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self.origin:
+            headers["Origin"] = self.origin
+        return http_request(self.host, self.port, method, path, headers,
+                            None if body is None else json.dumps(body).encode(), cafile=self.cafile)
 
     def get(self, path):
         return self.request("GET", path)
@@ -356,5 +444,10 @@ async def collect(url, seconds, limit=None, **options):
     return frames
 
 
-def ws_collect(url, seconds, limit=None):
-    return asyncio.run(collect(url, seconds, limit))
+def ws_collect(url, seconds, limit=None, **options):
+    return asyncio.run(collect(url, seconds, limit, **options))
+
+
+def wss_collect(host, port, path, cafile, seconds, limit=None):
+    """wss://tmm-api-local.fieldsystems.trimble.com:PORT/PATH with the name resolved to `host`."""
+    return ws_collect(f"wss://{TMM_HOST}:{port}{path}", seconds, limit, ssl=tls_context(cafile), host=host)

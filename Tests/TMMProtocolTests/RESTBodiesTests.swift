@@ -30,6 +30,8 @@ struct RESTBodiesTests {
 
     @Test func positionStream() {
         #expect(text { RESTBodies.writePositionStream(port: 9639, to: &$0) } == #"{"port":9639}"#)
+        #expect(text { RESTBodies.writePublicKey(n: "sXch-_", e: "AQAB", to: &$0) }
+                == #"{"kty":"RSA","use":"enc","alg":"RSA-OAEP-256","n":"sXch-_","e":"AQAB"}"#)
         var ports = PortAssignment.defaults
         ports.locationV2 = 9651
         #expect(RESTBodies.StreamFormat(queryValue: "locationV1")?.port(in: ports) == 9635)

@@ -139,8 +139,12 @@ struct RegistrationURLTests {
         Refused(name: "bad scheme characters", url: "tmm register://?x", error: .notAURL),
         Refused(name: "unknown scheme", url: "https://example.com/?x", error: .unknownScheme("https")),
         Refused(name: "iOS scheme the daemon does not answer", url: "tmmlogin://?e30=", error: .unknownScheme("tmmlogin")),
-        Refused(name: "unknown Windows request", url: "trimblemobilemanager://request/tmmLogin?callback=a://b",
-                error: .unknownRequest("tmmLogin")),
+        Refused(name: "Windows request name that is not a name", url: "trimblemobilemanager://request/tmm%20Login?callback=a://b",
+                error: .unknownRequest("tmm%20Login")),
+        Refused(name: "Windows request name with a path", url: "trimblemobilemanager://request/a/b?callback=a://b",
+                error: .unknownRequest("a/b")),
+        Refused(name: "unsupported Windows request without callback", url: "trimblemobilemanager://request/tmmLogin?applicationId=x",
+                error: .missingReturnURL),
         Refused(name: "Windows host not request", url: "trimblemobilemanager://response/tmmRegister?callback=a://b",
                 error: .unknownRequest("response/tmmRegister")),
         Refused(name: "iOS missing query", url: "tmmregister://", error: .missingQuery),
@@ -242,14 +246,28 @@ struct RegistrationURLTests {
 
     @Test func iOSRepliesDecode() throws {
         let unauthorized = RegistrationURL.iOSRegisterReply(returnURL: "myapp://r", result: .unauthorized, ports: .defaults)
-        #expect(unauthorized == "myapp://r?" + b64(#"{"registrationResult":"Unauthorized"}"#))
+        // The ports come with every result: the 2025 Swift sample force-unwraps apiPort.
+        #expect(unauthorized == "myapp://r?" + b64(#"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","apiPort":"9637","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#))
         let request = try RegistrationURL.parse(iOSRequest81)
         #expect(RegistrationURL.reply(to: request, policy: .allowlist([]), ports: .defaults) == "myapp://response/register?"
-            + b64(#"{"registrationResult":"Unauthorized"}"#))
+            + b64(#"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","apiPort":"9637","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#))
         var ports = PortAssignment.defaults
         ports.api = 9650
         #expect(RegistrationURL.iOSSocketServerPortReply(returnURL: "myapp://p", ports: ports) == "myapp://p?" + b64(
             #"{"locationPort":"9635","locationSecurePort":"9636","apiPort":"9650","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#))
+    }
+
+    /// The MAUI sample's `tmmOpenToReceiverSelection` (and TMM's other screens) get an error
+    /// callback at once: the sample waits for one without a time-out.
+    @Test func unsupportedWindowsRequestsGetAnErrorCallback() throws {
+        let request = try RegistrationURL.parse("trimbleMobileManager://request/tmmOpenToReceiverSelection?callback=tmmapisample://response")
+        #expect(request.kind == .unsupported(name: "tmmOpenToReceiverSelection"))
+        #expect(request.windowsRequestName == "tmmOpenToReceiverSelection")
+        #expect(RegistrationURL.reply(to: request, policy: .open, ports: .defaults)
+                == "tmmapisample://response?id=tmmOpenToReceiverSelection&status=error&message="
+                + "tmmOpenToReceiverSelection%20is%20not%20supported%20by%20tmm-bridge%20%28a%20Linux%20bridge%20without%20TMM%27s%20screens%29%3B%20only%20tmmRegister%20and%20tmmSocketServerPort%20are")
+        let login = try RegistrationURL.parse("trimblemobilemanager://request/tmmLogin?applicationId=12345678-1234-1234-1234-123456789abc&callback=a%3A%2F%2Fb%3Fx%3D1")
+        #expect(RegistrationURL.reply(to: login, policy: .open, ports: .defaults).hasPrefix("a://b?x=1&id=tmmLogin&status=error&message=tmmLogin%20is%20not"))
     }
 
     @Test func windowsReplyIsTheDocumentExample() throws {

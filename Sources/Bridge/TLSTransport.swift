@@ -1,0 +1,161 @@
+import Posix
+import TLS
+
+/// The secure ports' transport: OpenSSL between the socket and the connection, through memory
+/// buffers (`TLSServerSession`), so a handshake is just bytes in and bytes out and never blocks
+/// the loop (swift-nio-ssl's handler, in this codebase's shape).
+///
+/// Reads: ciphertext from the socket goes into the session; what comes out is plaintext for the
+/// server, or nothing yet (`.wouldBlock`: a handshake flight, half a record). The session's own
+/// output (handshake flights, alerts, close_notify) is written at once and what the socket does
+/// not take waits in `pendingCiphertext` (`hasPendingOutput`), ahead of any later record.
+///
+/// Writes: plaintext is taken a record's worth at a time; the records it becomes go to the
+/// socket, and a remainder waits in `pendingCiphertext`. `.processed(n)` counts plaintext.
+final class TLSTransport: Transport {
+    private let socket: SocketConnection
+    private let session: TLSServerSession
+    /// Records (or handshake bytes) made but not yet taken by the socket.
+    private var pendingCiphertext: [UInt8] = []
+    private var pendingStart = 0
+    /// Ciphertext read from the socket before it goes into the session.
+    private var incoming = [UInt8](repeating: 0, count: TLSTransport.recordSize)
+    /// See `hasBufferedInput`.
+    private var mayHoldPlaintext = false
+    /// Why the session failed (a refused handshake, a bad record), once it has.
+    private(set) var failure: TLSServerSession.Failure?
+
+    /// The largest TLS record's plaintext (RFC 8446 §5.1): one SSL_write per record.
+    static let recordSize = 16_384
+
+    init(_ socket: consuming SocketConnection, context: TLSServerContext) throws(CryptoError) {
+        self.socket = socket
+        session = try TLSServerSession(context: context)
+    }
+
+    var descriptor: CInt { socket.descriptor.rawValue }
+
+    /// The handshake is done: the connection is ready for requests.
+    var isEstablished: Bool { session.isEstablished }
+
+    /// What the handshake agreed, for the log (`TLSv1.3 http/1.1`).
+    var negotiated: String { "\(session.protocolVersion) \(session.applicationProtocol ?? "no ALPN")" }
+
+    func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
+        var outcome: Result<IOResult, Errno> = .success(.wouldBlock)
+        buffer.append(addingCapacity: maxCount) { output in
+            output.withUnsafeMutableBufferPointer { spare, initialized in
+                do throws(Errno) {
+                    let result = try read(into: UnsafeMutableRawBufferPointer(spare))
+                    if case .processed(let count) = result { initialized = count }
+                    outcome = .success(result)
+                } catch {
+                    outcome = .failure(error)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    func read(into buffer: inout [UInt8]) throws(Errno) -> IOResult {
+        let reading: Result<IOResult, Errno> = buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try read(into: raw) }
+        }
+        return try reading.get()
+    }
+
+    /// Plaintext into `destination` from its start: what OpenSSL already holds first (a record
+    /// larger than the last read took), else one socket read's worth.
+    private func read(into destination: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult {
+        if let ready = try decrypt(into: destination) { return ready }
+        let reading: Result<IOResult, Errno> = incoming.withUnsafeMutableBytes { raw in
+            Result { () throws(Errno) -> IOResult in try socket.read(into: raw) }
+        }
+        let received = try reading.get()
+        guard case .processed(let count) = received else { return .wouldBlock }
+        if count == 0 { return .processed(0) }  // the client closed (without close_notify)
+        incoming.withUnsafeBytes { session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        let result = try decrypt(into: destination)
+        // A handshake flight or a KeyUpdate answer: out at once, before any reply.
+        try flushPending()
+        return result ?? .wouldBlock
+    }
+
+    /// Plaintext out of the session into `destination`: `.processed(n)` for bytes,
+    /// `.processed(0)` at the client's close_notify, nil when it needs more input. One SSL_read
+    /// returns one record's plaintext and a socket read can bring several (a PUT's head and
+    /// body), so it reads until OpenSSL needs input or `destination` is full; full means there
+    /// may be more (`hasBufferedInput`). A session failure is logged by the server (from
+    /// `failure`) and ends the connection as EPROTO.
+    private func decrypt(into destination: UnsafeMutableRawBufferPointer) throws(Errno) -> IOResult? {
+        var total = 0
+        mayHoldPlaintext = false
+        do {
+            while total < destination.count {
+                switch try session.readPlaintext(into: UnsafeMutableRawBufferPointer(rebasing: destination[total...])) {
+                case .bytes(let count): total += count
+                case .closed: return .processed(total)
+                case .needsInput: return total > 0 ? .processed(total) : nil
+                }
+            }
+            mayHoldPlaintext = true
+            return .processed(total)
+        } catch {
+            failure = error
+            try? flushPending()  // the alert that tells the client why
+            throw Errno.protocolError
+        }
+    }
+
+    func write(_ bytes: [UInt8], from offset: Int) throws(Errno) -> IOResult {
+        try flushPending()
+        // Records queue behind the ones the socket has not taken; and nothing can be written
+        // before the handshake is done (the server only answers requests, which come after it).
+        guard !hasPendingOutput, session.isEstablished else { return .wouldBlock }
+        let end = min(bytes.count, offset + Self.recordSize)
+        let writing: Result<Int, TLSServerSession.Failure> = bytes.withUnsafeBytes { raw in
+            Result { () throws(TLSServerSession.Failure) -> Int in
+                try session.writePlaintext(UnsafeRawBufferPointer(rebasing: raw[offset..<end]))
+            }
+        }
+        let taken: Int
+        switch writing {
+        case .success(let count): taken = count
+        case .failure(let error):
+            failure = error
+            throw Errno.protocolError
+        }
+        try flushPending()
+        return taken == 0 ? .wouldBlock : .processed(taken)
+    }
+
+    var hasPendingOutput: Bool { pendingStart < pendingCiphertext.count || session.pendingOutputCount > 0 }
+
+    /// The last read filled its buffer: OpenSSL may hold more plaintext, which the socket will
+    /// not signal.
+    var hasBufferedInput: Bool { mayHoldPlaintext }
+
+    func flushPending() throws(Errno) {
+        if pendingStart == pendingCiphertext.count {
+            pendingCiphertext.removeAll(keepingCapacity: true)
+            pendingStart = 0
+        }
+        session.takeOutput(appendingTo: &pendingCiphertext)
+        while pendingStart < pendingCiphertext.count {
+            switch try socket.write(pendingCiphertext, from: pendingStart) {
+            case .processed(let count): pendingStart += count
+            case .wouldBlock: return
+            }
+        }
+        pendingCiphertext.removeAll(keepingCapacity: true)
+        pendingStart = 0
+    }
+
+    func shutdownWrite() {
+        // close_notify, so the client knows the response was not truncated; then FIN. A socket
+        // too full for the alert just gets the FIN (the connection is ending either way).
+        session.close()
+        try? flushPending()
+        socket.shutdownWrite()
+    }
+}

@@ -1,0 +1,291 @@
+import ByteCoding
+import FoundationEssentials
+import TMMProtocol
+
+// The settings TMM apps change over REST (TMM-API.md §4.3): the antenna height and the
+// correction source. TMM's shapes are undocumented; the ones here are written down in
+// docs/protocol-choices.md. Keys of request bodies are matched case-insensitively (old clients
+// sent PascalCase, §4.1); responses are camelCase.
+
+/// `GET/PUT /api/v1/antenna`.
+public struct AntennaSettings: Equatable, Sendable {
+    /// Metres, to the bottom of the antenna mount (§6.4 `antennaHeight`).
+    public var measuredHeight: Double = 0
+    /// Whether positions are reported with the height applied.
+    public var isAntennaHeightApplied = false
+
+    public init(measuredHeight: Double = 0, isAntennaHeightApplied: Bool = false) {
+        self.measuredHeight = measuredHeight
+        self.isAntennaHeightApplied = isAntennaHeightApplied
+    }
+
+    /// What LocationV2's `antennaHeight` carries: the height when applied, else 0.0.
+    public var appliedHeight: Double { isAntennaHeightApplied ? measuredHeight : 0 }
+
+    /// Heights outside this are refused (metres): generous for poles and masts, and it keeps a
+    /// typo (millimetres for metres) out of every position.
+    public static let heightRange: ClosedRange<Double> = -100...100
+}
+
+/// `GET/PUT /api/v1/correctionSource`. Stored and reported; nothing in the bridge drives
+/// corrections from it yet (the receiver's own configuration does).
+public struct CorrectionSettings: Equatable, Sendable {
+    public enum Source: String, Sendable, CaseIterable {
+        case auto, ntrip, direct
+    }
+
+    public var source = Source.auto
+    public var serverAddress: String?
+    public var serverPort: Int?
+    public var ntripMountPoint: String?
+    public var ntripUserName: String?
+    /// Write-only over REST: a GET says whether one is set, never what it is.
+    public var ntripPassword: String?
+
+    public init(source: Source = .auto, serverAddress: String? = nil, serverPort: Int? = nil, ntripMountPoint: String? = nil,
+                ntripUserName: String? = nil, ntripPassword: String? = nil) {
+        self.source = source
+        self.serverAddress = serverAddress
+        self.serverPort = serverPort
+        self.ntripMountPoint = ntripMountPoint
+        self.ntripUserName = ntripUserName
+        self.ntripPassword = ntripPassword
+    }
+
+    /// Longest text field accepted (host names are at most 253; mount points and user names
+    /// are short).
+    public static let maximumTextLength = 256
+}
+
+/// Everything REST can set, kept in the state directory (`settings.json`, 0600: it may hold an
+/// NTRIP password) so it survives restarts.
+public struct DeviceSettings: Equatable, Sendable {
+    public var antenna = AntennaSettings()
+    public var corrections = CorrectionSettings()
+
+    public init(antenna: AntennaSettings = AntennaSettings(), corrections: CorrectionSettings = CorrectionSettings()) {
+        self.antenna = antenna
+        self.corrections = corrections
+    }
+
+    public static let fileName = "settings.json"
+
+    /// The file's contents: `{"antenna":{...},"correctionSource":{...}}` with the REST bodies'
+    /// keys (the password included: the file is the daemon's own, mode 0600).
+    public func fileBytes() -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 512)
+        writer.beginObject()
+        writer.key("antenna")
+        DeviceSettings.writeAntenna(antenna, to: &writer)
+        writer.key("correctionSource")
+        DeviceSettings.writeCorrections(corrections, includingPassword: true, to: &writer)
+        writer.endObject()
+        return writer.bytes + [UInt8(ascii: "\n")]
+    }
+
+    /// Reads what `fileBytes` wrote; a member that is missing keeps its default.
+    public static func parseFile(_ bytes: [UInt8]) -> Result<DeviceSettings, RESTRouter.BodyFailure> {
+        let members: [String: JSONValue]
+        do {
+            members = try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes))
+        } catch {
+            return .failure(.init(message: "not a JSON object"))
+        }
+        var settings = DeviceSettings()
+        if case .object(let antenna)? = members["antenna"] {
+            switch settings.antenna.updated(with: antenna) {
+            case .success(let value): settings.antenna = value
+            case .failure(let failure): return .failure(.init(message: "antenna: " + failure.message))
+            }
+        }
+        if case .object(let corrections)? = members["correctionSource"] {
+            switch settings.corrections.updated(with: corrections) {
+            case .success(let value): settings.corrections = value
+            case .failure(let failure): return .failure(.init(message: "correctionSource: " + failure.message))
+            }
+        }
+        return .success(settings)
+    }
+
+    // MARK: Response bodies
+
+    /// `{"measuredHeight":1.8,"isAntennaHeightApplied":true}`.
+    public static func writeAntenna(_ antenna: AntennaSettings, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("measuredHeight", number: antenna.measuredHeight, decimals: 4)
+        writer.field("isAntennaHeightApplied", bool: antenna.isAntennaHeightApplied)
+        writer.endObject()
+    }
+
+    /// `{"correctionSource":"ntrip","serverAddress":…,"serverPort":2101,"ntripMountPoint":…,
+    /// "ntripUserName":…,"hasNtripPassword":true}`; the password itself only in the file.
+    public static func writeCorrections(_ settings: CorrectionSettings, includingPassword: Bool, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("correctionSource", string: settings.source.rawValue)
+        writer.field("serverAddress", string: settings.serverAddress)
+        writer.field("serverPort", integer: settings.serverPort)
+        writer.field("ntripMountPoint", string: settings.ntripMountPoint)
+        writer.field("ntripUserName", string: settings.ntripUserName)
+        if includingPassword {
+            writer.field("ntripPassword", string: settings.ntripPassword)
+        } else {
+            writer.field("hasNtripPassword", bool: settings.ntripPassword != nil)
+        }
+        writer.endObject()
+    }
+
+    /// `GET /api/v1/userInfo`: a local bridge has no Trimble ID; it says so rather than invent
+    /// a user (`isSigninRequired` false: nothing here needs a sign-in).
+    public static func writeUserInfo(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("isSignedIn", bool: false)
+        writer.field("isSigninRequired", bool: false)
+        writer.field("userName", string: nil)
+        writer.field("email", string: nil)
+        writer.field("trimbleId", string: nil)
+        writer.endObject()
+    }
+}
+
+// MARK: Updates from request bodies
+
+/// A JSON value, as far as the REST bodies need to tell values apart.
+public indirect enum JSONValue: Decodable, Equatable, Sendable {
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case null
+    case object([String: JSONValue])
+    case other
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let object = try? container.decode([String: JSONValue].self) {
+            self = .object(object)
+        } else {
+            self = .other
+        }
+    }
+
+    /// Decodes a request body that must be a JSON object.
+    static func object(_ body: [UInt8], expected: String) -> Result<[String: JSONValue], RESTRouter.BodyFailure> {
+        guard !body.isEmpty else { return .failure(.init(message: "empty body: \(expected)")) }
+        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
+            return .failure(.init(message: "the body is not a JSON object: \(expected)"))
+        }
+        return .success(members)
+    }
+}
+
+/// Members by lower-cased key; a key given twice in different cases is refused (it would be
+/// ambiguous which one counts).
+private func caseFolded(_ members: [String: JSONValue]) -> Result<[String: JSONValue], RESTRouter.BodyFailure> {
+    var folded: [String: JSONValue] = [:]
+    for (key, value) in members {
+        let lower = ASCII.lowercased(key)
+        guard folded.updateValue(value, forKey: lower) == nil else {
+            return .failure(.init(message: "\(key) is given twice"))
+        }
+    }
+    return .success(folded)
+}
+
+extension AntennaSettings {
+    static let expected = #"expected {"measuredHeight": metres, "isAntennaHeightApplied": true or false}"#
+
+    /// These settings with what `members` sets (`measuredHeight`, `isAntennaHeightApplied`, any
+    /// case); members not given keep their value, unknown members are ignored.
+    public func updated(with members: [String: JSONValue]) -> Result<AntennaSettings, RESTRouter.BodyFailure> {
+        let folded: [String: JSONValue]
+        switch caseFolded(members) {
+        case .success(let value): folded = value
+        case .failure(let failure): return .failure(failure)
+        }
+        var settings = self
+        var known = false
+        if let value = folded["measuredheight"] {
+            guard case .number(let height) = value, height.isFinite, Self.heightRange.contains(height) else {
+                return .failure(.init(message: "measuredHeight must be a number of metres from \(Int(Self.heightRange.lowerBound)) to \(Int(Self.heightRange.upperBound))"))
+            }
+            settings.measuredHeight = height
+            known = true
+        }
+        if let value = folded["isantennaheightapplied"] {
+            guard case .bool(let flag) = value else {
+                return .failure(.init(message: "isAntennaHeightApplied must be true or false"))
+            }
+            settings.isAntennaHeightApplied = flag
+            known = true
+        }
+        guard known else { return .failure(.init(message: "no antenna setting in the body: \(Self.expected)")) }
+        return .success(settings)
+    }
+
+    /// The settings a `PUT /api/v1/antenna` body makes of these.
+    public func updated(withBody body: [UInt8]) -> Result<AntennaSettings, RESTRouter.BodyFailure> {
+        JSONValue.object(body, expected: Self.expected).flatMap { updated(with: $0) }
+    }
+}
+
+extension CorrectionSettings {
+    static let expected = #"expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
+
+    /// These settings with what `members` sets (the documented keys, any case; `null` clears a
+    /// text or the port); members not given keep their value, unknown members are ignored.
+    public func updated(with members: [String: JSONValue]) -> Result<CorrectionSettings, RESTRouter.BodyFailure> {
+        let folded: [String: JSONValue]
+        switch caseFolded(members) {
+        case .success(let value): folded = value
+        case .failure(let failure): return .failure(failure)
+        }
+        var settings = self
+        var known = false
+        if let value = folded["correctionsource"] {
+            guard case .string(let text) = value, let source = Source(rawValue: ASCII.lowercased(text)) else {
+                return .failure(.init(message: "correctionSource must be \"auto\", \"ntrip\" or \"direct\""))
+            }
+            settings.source = source
+            known = true
+        }
+        if let value = folded["serverport"] {
+            switch value {
+            case .null: settings.serverPort = nil
+            case .number(let number) where number == number.rounded() && (1...65_535).contains(number):
+                settings.serverPort = Int(number)
+            default: return .failure(.init(message: "serverPort must be a port number 1-65535 or null"))
+            }
+            known = true
+        }
+        let texts: [(String, String, WritableKeyPath<CorrectionSettings, String?>)] = [
+            ("serveraddress", "serverAddress", \.serverAddress), ("ntripmountpoint", "ntripMountPoint", \.ntripMountPoint),
+            ("ntripusername", "ntripUserName", \.ntripUserName), ("ntrippassword", "ntripPassword", \.ntripPassword),
+        ]
+        for (key, name, path) in texts {
+            guard let value = folded[key] else { continue }
+            switch value {
+            case .null: settings[keyPath: path] = nil
+            case .string(let text) where text.utf8.count <= Self.maximumTextLength
+                && !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }):
+                settings[keyPath: path] = text.isEmpty ? nil : text
+            default:
+                return .failure(.init(message: "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control characters, or null"))
+            }
+            known = true
+        }
+        guard known else { return .failure(.init(message: "no correction setting in the body: \(Self.expected)")) }
+        return .success(settings)
+    }
+
+    /// The settings a `PUT /api/v1/correctionSource` body makes of these.
+    public func updated(withBody body: [UInt8]) -> Result<CorrectionSettings, RESTRouter.BodyFailure> {
+        JSONValue.object(body, expected: Self.expected).flatMap { updated(with: $0) }
+    }
+}
