@@ -170,7 +170,7 @@ private struct FloorFrame {
             + #""gpsTimeStamp":"2025-11-20T10:00:21.100Z","subscriptionType":100,"sourceReferenceFrameName":null,"#
             + #""sourceReferenceFrameEpoch":null,"targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"#
             + #""imuAlignmentStatus":0,"isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"#
-            + #""rollPrecision":null,"yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":[],"#
+            + #""rollPrecision":null,"yawPrecision":null,"igsAntenna":null,"antennaHeight":0.0,"satelliteView":[],"#
             + #""accuracy":0.014,"verticalAccuracyMeters":0.018,"sourceReferenceEpoch":null}"#
         let payload = Array(json.utf8)
         precondition(payload.count >= 126 && payload.count < 65_536, "the floor frame uses the 16-bit length")

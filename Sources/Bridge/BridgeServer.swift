@@ -193,6 +193,7 @@ public final class BridgeServer {
         accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
         secureNotes = secure.notes
         deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory)
+        identity.antennaHeight = deviceSettings.antenna.appliedHeight
 
         let bound: PortBinder.Result
         do {

@@ -96,6 +96,7 @@ extension BridgeServer {
     /// (an fsync must not hold up the loop); writes keep their order.
     func saveSettings(_ settings: DeviceSettings) {
         deviceSettings = settings
+        identity.antennaHeight = settings.antenna.appliedHeight
         let path = environment.stateDirectory + "/" + DeviceSettings.fileName
         let bytes = settings.fileBytes()
         let results = workerResults

@@ -169,8 +169,16 @@ public enum LocationV2: LocationMessage {
             JSONWriter.writeGPSTimestamp(position.time, to: &out)
         }
         // subscriptionType 100: a non-Catalyst receiver; imuAlignmentStatus 0: not available
-        // (TMM-API.md §6.5). The reference frames, attitude and antenna are unknown to the bridge.
-        writer.appendBytes(constants, endingInKey: true)
+        // (TMM-API.md §6.5). The reference frames and attitude are unknown to the bridge; the
+        // antenna height is the applied one (REST /antenna), 0.0 when none is applied. One run,
+        // re-written only when the height changes.
+        var antennaKey = PartKey()
+        antennaKey.append(identity.antennaHeight)
+        writer.appendRemembered(part: Parts.constants, key: antennaKey, maximumCount: constantsLength, endingInKey: true) { out in
+            JSONWriter.writeVerbatim(LocationV2.constants, to: &out)
+            JSONWriter.writeNumber(identity.antennaHeight, decimals: LocationDecimals.height, to: &out)
+            JSONWriter.writeVerbatim(LocationV2.Runs.satelliteView, to: &out)
+        }
         writeSatelliteView(position.sky, unknownAsNull: true, to: &writer)
         var tailKey = PartKey()
         tailKey.append(hrms)
@@ -189,6 +197,7 @@ public enum LocationV2: LocationMessage {
         static let values = 0
         static let heights = 1
         static let tail = 2
+        static let constants = 3
     }
 
     /// The verbatim runs of the message, each named by the key it ends with, as bytes: a run
@@ -221,15 +230,19 @@ public enum LocationV2: LocationMessage {
         static let accuracy: [UInt8] = Array(#","accuracy":"#.utf8)
         static let verticalAccuracyMeters: [UInt8] = Array(#","verticalAccuracyMeters":"#.utf8)
         static let sourceReferenceEpoch: [UInt8] = Array(#","sourceReferenceEpoch":null}"#.utf8)
+        static let satelliteView: [UInt8] = Array(#","satelliteView":"#.utf8)
     }
 
-    /// The constant fields between `gpsTimeStamp` and the satellite view, as one run.
+    /// The constant fields between `gpsTimeStamp` and the antenna height, as one run.
     static let constants = Array("""
         ,"subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
         "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,\
         "isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,\
-        "yawPrecision":null,"igsAntenna":null,"antennaHeight":null,"satelliteView":
+        "yawPrecision":null,"igsAntenna":null,"antennaHeight":
         """.utf8)
+
+    /// The constants, the antenna height and `,"satelliteView":`.
+    static let constantsLength = runLength(constants, Runs.satelliteView) + JSONWriter.maximumNumberLength
 
     /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes every field at its widest.
     static let headLength = runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)

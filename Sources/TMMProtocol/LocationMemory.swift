@@ -18,7 +18,7 @@ struct LocationMemory: Sendable {
     var parts: [RememberedPart]
 
     /// Parts a message format may remember.
-    static let partCount = 3
+    static let partCount = 4
 
     init() {
         // Room for any identity of ordinary length, so that the first message does not allocate.

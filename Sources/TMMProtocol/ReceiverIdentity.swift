@@ -9,11 +9,16 @@ public struct ReceiverIdentity: Sendable, Equatable {
     public var receiverSerialNumber: String?
     /// The bridge's own version, `Major.Minor.Patch` (`appVersion`), e.g. "0.1.0".
     public var appVersion: String
+    /// LocationV2's `antennaHeight` (m): the height set over REST `/api/v1/antenna` when it is
+    /// applied, 0.0 otherwise (docs/protocol-choices.md).
+    public var antennaHeight: Double
 
-    public init(receiverModel: String? = nil, receiverSerialNumber: String? = nil, appVersion: String) {
+    public init(receiverModel: String? = nil, receiverSerialNumber: String? = nil, appVersion: String,
+                antennaHeight: Double = 0) {
         self.receiverModel = receiverModel
         self.receiverSerialNumber = receiverSerialNumber
         self.appVersion = appVersion
+        self.antennaHeight = antennaHeight
     }
 }
 

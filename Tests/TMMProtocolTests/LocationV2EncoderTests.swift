@@ -18,7 +18,7 @@ struct LocationV2EncoderTests {
         "sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,"targetReferenceFrameName":null,\
         "targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,"isTIP":false,"pitch":null,"roll":null,\
         "yaw":null,"pitchPrecision":null,"rollPrecision":null,"yawPrecision":null,"igsAntenna":null,\
-        "antennaHeight":null,"satelliteView":[{"Id":5,"Elv":62,"Azm":141,"Snr":47,"Use":true,"Type":0},\
+        "antennaHeight":0.0,"satelliteView":[{"Id":5,"Elv":62,"Azm":141,"Snr":47,"Use":true,"Type":0},\
         {"Id":12,"Elv":23,"Azm":301,"Snr":38,"Use":true,"Type":4},\
         {"Id":70,"Elv":null,"Azm":null,"Snr":null,"Use":false,"Type":2}],\
         "accuracy":0.012,"verticalAccuracyMeters":0.021,"sourceReferenceEpoch":null}
@@ -34,7 +34,7 @@ struct LocationV2EncoderTests {
         "subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
         "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,"isTIP":false,\
         "pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,"yawPrecision":null,\
-        "igsAntenna":null,"antennaHeight":null,"satelliteView":[{"Id":5,"Elv":62,"Azm":141,"Snr":null,\
+        "igsAntenna":null,"antennaHeight":0.0,"satelliteView":[{"Id":5,"Elv":62,"Azm":141,"Snr":null,\
         "Use":false,"Type":0},{"Id":12,"Elv":23,"Azm":301,"Snr":21,"Use":false,"Type":4},\
         {"Id":70,"Elv":null,"Azm":null,"Snr":null,"Use":false,"Type":2}],"accuracy":null,\
         "verticalAccuracyMeters":null,"sourceReferenceEpoch":null}
@@ -58,7 +58,7 @@ struct LocationV2EncoderTests {
         ("imuAlignmentStatus", .integer, .integer), ("isTIP", .bool, .bool),
         ("pitch", .null, .null), ("roll", .null, .null), ("yaw", .null, .null),
         ("pitchPrecision", .null, .null), ("rollPrecision", .null, .null), ("yawPrecision", .null, .null),
-        ("igsAntenna", .null, .null), ("antennaHeight", .null, .null), ("satelliteView", .array, .array),
+        ("igsAntenna", .null, .null), ("antennaHeight", .double, .double), ("satelliteView", .array, .array),
         ("accuracy", .double, .null), ("verticalAccuracyMeters", .double, .null),
         ("sourceReferenceEpoch", .null, .null),
     ]
@@ -115,6 +115,23 @@ struct LocationV2EncoderTests {
         #expect(try RawJSON.member("solutionType", in: text) == #""Autonomous""#)
         #expect(try RawJSON.member("totalSatInUse", in: text) == "0")
         #expect(try RawJSON.member("satelliteView", in: text) == "[]")
+    }
+
+    /// The applied antenna height (REST /antenna) is sent, 0.0 when none is applied; a change
+    /// reaches the next message even when the writer remembers the run it sits in.
+    @Test func antennaHeightIsTheAppliedOne() throws {
+        var encoder = LocationV2Encoder()
+        var identity = ReceiverIdentity(appVersion: "0.1.0")
+        encoder.encode(Sample.fix, identity: identity)
+        #expect(try RawJSON.member("antennaHeight", in: String(decoding: encoder.bytes, as: UTF8.self)) == "0.0")
+        identity.antennaHeight = 1.8
+        encoder.encode(Sample.fix, identity: identity)
+        #expect(try RawJSON.member("antennaHeight", in: String(decoding: encoder.bytes, as: UTF8.self)) == "1.8")
+        encoder.encode(Sample.fix, identity: identity)
+        #expect(try RawJSON.member("antennaHeight", in: String(decoding: encoder.bytes, as: UTF8.self)) == "1.8")
+        identity.antennaHeight = -0.12345
+        encoder.encode(Sample.noFix, identity: identity)
+        #expect(try RawJSON.member("antennaHeight", in: String(decoding: encoder.bytes, as: UTF8.self)) == "-0.1235")
     }
 
     @Test func satelliteElementTypes() throws {
