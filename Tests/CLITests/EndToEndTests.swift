@@ -107,6 +107,11 @@ struct EndToEndTests {
         #expect(daemon.log.contains("TLS handshake failed on apiSecurePort"), "\(daemon.log)")
         #expect(!daemon.log.contains(allowedIDs[0]), "an application id is a credential: never logged")
         daemon.stopAndExpectCleanExit()
+        // The settings REST changed are on disk, the daemon's alone (an NTRIP password may be there).
+        let settingsPath = daemon.setup.stateDirectory + "/settings.json"
+        let settings = (try? String(contentsOfFile: settingsPath, encoding: .utf8)) ?? ""
+        #expect(settings.contains(#""measuredHeight":1.8,"isAntennaHeightApplied":true"#), "\(settings)")
+        #expect((try? FileManager.default.attributesOfItem(atPath: settingsPath)[.posixPermissions] as? Int) == 0o600)
         // A restart reuses the CA, the certificate and the key (codes made before still work).
         let again = try start("modern (restart)", receiver: receiver, directory: directory)
         #expect(again.log.contains("TLS: local CA certificate in"), "\(again.log)")

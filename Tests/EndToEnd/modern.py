@@ -135,6 +135,9 @@ def run(context, checks):
                  "PUT /antenna (PascalCase, as old clients send it): the stored settings", repr(put))
     checks.equal(client.get("/api/v1/antenna").json(), {"measuredHeight": 1.8, "isAntennaHeightApplied": True},
                  "GET /antenna: what was stored")
+    frames = tmmclient.wss_collect(host, ports["locationV2SecurePort"], "/locationV2", ca, 3, limit=2)
+    checks.check(frames and all(json.loads(m).get("antennaHeight") == 1.8 for _, m in frames),
+                 "LocationV2 antennaHeight: the applied 1.8 m", repr([json.loads(m).get("antennaHeight") for _, m in frames]))
     put = client.put("/api/v1/correctionSource", {"CorrectionSource": "ntrip", "ServerAddress": "caster.example",
                                                  "ServerPort": 2101, "NtripMountPoint": "RTCM3",
                                                  "NtripUserName": "u", "NtripPassword": "secret"})
