@@ -325,10 +325,15 @@ printf '| %-30s | %9s | %9s | %9s | %9s | %11s | %10s | %11s | %10s | %10s | %10
     "$pipe_ns" "$pipe_cpu" "$pipe_epoch_ns" "$pipe_epoch_cpu" "${pipeline_instructions_sentence:-n/a}" \
     "${pipeline_instructions:-n/a}" "$pipe_alloc" "${ratio}x" "${cpu_ratio}x" "${instruction_ratio:-n/a}x"
 echo
+# The verdict is on instructions when callgrind ran: they do not depend on the load of these 2
+# shared cores, while paired wall ratios still move by tenths between runs (BENCHMARKS.md). Wall
+# and CPU are printed beside it; without callgrind the verdict falls back to wall.
 target=FAIL
-awk -v r="$ratio" -v a="$pipe_alloc" 'BEGIN { exit !(r <= 2 && a == 0) }' && target=PASS
-echo "target (issue 8): pipeline within 2x the parser, 0 allocations/epoch: $target (${ratio}x wall," \
-    "${cpu_ratio}x CPU, ${instruction_ratio:-n/a}x instructions, $pipe_alloc allocations/epoch)"
+judged=${instruction_ratio:-$ratio}
+judged_by=$([ -n "${instruction_ratio:-}" ] && echo instructions || echo wall)
+awk -v r="$judged" -v a="$pipe_alloc" 'BEGIN { exit !(r <= 2 && a == 0) }' && target=PASS
+echo "target (issue 8): pipeline within 2x the parser ($judged_by), 0 allocations/epoch: $target" \
+    "(${instruction_ratio:-n/a}x instructions, ${ratio}x wall, ${cpu_ratio}x CPU, $pipe_alloc allocations/epoch)"
 
 if [ -n "$decode_done" ]; then
     echo
