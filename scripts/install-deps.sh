@@ -10,7 +10,7 @@
 set -euo pipefail
 
 # Keep in sync with README.md and docs (ARCHITECTURE.md "Dependencies").
-packages=(libgps-dev libudev-dev libssl-dev gpsd python3-websockets socat curl pkg-config make desktop-file-utils)
+packages=(libgps-dev libudev-dev libssl-dev openssl gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils)
 bench_packages=(gpsd-clients)
 
 usage() {
