@@ -7,10 +7,11 @@ import Synchronization
 /// Enumerates and monitors tty and gnss devices on a dedicated `udev` thread that owns the libudev
 /// context for its whole life, and posts `DiscoveryEvent`s into the caller's inbox.
 ///
-/// Order on the thread: create the monitor and start receiving, post `.monitorStarted`, scan
-/// (`.enumerated(…, .startup)`), then read the monitor until `stop()`. Listening before scanning
-/// means a device plugged during the scan is reported (possibly twice: consumers are idempotent)
-/// rather than missed.
+/// Order on the thread: make its `EventLoop`, create the monitor and start receiving, post
+/// `.monitorStarted`, scan (`.enumerated(…, .startup)`), then run the loop, which hands the
+/// monitor's readiness to the code that reads it, until `stop()` (the loop's stop handle), a
+/// closed inbox or a broken monitor. Listening before scanning means a device plugged during the
+/// scan is reported (possibly twice: consumers are idempotent) rather than missed.
 public final class UdevDiscovery: Sendable {
     public struct Options: Sendable, Hashable {
         /// Which netlink group to listen to.
@@ -76,8 +77,9 @@ public final class UdevDiscovery: Sendable {
 
     private struct State {
         var thread: OSThread?
-        /// Tells the thread to stop; released by `stop()` after the join.
-        var stopEvent: WakeUpEvent?
+        /// Stops the thread's event loop; made before the thread (which makes its loop with it),
+        /// so `stop()` works from the moment `start()` returns.
+        var stopHandle: EventLoop.StopHandle?
     }
 
     /// Events go to `inbox`. Give it room for bursts: 256 is plenty for a few receivers (the
@@ -91,7 +93,7 @@ public final class UdevDiscovery: Sendable {
 
     /// Starts the udev thread. Failures inside the thread (no netlink, libudev errors) arrive as
     /// `.problem` events followed by `.stopped`; this only throws when the thread or its stop
-    /// descriptor cannot be created. Calling it while running does nothing.
+    /// handle cannot be created. Calling it while running does nothing.
     public func start() throws(Errno) {
         let result: Result<Void, Errno> = state.withLock { state in
             guard state.thread == nil else { return .success(()) }
@@ -100,12 +102,12 @@ public final class UdevDiscovery: Sendable {
             let end = threadEnd
             end.ended.store(false, ordering: .releasing)
             do throws(Errno) {
-                let stop = try WakeUpEvent()
+                let stop = try EventLoop.StopHandle()
                 state.thread = try OSThread(name: "udev") {
-                    UdevDiscovery.run(inbox: inbox, options: options, stopDescriptor: stop.descriptor)
+                    UdevDiscovery.run(inbox: inbox, options: options, stopHandle: stop)
                     end.ended.store(true, ordering: .releasing)
                 }
-                state.stopEvent = stop
+                state.stopHandle = stop
             } catch {
                 return .failure(error)
             }
@@ -114,17 +116,16 @@ public final class UdevDiscovery: Sendable {
         try result.get()
     }
 
-    /// Tells the thread to stop, waits for it (it wakes at once: it polls the stop descriptor
-    /// with the monitor), and releases everything. Safe to call more than once.
+    /// Tells the thread to stop, waits for it (it wakes at once: its event loop waits on the stop
+    /// handle with the monitor), and releases everything. Safe to call more than once.
     public func stop() {
-        let (thread, stop) = state.withLock { state -> (OSThread?, WakeUpEvent?) in
-            defer { state.thread = nil; state.stopEvent = nil }
-            return (state.thread, state.stopEvent)
+        let (thread, stop) = state.withLock { state -> (OSThread?, EventLoop.StopHandle?) in
+            defer { state.thread = nil; state.stopHandle = nil }
+            return (state.thread, state.stopHandle)
         }
         guard let thread else { return }
-        stop?.signal()
+        stop?.stop()
         thread.join()
-        withExtendedLifetime(stop) {}  // the thread polled its descriptor until the join
     }
 
     // MARK: - The udev thread
@@ -133,19 +134,68 @@ public final class UdevDiscovery: Sendable {
     /// broken: enough to ride out a few malformed messages, few enough not to flood the log.
     static let maximumConsecutiveFailures = 64
 
-    private static func run(inbox: Inbox<DiscoveryEvent>, options: Options, stopDescriptor: CInt) {
+    /// Devices read from the monitor per turn of the loop: a storm of uevents cannot keep the
+    /// thread from seeing its stop handle (the socket is level-triggered, so the rest is read in
+    /// the next turns).
+    static let maximumDevicesPerTurn = 256
+
+    private static func run(inbox: Inbox<DiscoveryEvent>, options: Options, stopHandle: EventLoop.StopHandle) {
         defer { inbox.post(.stopped) }
         do {
-            let context = try UdevContext()
-            try monitorLoop(context: context, inbox: inbox, options: options, stopDescriptor: stopDescriptor)
+            try monitorLoop(inbox: inbox, options: options, stopHandle: stopHandle)
         } catch {
             inbox.post(.problem(error))
         }
     }
 
+    /// Sets up the monitor, scans, and runs the thread's event loop until the stop handle, a
+    /// closed inbox or a broken monitor ends it (the last one thrown).
     private static func monitorLoop(
-        context: borrowing UdevContext, inbox: Inbox<DiscoveryEvent>, options: Options, stopDescriptor: CInt
+        inbox: Inbox<DiscoveryEvent>, options: Options, stopHandle: EventLoop.StopHandle
     ) throws(DiscoveryError) {
+        let loop: EventLoop
+        do { loop = try EventLoop(maxEventsPerWait: 4, stopHandle: stopHandle) } catch {
+            throw DiscoveryError(operation: "the udev thread's event loop (epoll, timerfd)", errno: error)
+        }
+        let reader = try MonitorReader(inbox: inbox, options: options)
+        guard inbox.post(.monitorStarted(reader.source)) else { return }
+        try reader.scan(reason: .startup)
+
+        // A handler cannot throw: the monitor's failure is kept here and thrown once the loop
+        // has returned (as `decode` keeps its outcome).
+        var failure: DiscoveryError?
+        let readable: EventLoop.Handler = { [unowned loop] event in
+            do throws(DiscoveryError) {
+                if try !reader.read(event) { loop.stop() }
+            } catch {
+                failure = error
+                loop.stop()
+            }
+        }
+        do { try loop.register(reader.monitor.descriptor, interest: .readable, handler: readable) } catch {
+            throw DiscoveryError(operation: "epoll_ctl(udev monitor)", errno: error)
+        }
+        do { try loop.run() } catch {
+            throw DiscoveryError(operation: "epoll_wait(udev monitor)", errno: error)
+        }
+        if let failure { throw failure }
+    }
+}
+
+/// The udev thread's libudev objects (context and monitor, made and released on that thread) and
+/// the reading of the monitor, one readiness report of the thread's event loop at a time.
+private final class MonitorReader {
+    let context: UdevContext
+    let monitor: UdevMonitor
+    let source: MonitorSource
+    let inbox: Inbox<DiscoveryEvent>
+    let options: UdevDiscovery.Options
+    /// `.failed` receives since the last device (see `maximumConsecutiveFailures`).
+    private var consecutiveFailures = 0
+
+    /// Creates the context and the monitor, filtered to the subsystems, and starts receiving.
+    init(inbox: Inbox<DiscoveryEvent>, options: UdevDiscovery.Options) throws(DiscoveryError) {
+        let context = try UdevContext()
         let source = options.resolvedSource
         let monitor = try UdevMonitor(context: context, source: source)
         for subsystem in options.subsystems { try monitor.addMatch(subsystem: subsystem) }
@@ -157,95 +207,88 @@ public final class UdevDiscovery: Sendable {
                 hint: "continuing with the default buffer; a burst of uevents may overflow it")))
         }
         try monitor.enableReceiving()
-        guard inbox.post(.monitorStarted(source)) else { return }
-        try scan(context: context, inbox: inbox, options: options, reason: .startup)
+        self.context = context
+        self.monitor = monitor
+        self.source = source
+        self.inbox = inbox
+        self.options = options
+    }
 
-        var consecutiveFailures = 0
-        var descriptors = [
-            pollfd(fd: monitor.descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
-        while true {
-            descriptors[0].revents = 0
-            descriptors[1].revents = 0
-            do { _ = try valueOrErrno { poll(&descriptors, 2, -1) } } catch {
-                throw DiscoveryError(operation: "poll(udev monitor)", errno: error)
-            }
-            if descriptors[1].revents != 0 { return }
-            let events = descriptors[0].revents
-            if events & Int16(POLLNVAL) != 0
-                || (events & Int16(POLLHUP) != 0 && events & Int16(POLLIN) == 0) {
-                throw DiscoveryError(operation: "poll(udev monitor)", hint: "the netlink socket was closed")
-            }
-            if events & Int16(POLLERR) != 0 {
-                // A pending socket error (ENOBUFS after an overflow) is read and cleared here, so
-                // a queue that is already empty cannot make poll spin on POLLERR.
-                switch pendingSocketError(monitor.descriptor) {
-                case nil:
-                    break
-                case let error? where error.rawValue == ENOBUFS:
-                    try resynchronize(context: context, inbox: inbox, options: options, error: error)
-                case let error?:
-                    inbox.post(.problem(DiscoveryError(
-                        operation: "udev monitor socket", errno: error, hint: "continuing")))
-                }
-            }
-            // Drain everything that is queued, then poll again.
-            drain: while true {
-                switch monitor.receive() {
-                case .device(let device):
-                    consecutiveFailures = 0
-                    let properties = device.properties
-                    if options.wants(properties), !inbox.post(.uevent(properties)) { return }
-                case .drained:
-                    break drain
-                case .failed(let error) where error.rawValue == ENOBUFS:
-                    try resynchronize(context: context, inbox: inbox, options: options, error: error)
-                    break drain
-                case .failed(let error):
-                    // One bad message must not end discovery: report it and keep reading. A socket
-                    // that fails every time would make this loop spin, so that ends discovery.
-                    consecutiveFailures += 1
-                    guard consecutiveFailures < Self.maximumConsecutiveFailures else {
-                        throw DiscoveryError(
-                            operation: "udev_monitor_receive_device()", errno: error,
-                            hint: "failed \(consecutiveFailures) times in a row; discovery stopped")
-                    }
-                    inbox.post(.problem(DiscoveryError(
-                        operation: "udev_monitor_receive_device()", errno: error, hint: "event skipped")))
-                    break drain
-                }
+    /// Handles one report of the monitor socket: reads what is queued (up to
+    /// `maximumDevicesPerTurn`) and posts it. Returns false when the inbox is closed (nobody
+    /// listens: discovery ends); throws when the socket is broken.
+    func read(_ event: SelectorEvent) throws(DiscoveryError) -> Bool {
+        if event.isHangUp && !event.isReadable {
+            throw DiscoveryError(operation: "epoll_wait(udev monitor)", hint: "the netlink socket was closed")
+        }
+        if event.isError {
+            // A pending socket error (ENOBUFS after an overflow) is read and cleared here, so a
+            // queue that is already empty cannot make the level-triggered loop spin on EPOLLERR.
+            switch pendingSocketError(monitor.descriptor) {
+            case nil:
+                break
+            case let error? where error.rawValue == ENOBUFS:
+                try resynchronize(error: error)
+            case let error?:
+                inbox.post(.problem(DiscoveryError(
+                    operation: "udev monitor socket", errno: error, hint: "continuing")))
             }
         }
+        for _ in 0..<UdevDiscovery.maximumDevicesPerTurn {
+            switch monitor.receive() {
+            case .device(let device):
+                consecutiveFailures = 0
+                let properties = device.properties
+                if options.wants(properties), !inbox.post(.uevent(properties)) { return false }
+            case .drained:
+                return true
+            case .failed(let error) where error.rawValue == ENOBUFS:
+                try resynchronize(error: error)
+                return true
+            case .failed(let error):
+                // One bad message must not end discovery: report it and keep reading (in the next
+                // turn). A socket that fails every time would make the loop spin, so that ends
+                // discovery.
+                consecutiveFailures += 1
+                guard consecutiveFailures < UdevDiscovery.maximumConsecutiveFailures else {
+                    throw DiscoveryError(
+                        operation: "udev_monitor_receive_device()", errno: error,
+                        hint: "failed \(consecutiveFailures) times in a row; discovery stopped")
+                }
+                inbox.post(.problem(DiscoveryError(
+                    operation: "udev_monitor_receive_device()", errno: error, hint: "event skipped")))
+                return true
+            }
+        }
+        return true
     }
 
     /// The kernel dropped uevents (netlink ENOBUFS): say so, and post a fresh scan that replaces
     /// what the lost events would have told.
-    private static func resynchronize(
-        context: borrowing UdevContext, inbox: Inbox<DiscoveryEvent>, options: Options, error: Errno
-    ) throws(DiscoveryError) {
+    private func resynchronize(error: Errno) throws(DiscoveryError) {
         inbox.post(.problem(DiscoveryError(
             operation: "udev_monitor_receive_device()", errno: error,
             hint: "uevents were lost (socket buffer overflow); re-scanning devices")))
-        try scan(context: context, inbox: inbox, options: options, reason: .resynchronization)
+        try scan(reason: .resynchronization)
     }
 
-    /// Reads and clears a socket's pending error (SO_ERROR); nil when there is none.
-    private static func pendingSocketError(_ descriptor: CInt) -> Errno? {
-        var error: CInt = 0
-        var length = socklen_t(MemoryLayout<CInt>.size)
-        do { _ = try valueOrErrno { getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) } } catch {
-            return error
-        }
-        return error == 0 ? nil : Errno(rawValue: error)
-    }
-
-    private static func scan(
-        context: borrowing UdevContext, inbox: Inbox<DiscoveryEvent>, options: Options, reason: EnumerationReason
-    ) throws(DiscoveryError) {
+    func scan(reason: EnumerationReason) throws(DiscoveryError) {
         let devices = try enumerateDevices(context: context, subsystems: options.subsystems, keep: options.wants)
         inbox.post(.enumerated(devices, reason))
     }
+}
+
+@available(*, unavailable, message: "libudev objects belong to the udev thread")
+extension MonitorReader: Sendable {}
+
+/// Reads and clears a socket's pending error (SO_ERROR); nil when there is none.
+private func pendingSocketError(_ descriptor: CInt) -> Errno? {
+    var error: CInt = 0
+    var length = socklen_t(MemoryLayout<CInt>.size)
+    do { _ = try valueOrErrno { getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) } } catch {
+        return error
+    }
+    return error == 0 ? nil : Errno(rawValue: error)
 }
 
 /// The canonical path of a configured device (`/dev/gps0` → `/dev/ttyACM0`), so explicit devices

@@ -1,9 +1,10 @@
 import CLinux
 import Glibc
+import Synchronization
 
 // The one event loop of the package (NIO's SelectableEventLoop, reduced to one thread's needs):
-// the daemon's io thread, `watch` and `decode` run on it instead of each writing its own poll loop
-// with its own dispatch, stop and time-out rules.
+// the daemon's io thread, `watch`, `decode` and discovery's udev thread run on it instead of each
+// writing its own poll loop with its own dispatch, stop and time-out rules.
 //
 // A turn: wait (epoll), hand each event of the batch to its descriptor's handler, hand the
 // always-ready descriptors (see below) to theirs, run the timers that are due, re-arm the timer
@@ -103,13 +104,27 @@ public final class EventLoop {
     public typealias Handler = (SelectorEvent) -> Void
 
     /// Stops a loop from any thread.
+    ///
+    /// A loop makes its own unless it is given one: a thread that creates and runs its own loop
+    /// (the udev thread: libudev objects stay on the thread that made them) is started with a
+    /// handle made beforehand, so it can be stopped from the moment it exists, before its loop
+    /// does. A handle serves one loop (its eventfd is read by that loop's epoll).
     public final class StopHandle: Sendable {
         let event: WakeUpEvent
-        init() throws(Errno) { event = try WakeUpEvent() }
+        /// Set by the loop that takes the handle.
+        private let isTaken = Atomic(false)
+
+        /// A handle for a loop yet to be made (`EventLoop(stopHandle:)`).
+        public init() throws(Errno) { event = try WakeUpEvent() }
 
         /// Makes `run()` return at the end of its current turn (or at once if it is waiting; at
-        /// the first turn if it has not started yet).
+        /// the first turn if it has not started yet, or if its loop has not been made yet).
         public func stop() { event.signal() }
+
+        /// From a loop's initializer: true the first time only.
+        func take() -> Bool {
+            isTaken.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        }
     }
 
     /// What a registration asked for and how it is watched.
@@ -162,13 +177,20 @@ public final class EventLoop {
     /// Turns taken (waits that returned): a loop that spins shows here (tests, diagnostics).
     public private(set) var turns = 0
 
-    /// Creates the epoll instance, the timerfd and the stop event; handles at most
-    /// `maxEventsPerWait` events per turn (a bound that keeps one turn short).
-    public init(maxEventsPerWait: Int = 256) throws(Errno) {
+    /// Creates the epoll instance, the timerfd and the stop event (`stopHandle`'s, when one is
+    /// given: see StopHandle); handles at most `maxEventsPerWait` events per turn (a bound that
+    /// keeps one turn short).
+    public init(maxEventsPerWait: Int = 256, stopHandle: StopHandle? = nil) throws(Errno) {
         selector = try Selector(maxEventsPerWait: maxEventsPerWait)
-        stopHandle = try StopHandle()
+        if let stopHandle {
+            precondition(stopHandle.take(), "a stop handle serves one loop")
+            self.stopHandle = stopHandle
+        } else {
+            self.stopHandle = try StopHandle()
+            _ = self.stopHandle.take()
+        }
         timerDescriptor = try MonotonicTimer()
-        try selector.register(stopHandle.event.descriptor, interest: .readable)
+        try selector.register(self.stopHandle.event.descriptor, interest: .readable)
         try selector.register(timerDescriptor.descriptor.rawValue, interest: .readable)
     }
 

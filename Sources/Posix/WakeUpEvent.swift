@@ -3,7 +3,7 @@ import Glibc
 
 /// An eventfd used as a wake-up: any thread signals it, the thread that polls `descriptor` sees
 /// it readable and clears it (NIO's wake-up pattern). The one eventfd wrapper of the package: the
-/// inbox's wake-up, the server's stop handle and the udev thread's stop are each one of these.
+/// inbox's and the worker's wake-ups and every event loop's stop handle are each one of these.
 public final class WakeUpEvent: Sendable {
     /// Readable while signalled; non-blocking and close-on-exec; closed with the object.
     public let descriptor: CInt

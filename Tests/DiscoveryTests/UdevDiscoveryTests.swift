@@ -221,12 +221,33 @@ struct UdevDiscoveryTests {
         discovery.stop()
     }
 
+    @Test("stop() right after start(), while the thread still sets up, ends it (the stop is not lost)")
+    func stopBeforeTheThreadsLoopRuns() throws {
+        let inbox = try Inbox<DiscoveryEvent>(capacity: 64)
+        let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
+        for cycle in 0..<10 {
+            try discovery.start()
+            // stop() joins the thread: from another thread, so a lost stop fails here instead of
+            // hanging the suite.
+            let stopped = try Inbox<Bool>(capacity: 1)
+            let stopper = try OSThread(name: "stopper") {
+                discovery.stop()
+                stopped.post(true)
+            }
+            try #require(stopped.wait(milliseconds: 5000) == [true], "cycle \(cycle): stop() did not return")
+            stopper.join()
+            let events = inbox.drain()
+            #expect(events.last == .stopped && events.filter { $0 == .stopped }.count == 1, "cycle \(cycle): \(events)")
+        }
+    }
+
     @Test("no descriptor leak across start/stop cycles")
     func noDescriptorLeak() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 64)
         let cycles = 10
-        // Other suites may open descriptors concurrently; a real leak (monitor socket and stop
-        // eventfd, so 2 per cycle) shows in every attempt, noise does not.
+        // Other suites may open descriptors concurrently; a real leak (the monitor socket and the
+        // thread's loop: epoll, timerfd, stop eventfd; 4 per cycle) shows in every attempt, noise
+        // does not.
         var counts: [(before: Int, after: Int)] = []
         for _ in 0..<5 {
             let before = openDescriptorCount()

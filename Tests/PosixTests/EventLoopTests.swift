@@ -262,6 +262,43 @@ struct EventLoopTests {
         #expect(loop.turns == 1)
     }
 
+    /// As the udev thread does: the handle is made first and handed to a thread that makes and
+    /// runs its own loop with it; the handle stops that loop from here.
+    @Test func aHandleMadeBeforeItsLoopStopsTheLoopOfAnotherThread() throws {
+        let handle = try EventLoop.StopHandle()
+        let running = try Inbox<Bool>(capacity: 1)
+        let result = try Inbox<EventLoopStop?>(capacity: 1)
+        let thread = try OSThread(name: "loop-own-handle") {
+            var reason: EventLoopStop?
+            do {
+                let loop = try EventLoop(stopHandle: handle)
+                running.post(loop.stopHandle === handle)
+                let hanging = guardAgainstHanging(loop)
+                reason = try loop.run()
+                hanging.disarm()
+            } catch {
+                reason = nil
+            }
+            result.post(reason)
+        }
+        #expect(running.wait(milliseconds: 5000) == [true], "the loop took the handle it was given")
+        handle.stop()
+        let reason = result.wait(milliseconds: 10_000)
+        thread.join()
+        #expect(reason == [.stopHandle])
+    }
+
+    /// A stop that comes before the loop exists (the thread is still setting up) is not lost.
+    @Test func aHandleStoppedBeforeItsLoopIsMadeEndsTheFirstTurn() throws {
+        let handle = try EventLoop.StopHandle()
+        handle.stop()
+        let loop = try EventLoop(stopHandle: handle)
+        let hanging = guardAgainstHanging(loop)
+        #expect(try loop.run() == .stopHandle)
+        hanging.disarm()
+        #expect(loop.turns == 1)
+    }
+
     /// As `main` does: the signal is blocked in the loop's thread before it is delivered, then it
     /// arrives through the loop's signalfd. A dedicated thread keeps the runner's masks as they are.
     @Test func aBlockedSignalIsDeliveredToTheHandler() throws {
