@@ -10,14 +10,16 @@ enum Command: Equatable {
     case run(RunCommand)
     case open(OpenCommand)
     case tls(TLSCommand)
+    /// `tmm-bridge COMMAND --help`: that command's synopsis and description.
+    case commandHelp(String)
     case help
     case version
 
     static let usage = """
-        usage: tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]...
+        usage: \(RunCommand.synopsis.drop { $0 == " " })
         \(OpenCommand.synopsis)
-               tmm-bridge decode FILE|- [--format locationV1|locationV2]
-               tmm-bridge demo [--format locationV1|locationV2]
+        \(decodeSynopsis)
+        \(demoSynopsis)
         \(WatchCommand.synopsis)
         \(BluetoothCommand.synopsis)
         \(TLSCommand.synopsis)
@@ -27,10 +29,8 @@ enum Command: Equatable {
 
         \(OpenCommand.summary)
 
-        decode   Decode a capture in gpsd's log format (NMEA 0183; lines starting with # are
-                 comments) from FILE, or from standard input when FILE is -, and print one JSON
-                 object per receiver epoch, one per line (LocationV2 unless --format says V1).
-        demo     Decode the bundled Trimble RTK capture (gpsd regression suite) the same way.
+        \(decodeSummary)
+        \(demoSummary)
         \(WatchCommand.summary)
 
         \(BluetoothCommand.summary)
@@ -42,6 +42,11 @@ enum Command: Equatable {
     static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let verb = arguments.first else { throw UsageError(message: "no command given") }
         var rest = arguments.dropFirst()
+        // `COMMAND --help` (or -h) anywhere among its arguments: its own help, never an error.
+        // `bluetooth` prints its own (it has subcommands with their own lines).
+        if verb != "bluetooth", Self.commandHelp(verb) != nil, rest.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            return .commandHelp(verb)
+        }
         switch verb {
         case "-h", "--help", "help":
             return .help
@@ -74,6 +79,32 @@ enum Command: Equatable {
             throw UsageError(message: "unknown command '\(verb)'")
         }
     }
+
+    /// A command's usage line(s) and description, for `COMMAND --help`; nil for an unknown command.
+    static func commandHelp(_ verb: String) -> String? {
+        func text(_ synopsis: String, _ summary: String) -> String {
+            "usage: " + synopsis.drop { $0 == " " } + "\n\n" + summary
+        }
+        switch verb {
+        case "run": return text(RunCommand.synopsis, RunCommand.summary)
+        case "open": return text(OpenCommand.synopsis, OpenCommand.summary)
+        case "watch": return text(WatchCommand.synopsis, WatchCommand.summary)
+        case "tls": return text(TLSCommand.synopsis, TLSCommand.summary)
+        case "bluetooth": return BluetoothCommand.usage
+        case "decode": return text(decodeSynopsis, decodeSummary)
+        case "demo": return text(demoSynopsis, demoSummary)
+        default: return nil
+        }
+    }
+
+    static let decodeSynopsis = "       tmm-bridge decode FILE|- [--format locationV1|locationV2]"
+    static let decodeSummary = """
+        decode   Decode a capture in gpsd's log format (NMEA 0183; lines starting with # are
+                 comments) from FILE, or from standard input when FILE is -, and print one JSON
+                 object per receiver epoch, one per line (LocationV2 unless --format says V1).
+        """
+    static let demoSynopsis = "       tmm-bridge demo [--format locationV1|locationV2]"
+    static let demoSummary = "demo     Decode the bundled Trimble RTK capture (gpsd regression suite) the same way."
 
     /// Consumes `--format X` / `--format=X`; hands every other argument to `positional`.
     private static func parseFormat(
@@ -123,6 +154,9 @@ enum Command: Equatable {
             return command.run()
         case .tls(let command):
             return command.run()
+        case .commandHelp(let verb):
+            Output.standard((Self.commandHelp(verb) ?? Command.usage) + "\n")
+            return ExitCode.ok
         }
     }
 }

@@ -21,6 +21,8 @@ struct RunCommand: Equatable {
     /// Read when no --config is given and the file exists.
     static let defaultConfigFile = "/etc/tmm-bridge/tmm-bridge.conf"
 
+    static let synopsis = "       tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]..."
+
     static var summary: String {
         var text = """
             run      Serve TMM clients: WebSocket V1 and V2, the REST API and registration, from the

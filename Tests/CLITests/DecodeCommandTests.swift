@@ -129,6 +129,26 @@ struct DecodeCommandTests {
         #expect(run.stdout.isEmpty)
     }
 
+    /// `tmm-bridge COMMAND --help` prints that command's usage and exits 0 (it used to be an
+    /// unknown option, exit 64), wherever `--help` stands among its arguments.
+    @Test(arguments: [
+        (["run", "--help"], "usage: tmm-bridge run ", "--tls-certificate FILE"),
+        (["run", "--device", "/dev/null", "-h"], "usage: tmm-bridge run ", "--allowed-origins ORIGINS"),
+        (["open", "--help"], "usage: tmm-bridge open URL", "reply URL"),
+        (["decode", "--help"], "usage: tmm-bridge decode FILE|-", "one JSON"),
+        (["demo", "--help"], "usage: tmm-bridge demo", "bundled"),
+        (["watch", "--help"], "usage: tmm-bridge watch", "Stops on SIGINT"),
+        (["tls", "--help"], "usage: tmm-bridge tls ca", "certificate authority"),
+        (["bluetooth", "--help"], "usage: tmm-bridge bluetooth bind", "rfcomm"),
+    ])
+    func everyCommandHasItsOwnHelp(_ arguments: [String], _ start: String, _ inside: String) throws {
+        let run = try runBridge(arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix(start), "\(run.stdout.prefix(200))")
+        #expect(run.stdout.contains(inside))
+        #expect(run.stderr.isEmpty)
+    }
+
     @Test func helpAndVersion() throws {
         let help = try runBridge(["--help"])
         #expect(help.status == 0 && help.stdout.contains("usage: tmm-bridge run")
