@@ -1,5 +1,7 @@
 import Bridge
 import BridgeCore
+import Discovery
+import Glibc
 
 /// What the user asked for, parsed from the arguments before anything runs.
 enum Command: Equatable {
@@ -10,6 +12,9 @@ enum Command: Equatable {
     case run(RunCommand)
     case open(OpenCommand)
     case tls(TLSCommand)
+    /// Hidden (not in the usage): prints the udev rules generated from the receiver table;
+    /// `make udev-rules` writes them to udev/60-tmm-bridge.rules.
+    case udevRules
     case help
     case version
 
@@ -65,6 +70,9 @@ enum Command: Equatable {
             return .open(try OpenCommand.parse(rest))
         case "tls":
             return .tls(try TLSCommand.parse(rest))
+        case "udev-rules":
+            guard rest.isEmpty else { throw UsageError(message: "udev-rules takes no arguments") }
+            return .udevRules
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -123,6 +131,10 @@ enum Command: Equatable {
             return command.run()
         case .tls(let command):
             return command.run()
+        case .udevRules:
+            var text = UdevRules.text()
+            let written = text.withUTF8 { Output.write($0.span, to: STDOUT_FILENO) }
+            return written ? ExitCode.ok : ExitCode.failure
         }
     }
 }
