@@ -122,3 +122,74 @@ struct SystemdNotifyTests {
                 "\(notify.messages.map(\.text))")
     }
 }
+
+/// The unit's privilege model without systemd: what `User=`, `SupplementaryGroups=dialout`,
+/// `CapabilityBoundingSet=`, `NoNewPrivileges=yes`, `StateDirectory=`, `RuntimeDirectory=` and
+/// `ConfigurationDirectory=` give the daemon, made by hand: directories owned by the user, the
+/// three variables, and `setpriv` to start `tmm-bridge run` (no option at all: everything from the
+/// default configuration file) as an unprivileged user with no capability. It must serve, start
+/// its private gpsd as that user, never try a privilege drop, and stop cleanly.
+@Suite("the unit's privilege model, emulated with setpriv", .tags(.integration),
+       .enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil && findExecutable("gpsd") != nil,
+                "needs root, setpriv (util-linux) and gpsd"))
+struct UnitPrivilegeModelTests {
+    @Test("as an unprivileged user with no capabilities, from systemd's directories and variables")
+    func servesAsItsOwnUser() throws {
+        let directory = try EndToEnd.makeDirectory("unit-model")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // nobody stands in for tmm-bridge (which this machine does not have).
+        let uid: uid_t = 65534
+        let gid = try #require(getgrnam("nogroup")?.pointee.gr_gid ?? getgrnam("nobody")?.pointee.gr_gid, "no nogroup group")
+        let dialout = try #require(getgrnam("dialout")?.pointee.gr_gid, "no dialout group")
+        let state = directory + "/var-lib-tmm-bridge", runtime = directory + "/run-tmm-bridge"
+        let configuration = directory + "/etc-tmm-bridge"
+        for (path, mode, owned) in [(state, 0o700, true), (runtime, 0o755, true), (configuration, 0o755, false)] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            chmod(path, mode_t(mode))
+            if owned { chown(path, uid, gid) }
+        }
+        let ports = try PortSet.pick()
+        var lines = ["# written by UnitPrivilegeModelTests", "listen = 127.0.0.1", "registration = open", "discovery = no", "demo = yes",
+                     "fallback-port-start = \(ports.fallbackStart)"]
+        for (key, option) in zip(PortSet.keys, PortSet.options) { lines.append("\(option) = \(ports.base[key]!)") }
+        _ = FileManager.default.createFile(atPath: configuration + "/tmm-bridge.conf",
+                                           contents: Data((lines.joined(separator: "\n") + "\n").utf8))
+        let notify = try NotifySocket(path: directory + "/notify.sock")
+
+        let daemon = try Spawned("/usr/bin/env", [
+            "STATE_DIRECTORY=" + state, "RUNTIME_DIRECTORY=" + runtime, "CONFIGURATION_DIRECTORY=" + configuration,
+            "NOTIFY_SOCKET=" + notify.path,
+            "setpriv", "--reuid", String(uid), "--regid", String(gid), "--groups", String(dialout),
+            "--no-new-privs", "--bounding-set", "-all", "--inh-caps", "-all",
+            try bridgeBinary().path, "run",
+        ])
+        defer { daemon.killNow() }
+        #expect(waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning }, "\(daemon.output.text)")
+        #expect(waitUntil(5) {
+            notify.drain()
+            return notify.messages.contains { $0.text.hasPrefix("READY=1") }
+        }, "no READY=1:\n\(daemon.output.text)")
+        let log = daemon.output.text
+        #expect(!log.contains("dropped privileges"), "\(log)")
+        #expect(log.contains("control socket \(runtime)/control.sock"), "the runtime directory comes from RUNTIME_DIRECTORY:\n\(log)")
+
+        // The files it made are the user's; the private gpsd runs as the user too.
+        var info = stat()
+        #expect(stat(state + "/registry.json", &info) == 0 || stat(state + "/tls", &info) == 0, "nothing in STATE_DIRECTORY")
+        #expect(info.st_uid == uid)
+        #expect(stat(runtime + "/control.sock", &info) == 0 && info.st_uid == uid && info.st_mode & 0o777 == 0o660)
+        let gpsdPID = log.split(separator: "\n").first { $0.contains("private gpsd started: pid ") }
+            .flatMap { Int32($0.split(separator: " ")[5].dropLast()) }
+        let gpsd = try #require(gpsdPID, "no private gpsd:\n\(log)")
+        let status = String(decoding: FileManager.default.contents(atPath: "/proc/\(gpsd)/status") ?? Data(), as: UTF8.self)
+        #expect(status.contains("\nUid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)\n"), "\(status)")
+        #expect(status.contains("\nCapEff:\t0000000000000000\n") && status.contains("\nCapBnd:\t0000000000000000\n"), "\(status)")
+        #expect(status.contains("\nNoNewPrivs:\t1\n"), "\(status)")
+
+        kill(daemon.pid, SIGTERM)
+        #expect(daemon.wait(seconds: 15) == .exited(0), "\(daemon.output.text)")
+        notify.drain()
+        #expect(notify.messages.last?.text == "STOPPING=1")
+        #expect(waitUntil(5) { kill(gpsd, 0) == -1 }, "the private gpsd outlived the daemon")
+    }
+}
