@@ -93,6 +93,29 @@ struct ServiceUnitFileTests {
         #expect(unit.value("SystemCallFilter") != nil)
     }
 
+    /// systemd resolves `DeviceAllow=char-NAME` against /proc/devices once, at start: every group
+    /// that a module registers must be loaded at boot by systemd/tmm-bridge-modules.conf, or a
+    /// receiver plugged in while the service runs would be refused.
+    @Test("every DeviceAllow group a module registers is loaded at boot")
+    func deviceGroupsHaveTheirModules() throws {
+        let unit = try UnitFile.load()
+        let path = Fixtures.repositoryRoot + "/systemd/tmm-bridge-modules.conf"
+        let data = try #require(FileManager.default.contents(atPath: path), "\(path) is missing")
+        let modules = Set(String(decoding: data, as: UTF8.self).split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") })
+        // The group each module registers in /proc/devices; ttyS, pts and /dev/ptmx are built in.
+        let moduleOfGroup = ["ttyUSB": "usbserial", "ttyACM": "cdc_acm", "rfcomm": "rfcomm", "gnss": "gnss"]
+        let builtIn: Set = ["ttyS", "pts"]
+        for entry in unit.values("DeviceAllow") {
+            let specifier = String(entry.split(separator: " ").first ?? "")
+            guard specifier.hasPrefix("char-") else { continue }
+            let group = String(specifier.dropFirst("char-".count))
+            if builtIn.contains(group) { continue }
+            let module = try #require(moduleOfGroup[group], "DeviceAllow=\(specifier): which module registers it? Add it here and to \(path)")
+            #expect(modules.contains(module), "\(path) does not load \(module) (for DeviceAllow=\(specifier))")
+        }
+    }
+
     /// The daemon decides at run time which gpsd it reads: the unit only orders itself after the
     /// system gpsd and never pulls it in.
     @Test("ordered after the system gpsd, which it does not pull in")
