@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed bench fuzz clean
+.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules bench fuzz clean
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -117,6 +117,18 @@ check-embedded: ## Verify Sources/tmm-bridge/DemoCapture.swift matches the captu
 
 embed: ## Regenerate Sources/tmm-bridge/DemoCapture.swift from Tests/Fixtures/nmea/nmea-rtk.log
 	$(EMBED)
+
+# The udev rules are generated from the one receiver table (Sources/Discovery/KnownReceivers.swift)
+# by the hidden `tmm-bridge udev-rules`; UdevRulesTests fails when the committed file drifts from
+# the table (docs/service.md).
+UDEV_RULES := udev/60-tmm-bridge.rules
+udev-rules: ## Regenerate udev/60-tmm-bridge.rules from the receiver table (tmm-bridge udev-rules)
+	$(SWIFT) build --product tmm-bridge
+	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
+	"$$($(SWIFT) build --show-bin-path)/tmm-bridge" udev-rules >"$$tmp"; \
+	mkdir -p "$$(dirname $(UDEV_RULES))"; \
+	install -m 0644 "$$tmp" $(UDEV_RULES); \
+	echo "wrote $(UDEV_RULES)"
 
 # The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
 # input latency, WebSocket fan-out. BENCH_* environment variables tune scripts/bench.sh (see its

@@ -10,7 +10,8 @@
 set -euo pipefail
 
 # Keep in sync with README.md and docs (ARCHITECTURE.md "Dependencies").
-packages=(libgps-dev libudev-dev libssl-dev openssl gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils)
+# udev: udevadm for UdevadmTests; systemd: systemd-analyze for ServiceUnitAnalyzeTests (docs/service.md).
+packages=(libgps-dev libudev-dev libssl-dev openssl gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd)
 bench_packages=(gpsd-clients)
 
 usage() {

@@ -1,5 +1,7 @@
 import Bridge
 import BridgeCore
+import Discovery
+import Glibc
 
 /// What the user asked for, parsed from the arguments before anything runs.
 enum Command: Equatable {
@@ -12,6 +14,9 @@ enum Command: Equatable {
     case tls(TLSCommand)
     /// `tmm-bridge COMMAND --help`: that command's synopsis and description.
     case commandHelp(String)
+    /// Hidden (not in the usage): prints the udev rules generated from the receiver table;
+    /// `make udev-rules` writes them to udev/60-tmm-bridge.rules.
+    case udevRules
     case help
     case version
 
@@ -70,6 +75,9 @@ enum Command: Equatable {
             return .open(try OpenCommand.parse(rest))
         case "tls":
             return .tls(try TLSCommand.parse(rest))
+        case "udev-rules":
+            guard rest.isEmpty else { throw UsageError(message: "udev-rules takes no arguments") }
+            return .udevRules
         case "demo":
             let format = try parseFormat(&rest) { argument throws(UsageError) in
                 throw UsageError(message: "demo takes no file, got '\(argument)'")
@@ -157,6 +165,10 @@ enum Command: Equatable {
         case .commandHelp(let verb):
             Output.standard((Self.commandHelp(verb) ?? Command.usage) + "\n")
             return ExitCode.ok
+        case .udevRules:
+            var text = UdevRules.text()
+            let written = text.withUTF8 { Output.write($0.span, to: STDOUT_FILENO) }
+            return written ? ExitCode.ok : ExitCode.failure
         }
     }
 }

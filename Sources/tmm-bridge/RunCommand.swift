@@ -18,8 +18,26 @@ struct RunCommand: Equatable {
         var value: String?
     }
 
-    /// Read when no --config is given and the file exists.
-    static let defaultConfigFile = "/etc/tmm-bridge/tmm-bridge.conf"
+    /// Read when no --config is given and the file exists: `tmm-bridge.conf` in systemd's
+    /// `$CONFIGURATION_DIRECTORY` (the unit's `ConfigurationDirectory=`, its first entry) when set,
+    /// else `/etc/tmm-bridge/tmm-bridge.conf`.
+    static var defaultConfigFile: String {
+        defaultConfigFile(configurationDirectory: CurrentProcess.environment("CONFIGURATION_DIRECTORY"))
+    }
+
+    /// The file name used in every configuration directory.
+    static let configFileName = "tmm-bridge.conf"
+    /// Without systemd's `$CONFIGURATION_DIRECTORY`.
+    static let fallbackConfigFile = "/etc/tmm-bridge/" + configFileName
+
+    /// `defaultConfigFile` for a given `$CONFIGURATION_DIRECTORY` (nil: unset). systemd sets a
+    /// colon-separated list when the unit names several directories; the first is ours.
+    static func defaultConfigFile(configurationDirectory: String?) -> String {
+        guard let first = configurationDirectory?.split(separator: ":").first, !first.isEmpty else {
+            return fallbackConfigFile
+        }
+        return String(first) + "/" + configFileName
+    }
 
     static let synopsis = "       tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]..."
 
@@ -27,7 +45,8 @@ struct RunCommand: Equatable {
         var text = """
             run      Serve TMM clients: WebSocket V1 and V2, the REST API and registration, from the
                      receivers udev finds (or --device PATH) read through gpsd. Options (each also
-                     works as 'name = value' in the --config file, default \(defaultConfigFile)):
+                     works as 'name = value' in the --config file, default \(fallbackConfigFile),
+                     or tmm-bridge.conf in $CONFIGURATION_DIRECTORY when systemd sets it):
             """
         for option in BridgeConfiguration.options {
             let flag = "--\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
@@ -80,7 +99,8 @@ struct RunCommand: Equatable {
     /// the command line replaces the file's values).
     func configuration() throws(ConfigurationError) -> BridgeConfiguration {
         var configuration = BridgeConfiguration()
-        let path = configFile ?? (access(Self.defaultConfigFile, F_OK) == 0 ? Self.defaultConfigFile : nil)
+        let defaultPath = Self.defaultConfigFile
+        let path = configFile ?? (access(defaultPath, F_OK) == 0 ? defaultPath : nil)
         if let path {
             let bytes: [UInt8]?
             do { bytes = try AtomicFile.read(path, limit: 1 << 20) } catch {

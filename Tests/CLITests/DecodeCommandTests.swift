@@ -13,10 +13,13 @@ struct Run {
 }
 
 /// Runs the binary with `arguments`, feeding `stdin` if given.
-func runBridge(_ arguments: [String], stdin: [UInt8]? = nil) throws -> Run {
+func runBridge(_ arguments: [String], stdin: [UInt8]? = nil, environment: [String: String] = [:]) throws -> Run {
     let process = Process()
     process.executableURL = try bridgeBinary()
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err

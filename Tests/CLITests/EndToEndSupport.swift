@@ -325,6 +325,9 @@ final class BridgeDaemon {
         var allowedIDs: [String] = []
         var devicePath: String?
         var extraArguments: [String] = []
+        /// Variables added to the daemon's environment (set through /usr/bin/env, which execs the
+        /// daemon in its own process: `pid` is the daemon's).
+        var environment: [String: String] = [:]
 
         var stateDirectory: String { directory + "/state" }
         var runtimeDirectory: String { directory + "/runtime" }
@@ -354,7 +357,12 @@ final class BridgeDaemon {
         for id in setup.allowedIDs { arguments += ["--allow-app-id", id] }
         if let device = setup.devicePath { arguments += ["--device", device] }
         arguments += setup.extraArguments
-        spawned = try Spawned(try bridgeBinary().path, arguments)
+        if setup.environment.isEmpty {
+            spawned = try Spawned(try bridgeBinary().path, arguments)
+        } else {
+            let variables = setup.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            spawned = try Spawned("/usr/bin/env", variables + [try bridgeBinary().path] + arguments)
+        }
 
         guard waitUntil(20, { log.contains("tmm-bridge: ready\n") || hasExited }), !hasExited else {
             spawned.killNow()

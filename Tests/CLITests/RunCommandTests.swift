@@ -53,6 +53,18 @@ struct RunCommandTests {
         #expect(run.stderr.contains(message), "\(run.stderr)")
     }
 
+    /// Under systemd (`ConfigurationDirectory=tmm-bridge`) the default file is
+    /// `$CONFIGURATION_DIRECTORY/tmm-bridge.conf`: a bad line there is reported with that path.
+    @Test func theDefaultFileIsInSystemdsConfigurationDirectory() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = FileManager.default.createFile(atPath: directory + "/tmm-bridge.conf", contents: Data("frobnicate = 1\n".utf8))
+        let run = try runBridge(["run", "--state-dir", directory + "/state", "--runtime-dir", directory + "/run"],
+                                environment: ["CONFIGURATION_DIRECTORY": directory])
+        #expect(run.status == 78, "\(run.stderr)")
+        #expect(run.stderr.contains(directory + "/tmm-bridge.conf:1: unknown option 'frobnicate'"), "\(run.stderr)")
+    }
+
     @Test func aMissingConfigurationFileExits78() throws {
         let run = try runBridge(["run", "--config", "/nonexistent/tmm-bridge.conf"])
         #expect(run.status == 78)

@@ -20,16 +20,22 @@ public enum Fixtures {
     /// Absolute path of `Tests/Fixtures/nmea`.
     public static var directory: String { cachedDirectory }
 
-    private static let cachedDirectory: String = {
+    /// Absolute path of the checkout (the folder holding Package.swift), for tests that read
+    /// committed files other than fixtures (udev/, systemd/, docs/).
+    public static var repositoryRoot: String { cachedRoot }
+
+    private static let cachedDirectory = cachedRoot + "/Tests/Fixtures/nmea"
+
+    private static let cachedRoot: String = {
         // Walk up from this source file until a folder containing Package.swift is found.
         var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while url.path != "/" {
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                return url.appendingPathComponent("Tests/Fixtures/nmea").path
+                return url.path
             }
             url = url.deletingLastPathComponent()
         }
-        fatalError("no Package.swift above \(#filePath): cannot locate Tests/Fixtures/nmea")
+        fatalError("no Package.swift above \(#filePath): cannot locate the checkout's Tests/Fixtures")
     }()
 
     /// Absolute path of the fixture `name`.
