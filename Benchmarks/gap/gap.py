@@ -12,7 +12,10 @@ of at most one period + 5 ms in the registration phase.
 `--handshakers N` (issue 11) replaces the registrations by TLS handshakes: after the quiet phase,
 N concurrent `openssl s_time -new` loops (full handshakes, one connection after another each,
 spread over the three secure ports) run for --handshake-seconds, then a second quiet phase
-follows. Per phase it also prints the epoch-to-client latency (the frame's arrival minus the
+follows (`--handshakers-nice 19` runs the loops niced: a control that tells CPU contention on the
+machine from a stall of the daemon's loop; `--handshakers-idle` runs them SCHED_IDLE, the stronger
+control). Per phase it also prints the run-queue wait of the daemon's io thread (ready to run but
+not running: CPU contention, from /proc/PID/task/PID/schedstat), the epoch-to-client latency (the frame's arrival minus the
 write of that epoch into the pty, matched by `utcTime`) at p50/p99/max, the handshakes the
 loops completed, and the daemon's CPU. The same target applies to the handshake phase.
 
@@ -133,9 +136,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def handshake_loops(count, ports, seconds):
-    """`count` openssl s_time -new loops, round robin over `ports`, for `seconds`."""
-    return [subprocess.Popen(["openssl", "s_time", "-connect", f"127.0.0.1:{ports[i % len(ports)]}", "-new",
+def run_queue_wait(pid):
+    """Seconds the daemon's io thread (its main thread) has waited on a run queue: ready to run,
+    not running (/proc/PID/task/PID/schedstat, second field, ns)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def handshake_loops(count, ports, seconds, nice, idle):
+    """`count` openssl s_time -new loops, round robin over `ports`, for `seconds` (at `nice`, or
+    SCHED_IDLE)."""
+    prefix = ["chrt", "--idle", "0"] if idle else ["nice", "-n", str(nice)]
+    return [subprocess.Popen(prefix + ["openssl", "s_time", "-connect", f"127.0.0.1:{ports[i % len(ports)]}", "-new",
                               "-time", str(seconds)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for i in range(count)]
@@ -183,21 +198,28 @@ async def measure(args, context, v2_port, secure_ports, daemon_pid):
         await asyncio.sleep(0.05)
 
     begin = time.monotonic()
+    waited = run_queue_wait(daemon_pid)
     await asyncio.sleep(args.quiet)
     phases["quiet"] = (begin, time.monotonic())
+    extra["wait quiet"] = run_queue_wait(daemon_pid) - waited
 
     loop = asyncio.get_running_loop()
     if args.handshakers:
         cpu = cpu_seconds(daemon_pid)
+        waited = run_queue_wait(daemon_pid)
         begin = time.monotonic()
-        loops = handshake_loops(args.handshakers, secure_ports, args.handshake_seconds)
+        loops = handshake_loops(args.handshakers, secure_ports, args.handshake_seconds, args.handshakers_nice,
+                                args.handshakers_idle)
         total, failed = await loop.run_in_executor(None, handshakes_done, loops)
         phases["handshakes"] = (begin, time.monotonic())
         extra["handshakes"] = total
         extra["handshake_cpu"] = cpu_seconds(daemon_pid) - cpu
+        extra["wait handshakes"] = run_queue_wait(daemon_pid) - waited
+        waited = run_queue_wait(daemon_pid)
         begin = time.monotonic()
         await asyncio.sleep(args.quiet)
         phases["quiet after"] = (begin, time.monotonic())
+        extra["wait quiet after"] = run_queue_wait(daemon_pid) - waited
         listener.cancel()
         return arrivals, samples, phases, failed, extra
 
@@ -223,6 +245,11 @@ def main():
     parser.add_argument("--handshakers", type=int, default=0,
                         help="instead of registrations: this many concurrent TLS handshake loops")
     parser.add_argument("--handshake-seconds", type=int, default=10)
+    parser.add_argument("--handshakers-idle", action="store_true",
+                        help="run the handshake loops as SCHED_IDLE (chrt --idle): the stronger control")
+    parser.add_argument("--handshakers-nice", type=int, default=0,
+                        help="run the handshake loops at this nice value (19: the machine's CPU goes to the "
+                             "daemon, gpsd and the measuring client first; a control for CPU contention)")
     args = parser.parse_args()
 
     scratch = tempfile.mkdtemp(prefix="tmm-gap-")
@@ -264,8 +291,8 @@ def main():
 
     period_ms = 1000.0 / args.rate
     print(f"gap: {args.rate} Hz receiver (period {period_ms:.0f} ms), one /locationV2 client, {len(arrivals)} frames")
-    print("| phase | frames | largest gap ms | p99 gap ms | latency p50 ms | p99 ms | max ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| phase | frames | largest gap ms | p99 gap ms | latency p50 ms | p99 ms | max ms | io thread run-queue wait ms/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     results = {}
     for name, (begin, end) in phases.items():
         values = gaps(arrivals, begin, end)
@@ -273,12 +300,15 @@ def main():
         delays = latencies(samples, receiver.written, begin, end)
         results[name] = (largest, p99, percentile(delays, 0.5), percentile(delays, 0.99), max(delays, default=float("nan")))
         print(f"| {name} | {len(values) + 1} | {largest * 1000:.1f} | {p99 * 1000:.1f} | "
-              f"{results[name][2] * 1000:.2f} | {results[name][3] * 1000:.2f} | {results[name][4] * 1000:.2f} |")
+              f"{results[name][2] * 1000:.2f} | {results[name][3] * 1000:.2f} | {results[name][4] * 1000:.2f} | "
+              + (f"{extra['wait ' + name] * 1000 / (end - begin):.1f} |" if "wait " + name in extra else " |"))
     target = period_ms + 5
     if args.handshakers:
         seconds = phases["handshakes"][1] - phases["handshakes"][0]
         largest = results["handshakes"][0] * 1000
-        print(f"handshakes: {args.handshakers} concurrent s_time -new loops for {args.handshake_seconds} s: "
+        how = "SCHED_IDLE" if args.handshakers_idle else f"nice {args.handshakers_nice}"
+        print(f"handshakes: {args.handshakers} concurrent s_time -new loops ({how}) for "
+              f"{args.handshake_seconds} s: "
               f"{extra['handshakes']} handshakes ({extra['handshakes'] / seconds:.0f}/s; {failures} loops failed), "
               f"daemon CPU {extra['handshake_cpu'] / seconds * 100:.0f}% of a core; "
               f"target: largest gap <= {target:.0f} ms: " + ("met" if largest <= target and failures == 0 else "NOT met"))
@@ -290,7 +320,9 @@ def main():
               f"handshakes_latency_max_ms={results['handshakes'][4] * 1000:.2f} "
               f"after_max_ms={results['quiet after'][0] * 1000:.1f} handshakes={extra['handshakes']} "
               f"handshakes_per_s={extra['handshakes'] / seconds:.0f} loop_failures={failures} "
-              f"daemon_cpu_pct={extra['handshake_cpu'] / seconds * 100:.0f}")
+              f"daemon_cpu_pct={extra['handshake_cpu'] / seconds * 100:.0f} "
+              f"io_wait_ms_per_s={extra['wait handshakes'] * 1000 / seconds:.1f} "
+              f"sched={'idle' if args.handshakers_idle else 'nice' + str(args.handshakers_nice)}")
     else:
         largest = results["registrations"][0] * 1000
         print(f"registrations: {args.registrations} ({failures} failed); target: largest gap <= {target:.0f} ms: "
