@@ -37,7 +37,8 @@
 #                         against the daemon's apiSecurePort and an `openssl s_server` with the same
 #                         P-256 certificate (Benchmarks/tls/handshakes.py), the largest V2 gap and
 #                         epoch-to-client latency while 50 clients handshake (gap.py --handshakers
-#                         50, BENCH_TLS_GAP_RUNS times, default 3), and wss against ws fan-out at 64
+#                         50, BENCH_TLS_GAP_RUNS times, default 3, then once with the loops
+#                         SCHED_IDLE as the control), and wss against ws fan-out at 64
 #                         and 1000 clients, 20 Hz (tmm-fanout --wss, BENCH_TLS_FANOUT_RUNS runs,
 #                         default 3)
 #   BENCH_TLS_PAIRS       s_time pairs (bridge, s_server) per handshake mode (default 5)
@@ -430,6 +431,12 @@ if [ "${BENCH_TLS:-1}" != 0 ]; then
         /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 || echo "gap: failed (see above)"
         echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
     done
+    # The control: the same loops SCHED_IDLE, so the daemon gets the CPU first (CPU contention
+    # on this 2-core machine against the daemon's own handling).
+    echo
+    /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 --handshakers-idle ||
+        echo "gap: failed (see above)"
+    echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
     echo "## wss against ws fan-out (tmm-fanout --wss)"
     echo
