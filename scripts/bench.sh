@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/bench.sh - `make bench`: the NMEA 0183 parser and the whole decode pipeline against
-# gpsdecode on the same bytes, then receiver latency and WebSocket fan-out.
+# gpsdecode on the same bytes, then receiver latency, TLS on the secure ports and WebSocket fan-out.
 #
 # 1. builds tmm-bench and tmm-bridge in release mode (tmm-bridge as `make build` does: the Swift
 #    runtime linked statically, in $BENCH_SCRATCH_PATH/static);
@@ -33,6 +33,16 @@
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
 #   BENCH_GAP=0           skip the largest-gap run (Benchmarks/gap/gap.py: a 10 Hz V2 client while
 #                         20 applications register; needs gpsd and /usr/bin/python3 with websockets)
+#   BENCH_TLS=0           skip the TLS runs (issue 11; need openssl, gpsd and /usr/bin/python3 with
+#                         websockets; about 12 minutes): handshakes per second by `openssl s_time`
+#                         against the daemon's apiSecurePort and an `openssl s_server` with the same
+#                         P-256 certificate (Benchmarks/tls/handshakes.py), the largest V2 gap and
+#                         epoch-to-client latency while 50 clients handshake (gap.py --handshakers
+#                         50, BENCH_TLS_GAP_RUNS times, default 3, then once with the loops
+#                         SCHED_IDLE as the control), and wss against ws fan-out at 64
+#                         and 1000 clients, 20 Hz (tmm-fanout --wss, BENCH_TLS_FANOUT_RUNS runs,
+#                         default 3)
+#   BENCH_TLS_PAIRS       s_time pairs (bridge, s_server) per handshake mode (default 5)
 #   BENCH_FANOUT=0        skip the WebSocket fan-out run (tmm-fanout against tmm-bridge run, gpsd
 #                         and a floor server; needs gpsd; about 6 minutes per repetition)
 #   BENCH_FANOUT_RUNS     repetitions of the fan-out matrix, medians reported (default 3)
@@ -413,6 +423,41 @@ if [ "${BENCH_LATENCY:-1}" != 0 ]; then
     echo
     echo "command:  tmm-latency $latency_epochs $latency_hz (from scripts/bench.sh)"
     echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# TLS on the secure ports (issue 11): handshakes per second against an s_server baseline, the V2
+# client's gap and latency while 50 clients handshake, wss against ws fan-out. BENCH_TLS=0 skips it.
+if [ "${BENCH_TLS:-1}" != 0 ]; then
+    echo
+    echo "## TLS handshakes per second (Benchmarks/tls/handshakes.py: openssl s_time, bridge vs openssl s_server)"
+    echo
+    /usr/bin/python3 "$root/Benchmarks/tls/handshakes.py" --bridge "$bridge" --pairs "${BENCH_TLS_PAIRS:-5}" --time 5 ||
+        echo "handshakes: failed (see above)"
+    echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo
+    echo "## V2 gap and latency while 50 clients handshake (Benchmarks/gap/gap.py --handshakers 50)"
+    for i in $(seq 1 "${BENCH_TLS_GAP_RUNS:-3}"); do
+        echo
+        /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 || echo "gap: failed (see above)"
+        echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+    done
+    # The control: the same loops SCHED_IDLE, so the daemon gets the CPU first (CPU contention
+    # on this 2-core machine against the daemon's own handling).
+    echo
+    /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 --handshakers-idle ||
+        echo "gap: failed (see above)"
+    echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo
+    echo "## wss against ws fan-out (tmm-fanout --wss)"
+    echo
+    swift build -c release --product tmm-fanout --package-path "$package" --scratch-path "$scratch" 2>&1 |
+        grep -E 'error|warning' || true
+    "$bindir/tmm-fanout" --bridge "$bridge" --wss --no-gpsd --no-floor --no-slow-client --clients 64,1000 --rates 20 \
+        --runs "${BENCH_TLS_FANOUT_RUNS:-3}"
+    echo
+    echo "command:  tmm-fanout --bridge $bridge --wss --no-gpsd --no-floor --no-slow-client --clients 64,1000 --rates 20" \
+        "--runs ${BENCH_TLS_FANOUT_RUNS:-3} (from scripts/bench.sh)"
+    echo "revision: $rev (working tree state not checked)"
 fi
 
 # WebSocket fan-out: `tmm-bridge run` to 64-1000 V2 clients, against gpsd's own JSON fan-out and a

@@ -10,6 +10,12 @@ import WebSocket
 // until it is empty. One read buffer serves every client; each client keeps only its scanner's
 // few integers. The receive time of a message is taken once per read, right after the read that
 // completed it returned. gpsd's clients and the bridge's go through exactly the same loop.
+//
+// Secure clients (wss, `connect(..., secure: true)`) run a `TLSClientSession` over memory
+// buffers in the same loop: the ciphertext read goes into the session, the plaintext out of it
+// into the same scanners (the receive time is still that of the socket read), the session's
+// output is sent at once. The server's chain is verified against `trustedAuthority` (the
+// daemon's own CA), and its certificate must carry 127.0.0.1.
 
 /// Which server a client talks to.
 enum ClientKind: Sendable {
@@ -35,6 +41,8 @@ struct HarnessError: Error, CustomStringConvertible {
 private enum Phase: UInt8 {
     /// Non-blocking connect in progress.
     case connecting
+    /// Connected, TLS handshake under way (secure clients): the request waits in `request`.
+    case handshaking
     /// Connected and request sent; waiting for the 101 (WebSocket) or the first line (gpsd).
     case awaitingReply
     case open
@@ -51,6 +59,10 @@ private struct Client {
     var slot: Int
     var key = ""
     var reply: [UInt8] = []
+    /// Secure clients: the session, and the request sent once it is established.
+    var tls: TLSClientSession?
+    var secure = false
+    var request: [UInt8] = []
     var gpsd = GPSDLineScanner()
     var webSocket = WebSocketFrameScanner()
     var bytesReceived = 0
@@ -94,6 +106,10 @@ final class ClientLoop {
     private var indexByDescriptor: [Int32]
     private var events: [SelectorEvent] = []
     private let scratch: UnsafeMutableRawBufferPointer
+    /// Plaintext out of a secure client's session (a record's worth at a time).
+    private let plaintext: UnsafeMutableRawBufferPointer
+    /// What secure clients trust (the CA of the bridge under test); set before connecting them.
+    var trustedAuthority: TLSClientContext?
     private var schedule: Schedule?
     private var arrivals: ArrivalTable?
     /// Per client: messages with a time, and the last time seen. Kept apart from `clients` so
@@ -112,12 +128,14 @@ final class ClientLoop {
         }
         indexByDescriptor = [Int32](repeating: -1, count: descriptorLimit)
         scratch = .allocate(byteCount: 256 * 1024, alignment: 16)
+        plaintext = .allocate(byteCount: 64 * 1024, alignment: 16)
         events.reserveCapacity(1024)
     }
 
     deinit {
         closeAll()
         scratch.deallocate()
+        plaintext.deallocate()
     }
 
     var clientCount: Int { clients.count }
@@ -128,9 +146,10 @@ final class ClientLoop {
 
     /// Connects `count` clients of `kind` to 127.0.0.1:`port`, at most `inFlight` unanswered at
     /// a time (gpsd listens with a backlog of 5), and waits until all are open.
-    func connect(count: Int, kind: ClientKind, port: UInt16, inFlight: Int, timeoutSeconds: Int = 60)
-        throws(HarnessError)
+    func connect(count: Int, kind: ClientKind, port: UInt16, inFlight: Int, secure: Bool = false,
+                 timeoutSeconds: Int = 60) throws(HarnessError)
     {
+        if secure && trustedAuthority == nil { throw HarnessError("secure clients need trustedAuthority") }
         let first = clients.count
         let deadline = monotonicNanoseconds() + Int64(timeoutSeconds) * 1_000_000_000
         var started = 0
@@ -139,7 +158,7 @@ final class ClientLoop {
             var open = 0
             for index in first..<clients.count {
                 switch clients[index].phase {
-                case .connecting, .awaitingReply: waiting += 1
+                case .connecting, .handshaking, .awaitingReply: waiting += 1
                 case .open: open += 1
                 case .closed:
                     let failure = clients[index].failure ?? "closed"
@@ -149,7 +168,7 @@ final class ClientLoop {
             }
             if open == count { return }
             while started < count && waiting < inFlight {
-                try addClient(kind: kind, port: port, receiveBuffer: nil, reads: true)
+                try addClient(kind: kind, port: port, receiveBuffer: nil, reads: true, secure: secure)
                 started += 1
                 waiting += 1
             }
@@ -176,7 +195,9 @@ final class ClientLoop {
         return index
     }
 
-    private func addClient(kind: ClientKind, port: UInt16, receiveBuffer: Int?, reads: Bool) throws(HarnessError) {
+    private func addClient(kind: ClientKind, port: UInt16, receiveBuffer: Int?, reads: Bool, secure: Bool = false)
+        throws(HarnessError)
+    {
         let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: \(Errno.current) (raise RLIMIT_NOFILE?)") }
         guard Int(fd) < indexByDescriptor.count else {
@@ -203,7 +224,9 @@ final class ClientLoop {
             throw HarnessError("connect to port \(port): \(error)")
         }
         let index = clients.count
-        clients.append(Client(fd: fd, kind: kind, reads: reads, slot: -1))
+        var client = Client(fd: fd, kind: kind, reads: reads, slot: -1)
+        client.secure = secure
+        clients.append(client)
         messageCounts.append(0)
         lastTimes.append(-1)
         indexByDescriptor[Int(fd)] = Int32(index)
@@ -232,6 +255,20 @@ final class ClientLoop {
             request = Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                 + "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
         }
+        if clients[index].secure, let context = trustedAuthority {
+            do {
+                let session = try TLSClientSession(context: context, serverName: "127.0.0.1")
+                try session.start()
+                clients[index].tls = session
+            } catch {
+                return end(index, failure: "TLS: \(error)")
+            }
+            clients[index].request = request
+            clients[index].phase = .handshaking
+            guard flushTLS(index) else { return end(index, failure: "sending the ClientHello: \(Errno.current)") }
+            try? selector.modify(fd, interest: .readable)
+            return
+        }
         guard sendAll(fd, request) else { return end(index, failure: "sending the request: \(Errno.current)") }
         clients[index].phase = .awaitingReply
         try? selector.modify(fd, interest: .readable)
@@ -253,8 +290,8 @@ final class ClientLoop {
             switch clients[index].phase {
             case .connecting:
                 connected(index)
-            case .awaitingReply, .open:
-                if clients[index].reads || clients[index].phase == .awaitingReply {
+            case .handshaking, .awaitingReply, .open:
+                if clients[index].reads || clients[index].phase != .open {
                     readAvailable(index)
                 } else if event.isHangUp || event.isError {
                     // The slow client reads nothing: a hang-up is the server giving up on it.
@@ -283,7 +320,11 @@ final class ClientLoop {
             if n > 0 {
                 let now = monotonicNanoseconds()
                 clients[index].bytesReceived += n
-                consume(index, UnsafeRawBufferPointer(rebasing: scratch[0..<n]), at: now)
+                if let session = clients[index].tls {
+                    decrypt(index, session, UnsafeRawBufferPointer(rebasing: scratch[0..<n]), at: now)
+                } else {
+                    consume(index, UnsafeRawBufferPointer(rebasing: scratch[0..<n]), at: now)
+                }
                 // A short read emptied the socket; level-triggered epoll reports anything newer.
                 if n < scratch.count || !clients[index].reads { return }
             } else if n == 0 {
@@ -295,10 +336,56 @@ final class ClientLoop {
             } else {
                 let error = Errno.current
                 // A reset before the reply is a refusal too (gpsd closes a client it has no slot for).
-                let refused = clients[index].phase == .awaitingReply
+                let refused = clients[index].phase == .awaitingReply || clients[index].phase == .handshaking
                 return end(index, failure: refused ? "\(Self.closedBeforeReply) (\(error))" : "read: \(error)")
             }
         }
+    }
+
+    /// A secure client's ciphertext: through its session into `consume`; the session's output
+    /// (handshake flights) out at once, and the request once the handshake is done.
+    private func decrypt(_ index: Int, _ session: TLSClientSession, _ bytes: UnsafeRawBufferPointer, at now: Int64) {
+        session.receive(bytes)
+        do {
+            reading: while clients[index].phase != .closed {
+                switch try session.readPlaintext(into: plaintext) {
+                case .bytes(let count): consume(index, UnsafeRawBufferPointer(rebasing: plaintext[0..<count]), at: now)
+                case .needsInput: break reading
+                case .closed: return end(index, failure: clients[index].phase == .open ? nil : Self.closedBeforeReply)
+                }
+            }
+        } catch {
+            _ = flushTLS(index)  // the alert
+            return end(index, failure: "TLS: \(error)")
+        }
+        guard clients[index].phase != .closed else { return }
+        if clients[index].phase == .handshaking && session.isEstablished {
+            clients[index].phase = .awaitingReply
+            guard send(index, clients[index].request) else { return end(index, failure: "sending the request") }
+            clients[index].request = []
+        }
+        guard flushTLS(index) else { return end(index, failure: "send: \(Errno.current)") }
+    }
+
+    /// Sends what a secure client's session has for the socket.
+    private func flushTLS(_ index: Int) -> Bool {
+        guard let session = clients[index].tls, session.pendingOutputCount > 0 else { return true }
+        var output: [UInt8] = []
+        session.takeOutput(appendingTo: &output)
+        return sendAll(clients[index].fd, output)
+    }
+
+    /// Sends `bytes` to client `index` (through its session when it is secure).
+    @discardableResult
+    private func send(_ index: Int, _ bytes: [UInt8]) -> Bool {
+        guard let session = clients[index].tls else { return sendAll(clients[index].fd, bytes) }
+        var offset = 0
+        while offset < bytes.count {
+            let taken = (try? bytes[offset...].withUnsafeBytes { try session.writePlaintext($0) }) ?? 0
+            guard taken > 0 else { return false }
+            offset += taken
+        }
+        return flushTLS(index)
     }
 
     private func consume(_ index: Int, _ bytes: UnsafeRawBufferPointer, at now: Int64) {
@@ -375,7 +462,7 @@ final class ClientLoop {
         let pings = clients[index].webSocket.pendingPings
         clients[index].webSocket.pendingPings = []
         for payload in pings {
-            sendAll(clients[index].fd, maskedFrame(opcode: 0xA, payload: payload))
+            send(index, maskedFrame(opcode: 0xA, payload: payload))
         }
     }
 
@@ -484,7 +571,7 @@ final class ClientLoop {
     func closeAll() {
         for index in clients.indices where clients[index].phase != .closed {
             if case .webSocket = clients[index].kind, clients[index].phase == .open {
-                sendAll(clients[index].fd, maskedFrame(opcode: 0x8, payload: [0x03, 0xE8]))
+                send(index, maskedFrame(opcode: 0x8, payload: [0x03, 0xE8]))
             }
             end(index, failure: nil)
         }

@@ -15,12 +15,18 @@
 // (utime + stime over the window) and memory (VmRSS, VmHWM). A last bridge run adds one client
 // that never reads, to see how the others fare and when the bridge closes it.
 //
+// `--wss` (issue 11) adds, after every bridge measurement, the same on a second fresh bridge with
+// N clients of wss://127.0.0.1:PORT/locationV2 on its locationV2SecurePort (TLSClientSession in
+// the client loop, the chain verified against that bridge's `<state-dir>/tls/ca.pem`), and a
+// table of the server's CPU per client-frame, ws against wss (median of the per-run ratios).
+//
 // Prints progress, one `RESULT` line per measurement, and a table of medians over the runs.
 // Exits 1 only when the harness itself fails (not when a server misses a target).
 import GPSD
 import Glibc
 import Posix
 import Synchronization
+import TLS
 
 let usage = """
     usage: tmm-fanout [options]
@@ -33,6 +39,8 @@ let usage = """
       --warmup SECONDS     discarded at the start of every measurement (default 3)
       --window SECONDS     measured (default 10)
       --runs N             repetitions of the whole matrix; the table shows medians (default 3)
+      --wss                also measure every bridge row over TLS (wss on locationV2SecurePort)
+      --no-gpsd            skip gpsd's own fan-out (the baseline)
       --no-slow-client     skip the never-reading client run
       --slow-clients N     normal clients in that run (default: the largest of --clients)
       --slow-rate HZ       its rate (default 20)
@@ -69,6 +77,8 @@ struct Options {
     var slowObserve = 20
     var keep = false
     var floor = true
+    var wss = false
+    var gpsd = true
 }
 
 /// This program's own path (the floor server is a second copy of it).
@@ -120,6 +130,8 @@ func parseOptions(_ arguments: [String]) -> Options {
             options.runs = 1
         case "--keep": options.keep = true
         case "--no-floor": options.floor = false
+        case "--wss": options.wss = true
+        case "--no-gpsd": options.gpsd = false
         case "--self-test":
             let failures = runSelfTest()
             for failure in failures { print("self-test: FAIL \(failure)") }
@@ -316,6 +328,7 @@ func fixed(_ value: Double?, _ decimals: Int = 3) -> String {
 var gpsdClientLimit: Int?
 
 @MainActor func measureGPSD(clients: Int, rate: Int, run: Int) throws(HarnessError) -> Measurement? {
+    guard options.gpsd else { return nil }
     if let limit = gpsdClientLimit, clients > limit { return nil }
     ensureDevice(strict: false)
     do {
@@ -336,7 +349,7 @@ var gpsdClientLimit: Int?
 
 /// Starts a bridge, unlocks V2, connects the clients; nil (and a message) when the bridge cannot
 /// be measured.
-@MainActor func startBridge(_ path: String, clients: Int, label: String) -> BridgeProcess? {
+@MainActor func startBridge(_ path: String, clients: Int, label: String, secure: Bool = false) -> BridgeProcess? {
     let bridge: BridgeProcess
     do {
         bridge = try BridgeProcess(executable: path, device: pty.devicePath, gpsd: gpsdConfiguration,
@@ -347,8 +360,19 @@ var gpsdClientLimit: Int?
         return nil
     }
     do {
-        try loop.connect(count: clients, kind: .webSocket(path: "/locationV2"), port: bridge.ports.locationV2,
-                         inFlight: 32)
+        if secure {
+            // This bridge's own CA (a fresh state directory makes a fresh one).
+            guard let pem = readSmallFile(bridge.directory + "/state/tls/ca.pem") else {
+                throw HarnessError("no \(bridge.directory)/state/tls/ca.pem")
+            }
+            do {
+                loop.trustedAuthority = try TLSClientContext(trusting: [try Certificate(pem: pem)])
+            } catch {
+                throw HarnessError("the bridge's CA: \(error)")
+            }
+        }
+        try loop.connect(count: clients, kind: .webSocket(path: "/locationV2"),
+                         port: secure ? bridge.ports.locationV2Secure : bridge.ports.locationV2, inFlight: 32, secure: secure)
     } catch {
         say("bridge: \(error)\(bridge.logTail())")
         loop.closeAll()
@@ -394,15 +418,16 @@ var measurementCount = 0
     return result
 }
 
-@MainActor func measureBridge(clients: Int, rate: Int, run: Int) -> Measurement? {
+@MainActor func measureBridge(clients: Int, rate: Int, run: Int, secure: Bool = false) -> Measurement? {
     guard bridgeUsable, let path = bridgePath else { return nil }
     measurementCount += 1
-    guard let bridge = startBridge(path, clients: clients, label: "bridge-\(measurementCount)") else {
+    let server = secure ? "bridge-wss" : "bridge"
+    guard let bridge = startBridge(path, clients: clients, label: "\(server)-\(measurementCount)", secure: secure) else {
         say("bridge: not measured (\(clients) clients, \(rate) Hz); skipping the remaining bridge runs")
         bridgeUsable = false
         return nil
     }
-    var result = measure(run: run, server: "bridge", clients: clients, rate: rate, serverPID: bridge.pid)
+    var result = measure(run: run, server: server, clients: clients, rate: rate, serverPID: bridge.pid)
     stopBridge(bridge, &result)
     say(resultLine(result, run: run))
     return result
@@ -503,6 +528,9 @@ do {
                 if let baseline = try measureGPSD(clients: clients, rate: rate, run: run) { all.append(baseline) }
                 if let floor = try measureFloor(clients: clients, rate: rate, run: run) { all.append(floor) }
                 if let bridge = measureBridge(clients: clients, rate: rate, run: run) { all.append(bridge) }
+                if options.wss, let secure = measureBridge(clients: clients, rate: rate, run: run, secure: true) {
+                    all.append(secure)
+                }
             }
         }
         if options.slowClient, bridgeUsable {
@@ -551,13 +579,13 @@ for clients in options.clients {
         if let limit = gpsdClientLimit, clients > limit {
             say("| \(clients) | \(rate) | gpsd | refused: gpsd serves at most \(limit) clients ||||||||||||")
         }
-        for server in ["gpsd", "floor", "bridge"] {
+        for server in ["gpsd", "floor", "bridge", "bridge-wss"] {
             let rows = all.filter { $0.server == server && $0.clients == clients && $0.rate == rate }
             guard !rows.isEmpty else { continue }
             func m(_ value: (Measurement) -> Double?) -> Double? { medianOf(server, clients, rate, value) }
             let p99 = m { $0.latency.p99 }
             let cpu = m { $0.serverCPU }
-            let isBridge = server == "bridge"
+            let isBridge = server.hasPrefix("bridge")
             let cells = [
                 String(clients), String(rate), server,
                 fixed(m { $0.latency.p50 }), fixed(p99), fixed(m { $0.latency.max }),
@@ -568,6 +596,47 @@ for clients in options.clients {
                 isBridge ? fixed(p99.flatMap { p in floorP99.map { p - $0 } }) : "",
             ]
             say("| " + cells.joined(separator: " | ") + " |")
+        }
+    }
+}
+
+/// The server's CPU per delivered (client, frame) pair over the window, in µs.
+func cpuPerClientFrame(_ m: Measurement) -> Double? {
+    guard let cpu = m.serverCPU, m.latency.samples > 0 else { return nil }
+    return cpu / 100 * Double(options.window) * 1e6 / Double(m.latency.samples)
+}
+
+if options.wss {
+    say("")
+    say("ws against wss (bridge, same clients and rates; CPU per client-frame = server CPU over the window /")
+    say("(client, frame) pairs delivered in it; ratio = median of the per-run wss / ws):")
+    say("")
+    say("| clients | Hz | ws CPU % | wss CPU % | ws µs CPU/client-frame | wss µs CPU/client-frame | wss / ws | ws p50 ms | wss p50 ms | ws p99 ms | wss p99 ms | missing ws/wss | wss HWM MiB |")
+    say("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    for clients in options.clients {
+        for rate in options.rates {
+            let plain = all.filter { $0.server == "bridge" && $0.clients == clients && $0.rate == rate }
+            let secure = all.filter { $0.server == "bridge-wss" && $0.clients == clients && $0.rate == rate }
+            guard !plain.isEmpty, !secure.isEmpty else { continue }
+            let ratios = plain.compactMap { p -> Double? in
+                guard let s = secure.first(where: { $0.run == p.run }), let a = cpuPerClientFrame(p),
+                      let b = cpuPerClientFrame(s), a > 0 else { return nil }
+                return b / a
+            }
+            let wsCost = median(plain.compactMap(cpuPerClientFrame))
+            let wssCost = median(secure.compactMap(cpuPerClientFrame))
+            let cells = [
+                String(clients), String(rate),
+                fixed(median(plain.compactMap(\.serverCPU)), 1), fixed(median(secure.compactMap(\.serverCPU)), 1),
+                fixed(wsCost, 2), fixed(wssCost, 2), median(ratios).map { fixed($0, 2) + "x" } ?? "n/a",
+                fixed(median(plain.map(\.latency.p50))), fixed(median(secure.map(\.latency.p50))),
+                fixed(median(plain.map(\.latency.p99))), fixed(median(secure.map(\.latency.p99))),
+                "\(fixed(median(plain.map { Double($0.latency.missing) }), 0))/\(fixed(median(secure.map { Double($0.latency.missing) }), 0))",
+                fixed(median(secure.map { Double($0.serverHWM) / 1024 }), 1),
+            ]
+            say("| " + cells.joined(separator: " | ") + " |")
+            say("RESULT fanout_wss clients=\(clients) rate_hz=\(rate) ws_us_per_client_frame=\(fixed(wsCost, 2))"
+                + " wss_us_per_client_frame=\(fixed(wssCost, 2)) ratio=\(median(ratios).map { fixed($0, 2) } ?? "nan")")
         }
     }
 }

@@ -57,6 +57,11 @@ static inline void tmm_ssl_ctx_select_http11(SSL_CTX *ctx) {
     SSL_CTX_set_alpn_select_cb(ctx, tmm_select_http11, NULL);
 }
 
+/// SNI (RFC 6066 §3) for a client session: the host name it asks for.
+static inline int tmm_ssl_set_server_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
 /// Bytes waiting in a memory BIO.
 static inline size_t tmm_bio_pending(BIO *bio) { return BIO_ctrl_pending(bio); }
 
