@@ -404,6 +404,9 @@ public final class EventLoop {
         spareRetryInterval = retryNanoseconds
     }
 
+    /// The spare is held now (`keepSpareDescriptor`, and taken back after each refusal).
+    public var holdsSpareDescriptor: Bool { spare.isHeld }
+
     /// Gives the spare up (paused listeners are still retried, with a descriptor opened and closed
     /// again each time).
     public func releaseSpareDescriptor() {
