@@ -21,7 +21,7 @@ set -euo pipefail
 fuzz_init tls TLS "$@"
 
 # The files that need Posix (the state directory's files) are left out; nothing here touches disk.
-fuzz_snapshot "$root"/Sources/TLS/{CryptoError,MemoryBIO,PrivateKey,Certificate,TLSServer}.swift "$root/Fuzz/TLSFuzz.swift"
+fuzz_snapshot "$root"/Sources/TLS/{CryptoError,MemoryBIO,PrivateKey,Certificate,TLSSession,TLSServer}.swift "$root/Fuzz/TLSFuzz.swift"
 fuzz_include_module ByteCoding
 echo "== building $fuzz_binary (TLS session, keys, certificates; libssl)"
 fuzz_compile "$src"/*.swift -I "$root/Sources/COpenSSL" -lssl -lcrypto \
