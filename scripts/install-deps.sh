@@ -11,7 +11,7 @@ set -euo pipefail
 
 # Keep in sync with README.md and docs (ARCHITECTURE.md "Dependencies").
 # udev: udevadm for UdevadmTests; systemd: systemd-analyze for ServiceUnitAnalyzeTests (docs/service.md).
-packages=(libgps-dev libudev-dev libssl-dev openssl gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd)
+packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd)
 bench_packages=(gpsd-clients)
 
 usage() {

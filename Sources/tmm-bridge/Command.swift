@@ -17,6 +17,9 @@ enum Command: Equatable {
     /// Hidden (not in the usage): prints the udev rules generated from the receiver table;
     /// `make udev-rules` writes them to udev/60-tmm-bridge.rules.
     case udevRules
+    /// Hidden: prints tmm-bridge(8), generated from the same tables as `--help`; `make man`
+    /// writes it to packaging/tmm-bridge.8.
+    case manPage
     case help
     case version
 
@@ -75,6 +78,9 @@ enum Command: Equatable {
             return .open(try OpenCommand.parse(rest))
         case "tls":
             return .tls(try TLSCommand.parse(rest))
+        case "man":
+            guard rest.isEmpty else { throw UsageError(message: "man takes no arguments") }
+            return .manPage
         case "udev-rules":
             guard rest.isEmpty else { throw UsageError(message: "udev-rules takes no arguments") }
             return .udevRules
@@ -164,6 +170,9 @@ enum Command: Equatable {
             return command.run()
         case .commandHelp(let verb):
             Output.standard((Self.commandHelp(verb) ?? Command.usage) + "\n")
+            return ExitCode.ok
+        case .manPage:
+            Output.standard(ManPage.text())
             return ExitCode.ok
         case .udevRules:
             var text = UdevRules.text()

@@ -41,13 +41,16 @@ struct RunCommand: Equatable {
 
     static let synopsis = "       tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]..."
 
+    /// The description before the option list (the man page lists the options apart).
+    static let summaryIntroduction = """
+        run      Serve TMM clients: WebSocket V1 and V2, the REST API and registration, from the
+                 receivers udev finds (or --device PATH) read through gpsd. Options (each also
+                 works as 'name = value' in the --config file, default \(fallbackConfigFile),
+                 or tmm-bridge.conf in $CONFIGURATION_DIRECTORY when systemd sets it):
+        """
+
     static var summary: String {
-        var text = """
-            run      Serve TMM clients: WebSocket V1 and V2, the REST API and registration, from the
-                     receivers udev finds (or --device PATH) read through gpsd. Options (each also
-                     works as 'name = value' in the --config file, default \(fallbackConfigFile),
-                     or tmm-bridge.conf in $CONFIGURATION_DIRECTORY when systemd sets it):
-            """
+        var text = summaryIntroduction
         for option in BridgeConfiguration.options {
             let flag = "--\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
             let padded = flag.count < 34 ? flag + String(repeating: " ", count: 34 - flag.count) : flag + "  "
