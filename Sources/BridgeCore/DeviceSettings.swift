@@ -149,42 +149,6 @@ public struct DeviceSettings: Equatable, Sendable {
 
 // MARK: Updates from request bodies
 
-/// A JSON value, as far as the REST bodies need to tell values apart.
-public indirect enum JSONValue: Decodable, Equatable, Sendable {
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case null
-    case object([String: JSONValue])
-    case other
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let object = try? container.decode([String: JSONValue].self) {
-            self = .object(object)
-        } else {
-            self = .other
-        }
-    }
-
-    /// Decodes a request body that must be a JSON object.
-    static func object(_ body: [UInt8], expected: String) -> Result<[String: JSONValue], RESTRouter.BodyFailure> {
-        guard !body.isEmpty else { return .failure(.init(message: "empty body: \(expected)")) }
-        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
-            return .failure(.init(message: "the body is not a JSON object: \(expected)"))
-        }
-        return .success(members)
-    }
-}
-
 /// Members by lower-cased key; a key given twice in different cases is refused (it would be
 /// ambiguous which one counts).
 private func caseFolded(_ members: [String: JSONValue]) -> Result<[String: JSONValue], RESTRouter.BodyFailure> {

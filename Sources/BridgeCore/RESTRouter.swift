@@ -162,9 +162,9 @@ public enum RESTRouter {
     public static func parseReceiverBody(_ body: [UInt8]) -> Result<Bool, BodyFailure> {
         let expected = "expected a JSON object {\"isConnected\": true or false}"
         guard !body.isEmpty else { return .failure(BodyFailure(message: "empty body: \(expected)")) }
-        let members: [String: JSONMember]
+        let members: [String: JSONValue]
         do {
-            members = try JSONDecoder().decode([String: JSONMember].self, from: Data(body))
+            members = try JSONDecoder().decode([String: JSONValue].self, from: Data(body))
         } catch {
             return .failure(BodyFailure(message: "the body is not JSON: \(expected)"))
         }
@@ -184,18 +184,39 @@ public enum RESTRouter {
 
 }
 
-/// A JSON value, known only well enough to tell a boolean from the rest.
-public enum JSONMember: Decodable, Equatable, Sendable {
+/// A JSON value, as far as the REST bodies need to tell values apart.
+public indirect enum JSONValue: Decodable, Equatable, Sendable {
     case bool(Bool)
+    case number(Double)
+    case string(String)
+    case null
+    case object([String: JSONValue])
     case other
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let flag = try? container.decode(Bool.self) {
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
             self = .bool(flag)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let object = try? container.decode([String: JSONValue].self) {
+            self = .object(object)
         } else {
             self = .other
         }
+    }
+
+    /// Decodes a request body that must be a JSON object.
+    static func object(_ body: [UInt8], expected: String) -> Result<[String: JSONValue], RESTRouter.BodyFailure> {
+        guard !body.isEmpty else { return .failure(.init(message: "empty body: \(expected)")) }
+        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
+            return .failure(.init(message: "the body is not a JSON object: \(expected)"))
+        }
+        return .success(members)
     }
 }
 
