@@ -108,20 +108,24 @@ extension BridgeServer {
         if !submitted { log("cannot save the settings: the daemon is stopping") }
     }
 
-    /// A TLS session failed (a refused handshake, a bad record): counted, and logged for the
-    /// first failures and then every hundredth, so a scanner cannot flood the log.
+    /// A TLS session failed (a refused handshake, a bad record): counted, logged (`logsFailure`).
     func recordTLSFailure(_ failure: TLSServerSession.Failure, on connection: Connection, established: Bool) {
         statistics.tlsFailures += 1
         let count = statistics.tlsFailures
-        guard count <= 10 || count % 100 == 0 else { return }
+        guard Self.logsFailure(count) else { return }
         log("TLS \(established ? "session" : "handshake") failed on \(connection.server.registrationKey): \(failure.reason) (\(count) TLS failures so far)")
     }
+
+    /// Whether the `count`-th failure of a kind a client can cause at will (a TLS handshake, an
+    /// access code) is logged: the first ten, then every hundredth, so a scanner cannot flood
+    /// the log but the count still shows.
+    static func logsFailure(_ count: Int) -> Bool { count <= 10 || count % 100 == 0 }
 
     /// An Access Code V2 was refused: counted, logged like TLS failures.
     func recordAccessCodeV2Refusal(_ reason: String) {
         statistics.accessCodeV2Refused += 1
         let count = statistics.accessCodeV2Refused
-        guard count <= 10 || count % 100 == 0 else { return }
+        guard Self.logsFailure(count) else { return }
         log("Access Code V2 refused: \(reason) (\(count) refused so far)")
     }
 
