@@ -42,19 +42,10 @@ final class TLSTransport: Transport {
     var negotiated: String { "\(session.protocolVersion) \(session.applicationProtocol ?? "no ALPN")" }
 
     func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
-        var outcome: Result<IOResult, Errno> = .success(.wouldBlock)
-        buffer.append(addingCapacity: maxCount) { output in
-            output.withUnsafeMutableBufferPointer { spare, initialized in
-                do throws(Errno) {
-                    let result = try read(into: UnsafeMutableRawBufferPointer(spare))
-                    if case .processed(let count) = result { initialized = count }
-                    outcome = .success(result)
-                } catch {
-                    outcome = .failure(error)
-                }
-            }
+        try buffer.appendReading(maxCount: maxCount) { spare throws(Errno) in
+            let result = try read(into: spare)
+            return (result.byteCount, result)
         }
-        return try outcome.get()
     }
 
     func read(into buffer: inout [UInt8]) throws(Errno) -> IOResult {

@@ -30,19 +30,10 @@ public struct SocketConnection: ~Copyable {
     /// Appends up to `maxCount` read bytes to `buffer` (read straight into its spare capacity).
     public func read(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Errno) -> IOResult {
         precondition(maxCount > 0, "reading zero bytes cannot tell end of file from nothing")
-        var outcome: Result<IOResult, Errno> = .success(.wouldBlock)
-        buffer.append(addingCapacity: maxCount) { output in
-            output.withUnsafeMutableBufferPointer { spare, initialized in
-                do throws(Errno) {
-                    let result = try read(into: UnsafeMutableRawBufferPointer(spare))
-                    if case .processed(let count) = result { initialized = count }
-                    outcome = .success(result)
-                } catch {
-                    outcome = .failure(error)
-                }
-            }
+        return try buffer.appendReading(maxCount: maxCount) { spare throws(Errno) in
+            let result = try read(into: spare)
+            return (result.byteCount, result)
         }
-        return try outcome.get()
     }
 
     /// Sends what fits of `bytes[offset...]`.
@@ -72,5 +63,12 @@ public struct SocketConnection: ~Copyable {
     /// Shuts down the sending side (the peer reads end of file).
     public func shutdownWrite() {
         _ = Glibc.shutdown(descriptor.rawValue, CInt(SHUT_WR))
+    }
+}
+
+extension IOResult {
+    /// The bytes transferred (0 for `.wouldBlock`).
+    public var byteCount: Int {
+        if case .processed(let count) = self { count } else { 0 }
     }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import Posix
 
 /// A TLS session over memory buffers, either end: the socket's bytes go in with `receive`, the
 /// plaintext comes out of `readPlaintext`; plaintext goes in with `writePlaintext` and the
@@ -86,19 +87,11 @@ public class TLSSession {
     /// `readPlaintext(into:)`, appending up to `maxCount` bytes to `buffer` (straight into its
     /// spare capacity: nothing is zero-filled first).
     public func readPlaintext(appendingTo buffer: inout [UInt8], maxCount: Int) throws(Failure) -> ReadResult {
-        var outcome: Result<ReadResult, Failure> = .success(.needsInput)
-        buffer.append(addingCapacity: maxCount) { output in
-            output.withUnsafeMutableBufferPointer { spare, initialized in
-                do throws(Failure) {
-                    let result = try readPlaintext(into: UnsafeMutableRawBufferPointer(spare))
-                    if case .bytes(let count) = result { initialized = count }
-                    outcome = .success(result)
-                } catch {
-                    outcome = .failure(error)
-                }
-            }
+        try buffer.appendReading(maxCount: maxCount) { spare throws(Failure) in
+            let result = try readPlaintext(into: spare)
+            if case .bytes(let count) = result { return (count, result) }
+            return (0, result)
         }
-        return try outcome.get()
     }
 
     /// Encrypts what it can of `bytes` (up to one record's worth per call is fine); returns how
@@ -124,12 +117,9 @@ public class TLSSession {
     public func takeOutput(appendingTo buffer: inout [UInt8], maxCount: Int = .max) {
         let count = min(pendingOutputCount, maxCount)
         guard count > 0 else { return }
-        // Straight into the array's spare capacity: nothing is zero-filled first (every record
-        // of every wss client passes here).
-        buffer.append(addingCapacity: count) { output in
-            output.withUnsafeMutableBufferPointer { spare, initialized in
-                initialized = max(0, Int(BIO_read(outgoing, spare.baseAddress, CInt(count))))
-            }
+        // Straight into the array's spare capacity (every record of every wss client passes here).
+        buffer.appendReading(maxCount: count) { spare in
+            (max(0, Int(BIO_read(outgoing, spare.baseAddress, CInt(count)))), ())
         }
     }
 
