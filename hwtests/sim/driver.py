@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pwd
 import signal
 import socket
 import termios
@@ -29,6 +30,13 @@ class Pty:
         tty.setraw(self.slave, termios.TCSANOW)
         os.set_blocking(self.master, False)
         self.path = os.ttyname(self.slave)
+        # gpsd opens devices added at run time as its own user, and devpts makes ptys root-only:
+        # hand it to the gpsd user as udev's rules hand a receiver to dialout (else anyone may read).
+        try:
+            os.chown(self.path, pwd.getpwnam("gpsd").pw_uid, -1)
+            os.chmod(self.path, 0o660)
+        except (KeyError, PermissionError):
+            os.chmod(self.path, 0o666)
 
     def write(self, data: bytes) -> int:
         """Bytes written; the rest is dropped (nobody reading, buffer full)."""
@@ -134,7 +142,7 @@ class Driver:
                     self.dropped += len(item.data) - sent
                     if item.truth is not None:
                         epochs += 1
-                        self._emit({"truth": item.truth, "dropped": len(item.data) - sent})
+                        self._emit({"truth": item.truth, "dropped": len(item.data) - sent, "wall": time.time()})
                 elif isinstance(item, Action):
                     self._emit({"t": item.t, "action": item.kind, "duration": item.duration}, console=True)
                     if item.kind == "unplug" and self.pty:
