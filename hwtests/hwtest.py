@@ -123,6 +123,8 @@ class Run:
                     pass
                 self.stop(recorders)
                 simulator.stop()
+                for name, recorder in recorders.items():
+                    recorder.save(os.path.join(out, f"client-{name}.jsonl"))
                 timeline = verify.load_timeline(simulator.timeline_path)
                 for action in timeline.actions:
                     if action["action"] == "gpsd-kill":
@@ -245,12 +247,14 @@ class Run:
                 simulator.stop()
                 timeline = verify.load_timeline(simulator.timeline_path)
                 checks, _ = verify.stream_checks(timeline, recorders["v2"].messages, [], recorders["events"].messages, {})
+                # The reading client is judged as in every scenario: every epoch, at its rate,
+                # within the latency bound; the never-reading one beside it must change nothing.
+                checks = [c for c in checks if c.name.startswith(("V2:", "receiver-to-client"))]
                 arrivals = [a for a, _ in recorders["v2"].messages]
                 gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
-                checks = [c for c in checks if c.name.startswith("V2:")]
-                checks.append(verify.Check("a client that never reads does not delay the others: largest gap under 150 ms",
-                                           gaps and max(gaps) < 0.15, f"largest gap {max(gaps) * 1000:.1f} ms" if gaps else "no data"))
+                self.report.figures["slow client: largest gap at the reading client (ms)"] = round(max(gaps) * 1000, 1) if gaps else None
                 checks.append(verify.Check("the slow client's handshake succeeded", "101" in slow.status_line, slow.status_line))
+                self.report.figures["slow client: closed by the bridge by the end"] = slow.closed_by_server()
                 slow.close()
                 return checks, {}
             finally:

@@ -30,6 +30,12 @@ class Recorder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
 
+    def save(self, path: str):
+        """Every message with its arrival time, JSON lines: what the client saw, for diffing."""
+        with open(path, "w", encoding="utf-8") as handle:
+            for arrived, message in self.messages:
+                handle.write(json.dumps({"arrived": arrived, "message": message}, sort_keys=True) + "\n")
+
     def start(self):
         self._thread.start()
         return self

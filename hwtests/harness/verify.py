@@ -154,6 +154,8 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     wrong = []
     for key in sorted(matched):
         truth, _, message = matched[key]
+        if truth["corrupted"]:
+            continue  # gpsd dropped some of its sentences: the rest may say less
         difference = position_difference(truth, message)
         if difference:
             wrong.append(f"{truth['utc']}: {difference}")

@@ -135,6 +135,7 @@ class Driver:
                     self._plug(item.t)
                     replug_at = None
                 if isinstance(item, Write):
+                    wall = time.time()  # before the write: a fast reader may beat the line after it
                     if self.out:
                         self.out.write(item.data)
                     sent = self.pty.write(item.data) if self.pty else 0
@@ -142,7 +143,7 @@ class Driver:
                     self.dropped += len(item.data) - sent
                     if item.truth is not None:
                         epochs += 1
-                        self._emit({"truth": item.truth, "dropped": len(item.data) - sent, "wall": time.time()})
+                        self._emit({"truth": item.truth, "dropped": len(item.data) - sent, "wall": wall})
                 elif isinstance(item, Action):
                     self._emit({"t": item.t, "action": item.kind, "duration": item.duration}, console=True)
                     if item.kind == "unplug" and self.pty:
@@ -160,6 +161,10 @@ class Driver:
         finally:
             if self.pty:
                 self._emit({"t": None, "event": "finished", "device": self.pty.path}, console=True)
+            # Complete on disk before anyone is told the scenario is over.
+            for handle in (self.timeline, self.out):
+                if handle:
+                    handle.flush()
         return {"epochs": epochs, "written": self.written, "dropped": self.dropped}
 
     def close(self):
