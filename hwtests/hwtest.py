@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import platform
 import signal
@@ -262,6 +263,43 @@ class Run:
         self.run_scenario("slow-client", body)
 
 
+# The sample apps' flows, as Tests/EndToEnd scripts them (each against a fresh bench, as in
+# EndToEndTests.swift): iOS and Windows tmmregister, the 2026 TLS flow with Access Code V2, and
+# the WebSocket streams. The receiver is the real capture those scripts compare positions with.
+ALLOWED_IDS = [f"5f0c1a2b-3c4d-4e5f-8a9b-{n:012x}" for n in range(1, 9)]
+UNKNOWN_ID = "0badc0de-0000-4000-8000-000000000000"
+SAMPLE_FLOWS = {"registration.py": "iOS and Windows samples: tmmregister, allow-list, Unauthorized",
+                "modern.py": "2026 samples: TLS ports, publicKey, Access Code V2",
+                "websocket.py": "V1, V2 and /events streams as the samples read them"}
+
+
+def sample_flows(run: "Run"):
+    scenario_file = os.path.join(SCENARIOS, "replay-rtk.toml")
+    capture = os.path.join(os.path.dirname(HERE), "Tests", "Fixtures", "nmea", "nmea-rtk.log")
+    for script, what in SAMPLE_FLOWS.items():
+        def body(out, script=script, what=what):
+            # As EndToEndTests.swift starts the daemon for each script.
+            extra = ["--ws-ping-interval", "1", "--ws-pong-timeout", "1"] if script == "websocket.py" else []
+            bench = Bench(registration="allowlist", allowed_ids=ALLOWED_IDS, extra_arguments=extra, keep=run.keep)
+            try:
+                bench.start_gpsd()
+                bench.start_bridge()
+                run.simulate(bench, scenario_file, out)
+                context = dict(bench.context(), capture=capture, unknownId=UNKNOWN_ID)
+                completed = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "Tests", "EndToEnd", script),
+                                            json.dumps(context)], capture_output=True, text=True, timeout=300)
+                with open(os.path.join(out, script.replace(".py", ".log")), "w") as handle:
+                    handle.write(completed.stdout + completed.stderr)
+                passed = completed.stdout.count("\nok: ") + completed.stdout.startswith("ok: ")
+                failure = next((line for line in completed.stdout.splitlines() if line.startswith("FAIL")), completed.stderr[-300:])
+                return [verify.Check(f"{script} ({what}): exit {completed.returncode}, {passed} checks passed",
+                                     completed.returncode == 0 and passed > 0,
+                                     "" if completed.returncode == 0 else failure)], {}
+            finally:
+                bench.close(out)
+        run.run_scenario(f"samples: {script}", body)
+
+
 def hardware_only(report: Report, target: str):
     needs = {
         "udev tagging and stable names": "a udevd and a USB receiver (hwtests/udev.md)",
@@ -313,6 +351,8 @@ def main() -> int:
         for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
             if selected(name):
                 run.stream_scenario(name)
+        if selected("samples"):
+            sample_flows(run)
         if selected("daemon-restart"):
             run.daemon_restart()
         if selected("100-clients"):
