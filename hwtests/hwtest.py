@@ -26,7 +26,7 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from harness import verify  # noqa: E402
+from harness import reliability, verify  # noqa: E402
 from harness.bench import TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, tmmclient, wait_for  # noqa: E402
 from harness.clients import Recorder, SlowClient  # noqa: E402
 from harness.report import Report  # noqa: E402
@@ -300,6 +300,46 @@ def sample_flows(run: "Run"):
         run.run_scenario(f"samples: {script}", body)
 
 
+def reliability_scenarios(run: "Run", selected):
+    """Cycles, kills and the soak; counts from the environment (hwtests/README.md)."""
+    # gpsd takes ~0.8 s to open each new device (it hunts the serial speed, sleeping 200 ms per
+    # try, on a pty as on a UART), so 1,000 plug cycles take ~14 minutes: the default run does 100
+    # and the reliability run (make hwtest-reliability) 1,000.
+    plug = int(os.environ.get("HW_PLUG_CYCLES", "100"))
+    clients = int(os.environ.get("HW_CLIENT_CYCLES", "1000"))
+    rounds = int(os.environ.get("HW_KILL_ROUNDS", "10"))
+    soak_seconds = float(os.environ.get("SOAK_HOURS", "0")) * 3600 or float(os.environ.get("SOAK_SECONDS", "60"))
+
+    def bench_body(action, with_receiver=True, **bench_options):
+        def body(out):
+            bench = Bench(keep=run.keep, **bench_options)
+            try:
+                bench.start_gpsd()
+                bench.start_bridge()
+                if with_receiver:
+                    run.simulate(bench, os.path.join(SCENARIOS, "replay-rtk.toml"), out)
+                return action(bench, out), {}
+            finally:
+                bench.close(out)
+        return body
+
+    if selected("plug-cycles"):
+        run.run_scenario("plug-cycles", bench_body(lambda b, o: reliability.plug_cycles(b, plug, run.report.figures),
+                                                   with_receiver=False))
+    if selected("client-cycles"):
+        run.run_scenario("client-cycles", bench_body(lambda b, o: reliability.client_cycles(b, clients, run.report.figures)))
+    if selected("kill-9-registrations"):
+        def kills(bench, out):
+            checks, recoveries = reliability.kill_during_registrations(bench, rounds, run.report.figures)
+            if recoveries:
+                run.reconnects["kill -9 during registrations (median)"] = recoveries[len(recoveries) // 2]
+            return checks
+        run.run_scenario("kill-9-registrations", bench_body(kills))
+    if selected("soak"):
+        run.run_scenario("soak", bench_body(lambda b, o: reliability.soak(run, b, soak_seconds, o, run.report.figures),
+                                            with_receiver=False))
+
+
 def hardware_only(report: Report, target: str):
     needs = {
         "udev tagging and stable names": "a udevd and a USB receiver (hwtests/udev.md)",
@@ -359,6 +399,7 @@ def main() -> int:
             run.many_clients()
         if selected("slow-client"):
             run.slow_client()
+        reliability_scenarios(run, selected)
     else:
         report.notes.append(f"target {target}: see hwtests/README.md for the bench steps")
     hardware_only(report, target)

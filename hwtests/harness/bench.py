@@ -211,7 +211,8 @@ class Bench:
 class Simulator:
     """tmm-sim as a child process: its console lines (plugs, actions) are read as they come."""
 
-    def __init__(self, scenario_path: str, bench: Bench, out_dir: str, speed: float = 1.0, seed=None, hold=True):
+    def __init__(self, scenario_path: str, bench: Bench, out_dir: str, speed: float = 1.0, seed=None, hold=True,
+                 duration=None):
         self.timeline_path = os.path.join(out_dir, "timeline.jsonl")
         self.nmea_path = os.path.join(out_dir, "receiver.nmea")
         arguments = [sys.executable, os.path.join(HERE, "tmm-sim"), scenario_path, "--timeline", self.timeline_path,
@@ -220,6 +221,8 @@ class Simulator:
             arguments += ["--gpsd-pid", str(bench.gpsd.pid)]
         if seed is not None:
             arguments += ["--seed", str(seed)]
+        if duration is not None:
+            arguments += ["--duration", str(duration)]
         if hold:
             arguments.append("--hold")
         self.bench = bench
