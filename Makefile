@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench fuzz clean
+.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -146,6 +146,21 @@ man: ## Regenerate packaging/tmm-bridge.8 from the option and command tables (tm
 # header), e.g. make bench BENCH_LATENCY=0 BENCH_FANOUT=0.
 bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	scripts/bench.sh
+
+# Hardware in the loop (hwtests/README.md): scripted virtual receivers through a private gpsd into
+# the shipped binary, in a network namespace (target virtual, CI), or a real receiver on a bench:
+# make hwtest device=/dev/ttyUSB0, make hwtest bluetooth=AA:BB:CC:DD:EE:FF. The report directory
+# (hwtests/reports/<UTC timestamp>/) is the last line printed. hwtest-reliability is the long
+# form: 1,000 plug/unplug cycles and a 10-minute soak (SOAK_HOURS= for longer).
+device ?=
+bluetooth ?=
+HWTEST_ARGS ?=
+hwtest: deps build ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
+
+hwtest-reliability: deps build ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
+	HW_PLUG_CYCLES=1000 HW_CLIENT_CYCLES=1000 HW_KILL_ROUNDS=50 SOAK_SECONDS=$${SOAK_SECONDS:-600} \
+		/usr/bin/python3 hwtests/hwtest.py --only plug-cycles --only client-cycles --only kill-9-registrations --only soak $(HWTEST_ARGS)
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
 FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh

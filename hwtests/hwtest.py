@@ -26,7 +26,7 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from harness import reliability, verify  # noqa: E402
+from harness import device, reliability, verify  # noqa: E402
 from harness.bench import TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, tmmclient, wait_for  # noqa: E402
 from harness.clients import Recorder, SlowClient  # noqa: E402
 from harness.report import Report  # noqa: E402
@@ -300,6 +300,24 @@ def sample_flows(run: "Run"):
         run.run_scenario(f"samples: {script}", body)
 
 
+def self_test(run: "Run"):
+    """tmm-sim's own tests (hwtests/tests): a wrong virtual receiver would make every check moot."""
+    import io
+    import unittest
+
+    def body(out):
+        suite = unittest.defaultTestLoader.discover(os.path.join(HERE, "tests"))
+        stream = io.StringIO()
+        result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+        with open(os.path.join(out, "unittest.log"), "w") as handle:
+            handle.write(stream.getvalue())
+        problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
+        return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
+                             "checksums, determinism, decoded by tmm-bridge decode)", result.wasSuccessful(),
+                             "; ".join(problems[:2]))], {}
+    run.run_scenario("tmm-sim self-test", body)
+
+
 def reliability_scenarios(run: "Run", selected):
     """Cycles, kills and the soak; counts from the environment (hwtests/README.md)."""
     # gpsd takes ~0.8 s to open each new device (it hunts the serial speed, sleeping 200 ms per
@@ -367,11 +385,14 @@ def main() -> int:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     report_dir = os.path.abspath(args.report_dir or os.path.join(HERE, "reports", stamp))
 
-    if target == "virtual" and not args.in_namespace:
-        # Its own network namespace: TMM's ports and gpsd's are free, nothing else can connect.
-        if os.geteuid() != 0:
-            print("hwtest: the virtual target needs root (a network namespace, a gpsd on port 2947)", file=sys.stderr)
-            return 77
+    if os.geteuid() != 0:
+        print("hwtest: run it as root (a network namespace, a private gpsd on port 2947, the receiver's tty)",
+              file=sys.stderr)
+        return 77
+    if target in ("virtual", "device") and not args.in_namespace:
+        # Its own network namespace: TMM's ports and gpsd's are free (even beside a running
+        # service), nothing else can connect. Not for Bluetooth: the kernel allows AF_BLUETOOTH
+        # sockets only in the initial network namespace.
         command = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
                    os.path.abspath(__file__), "--in-namespace", "--report-dir", report_dir] + \
                   [a for a in sys.argv[1:] if not a.startswith("--report-dir")]
@@ -386,6 +407,8 @@ def main() -> int:
         return not wanted or name in wanted
 
     if target == "virtual":
+        if selected("self-test"):
+            self_test(run)
         if selected("rtk-cold-start"):
             run.stream_scenario("rtk-cold-start", run.cold_start_extra)
         for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
@@ -401,7 +424,7 @@ def main() -> int:
             run.slow_client()
         reliability_scenarios(run, selected)
     else:
-        report.notes.append(f"target {target}: see hwtests/README.md for the bench steps")
+        device.run_bench_target(run, target, args.device, args.bluetooth, selected)
     hardware_only(report, target)
 
     cold = run.plot_data.get("rtk-cold-start", {})

@@ -108,6 +108,9 @@ class Bench:
 
     # --- gpsd ------------------------------------------------------------------------------------
     def start_gpsd(self):
+        if answers(GPSD_PORT):
+            raise BenchError(f"port {GPSD_PORT} is in use (a system gpsd?): stop it first "
+                             "(systemctl stop gpsd.socket gpsd.service)")
         if os.path.exists(self.gpsd_control):
             os.unlink(self.gpsd_control)
         log = open(self.gpsd_log, "ab")
@@ -148,6 +151,10 @@ class Bench:
 
     def start_bridge(self) -> float:
         """Starts the daemon; returns the seconds until every port answered."""
+        busy = [port for port in TMM_PORTS.values() if answers(port)]
+        if busy:
+            raise BenchError(f"TMM ports {busy} are in use (the tmm-bridge service, or TMM?): stop it first "
+                             "(systemctl stop tmm-bridge.service)")
         started = time.monotonic()
         log = open(self.bridge_log, "ab")
         self.bridge = subprocess.Popen(self.bridge_arguments(), stdout=log, stderr=log, stdin=subprocess.DEVNULL)
