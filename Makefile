@@ -215,10 +215,11 @@ DEB_REVISION ?= 1
 deb: deps build ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
 	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(BRIDGE) $(DEB_DIR)
 
-# Installs the .deb on this machine, checks it, runs the installed daemon as its user, purges
-# it and checks nothing is left; also checks make install/uninstall in a staging root. Needs
-# root; leaves the machine as it found it (docs/install.md, "How the packaging is tested").
-package-test: deb ## Install the .deb here, check files, user, service and the daemon, then purge it (root)
+# Builds the .deb (the script runs make deb once it has installed lintian and dpkg-dev), installs
+# it on this machine, checks it, runs the installed daemon as its user, purges it and checks
+# nothing is left; also checks make install/uninstall in a staging root. Needs root; leaves the
+# machine as it found it (docs/install.md, "How the packaging is tested").
+package-test: deps ## Build the .deb, install it here, check files, user, service and the daemon, then purge it (root)
 	scripts/package-test.sh $(DEB_DIR)
 
 # The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
