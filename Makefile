@@ -213,7 +213,7 @@ uninstall: ## Remove what make install installed (same PREFIX and DESTDIR); an e
 DEB_DIR := .build/deb
 DEB_REVISION ?= 1
 deb: deps build ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
-	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(BRIDGE) $(DEB_DIR)
+	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(DEB_DIR)
 
 # Builds the .deb (the script runs make deb once it has installed lintian and dpkg-dev), installs
 # it on this machine, checks it, runs the installed daemon as its user, purges it and checks
