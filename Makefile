@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean
+.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean install uninstall deb package-test
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -140,6 +140,87 @@ man: ## Regenerate packaging/tmm-bridge.8 from the option and command tables (tm
 	mkdir -p "$$(dirname $(MAN_PAGE))"; \
 	install -m 0644 "$$tmp" $(MAN_PAGE); \
 	echo "wrote $(MAN_PAGE)"
+
+# Installing (docs/install.md). `make install` copies what `make build` made, and the service's
+# files, under DESTDIR (a staging root, empty for the live system) and PREFIX. It builds nothing,
+# so that `sudo make install` never compiles as root. The .deb is this same install with
+# PREFIX=/usr, so one list of files serves both. With PREFIX=/usr, units and udev rules go in
+# /lib, as Debian 12's own packages put them (its /usr merge moratorium; lintian wants units
+# there); any other prefix keeps them under it (systemd and udev also read /usr/local/lib).
+# The configuration stays in /etc/tmm-bridge whatever the prefix: the daemon reads it there.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+APPLICATIONSDIR ?= $(PREFIX)/share/applications
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+ifeq ($(PREFIX),/usr)
+  SYSTEMLIBDIR ?= /lib
+else
+  SYSTEMLIBDIR ?= $(PREFIX)/lib
+endif
+UNITDIR ?= $(SYSTEMLIBDIR)/systemd/system
+UDEVRULESDIR ?= $(SYSTEMLIBDIR)/udev/rules.d
+CONFIGDIR ?= /etc/tmm-bridge
+CONFIG_FILE := packaging/tmm-bridge.conf
+
+# The unit and the URL handler name /usr/bin/tmm-bridge; another BINDIR is written into the
+# installed copies (sed), and the install fails if a line to rewrite is no longer there.
+install: ## Install the static tmm-bridge (make build first), unit, udev rules, man page, config (PREFIX=/usr/local, DESTDIR)
+	@if [[ ! -x $(BRIDGE) ]]; then echo "make install: $(BRIDGE) is missing: run make build first (as your user)" >&2; exit 1; fi
+	@for file in systemd/tmm-bridge.service packaging/tmm-bridge-open.desktop; do \
+		grep -q '^Exec[A-Za-z]*=/usr/bin/tmm-bridge ' "$$file" || { echo "make install: $$file has no Exec line naming /usr/bin/tmm-bridge to rewrite" >&2; exit 1; }; \
+	done
+	install -d -m 0755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(UDEVRULESDIR)" "$(DESTDIR)$(MODULESLOADDIR)" \
+		"$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(APPLICATIONSDIR)" "$(DESTDIR)$(CONFIGDIR)"
+	install -m 0755 $(BRIDGE) "$(DESTDIR)$(BINDIR)/tmm-bridge"
+	sed 's|^ExecStart=/usr/bin/tmm-bridge |ExecStart=$(BINDIR)/tmm-bridge |' systemd/tmm-bridge.service >"$(DESTDIR)$(UNITDIR)/tmm-bridge.service"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/tmm-bridge.service"
+	install -m 0644 $(UDEV_RULES) "$(DESTDIR)$(UDEVRULESDIR)/60-tmm-bridge.rules"
+	install -m 0644 systemd/tmm-bridge-modules.conf "$(DESTDIR)$(MODULESLOADDIR)/tmm-bridge.conf"
+	gzip -9n <$(MAN_PAGE) >"$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz"
+	chmod 0644 "$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz"
+	sed 's|^Exec=/usr/bin/tmm-bridge |Exec=$(BINDIR)/tmm-bridge |' packaging/tmm-bridge-open.desktop >"$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	chmod 0644 "$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	@# An existing configuration is the administrator's: never overwritten.
+	@if [[ -e "$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf" ]]; then \
+		echo "make install: kept the existing $(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	else \
+		echo "install -m 0644 $(CONFIG_FILE) $(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+		install -m 0644 $(CONFIG_FILE) "$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	fi
+	@if [[ -z "$(DESTDIR)" ]] && ! getent passwd tmm-bridge >/dev/null; then \
+		echo "make install: next, as root: adduser --system --group --no-create-home --home /nonexistent tmm-bridge;" \
+			"systemctl daemon-reload; udevadm control --reload; systemctl enable --now tmm-bridge (docs/install.md)"; \
+	fi
+
+# Removes what `make install` installed with the same PREFIX and DESTDIR. The configuration goes
+# only when it is still the shipped file; an edited one is kept (and said so).
+uninstall: ## Remove what make install installed (same PREFIX and DESTDIR); an edited config is kept
+	rm -f "$(DESTDIR)$(BINDIR)/tmm-bridge" "$(DESTDIR)$(UNITDIR)/tmm-bridge.service" \
+		"$(DESTDIR)$(UDEVRULESDIR)/60-tmm-bridge.rules" "$(DESTDIR)$(MODULESLOADDIR)/tmm-bridge.conf" \
+		"$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz" "$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	@config="$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	if [[ -e "$$config" ]] && ! cmp -s "$$config" $(CONFIG_FILE); then \
+		echo "make uninstall: kept $$config: it differs from the shipped file (remove it by hand)"; \
+	else \
+		rm -f "$$config"; \
+		rmdir "$(DESTDIR)$(CONFIGDIR)" 2>/dev/null || true; \
+	fi
+
+# The .deb (scripts/build-deb.sh: dpkg-deb on a `make install PREFIX=/usr` tree, with maintainer
+# scripts from packaging/debian/), written to $(DEB_DIR). DEB_REVISION is the Debian revision.
+DEB_DIR := .build/deb
+DEB_REVISION ?= 1
+deb: deps build ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
+	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(DEB_DIR)
+
+# Builds the .deb (the script runs make deb once it has installed lintian and dpkg-dev), installs
+# it on this machine, checks it, runs the installed daemon as its user, purges it and checks
+# nothing is left; also checks make install/uninstall in a staging root. Needs root; leaves the
+# machine as it found it (docs/install.md, "How the packaging is tested").
+package-test: deps ## Build the .deb, install it here, check files, user, service and the daemon, then purge it (root)
+	scripts/package-test.sh $(DEB_DIR)
 
 # The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
 # input latency, WebSocket fan-out. BENCH_* environment variables tune scripts/bench.sh (see its
