@@ -132,7 +132,9 @@ extension BridgeServer {
         statistics.positions += 1
         switch hub.pacer.accept(position, now: now) {
         case .stale: statistics.positionsStale += 1
-        case .accepted(let replacedPending): if replacedPending { statistics.positionsCoalesced += 1 }
+        case .accepted(let replacedPending):
+            operatorState.epochs.record(now)
+            if replacedPending { statistics.positionsCoalesced += 1 }
         }
     }
 

@@ -72,6 +72,9 @@ struct OpenCommand: Equatable {
         case .error(let message):
             log(message)
             return ExitCode.failure
+        case .status:
+            log("the daemon at \(socket) answered the registration request with a status document")
+            return ExitCode.failure
         case .ok(let result, let replyURL):
             if result != "OK" && result != "-" {
                 log("registration refused: \(result) (the reply tells the application so)")
