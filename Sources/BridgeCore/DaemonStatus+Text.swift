@@ -119,8 +119,8 @@ extension DaemonStatus {
         var clientLine = "\(clients.total)" + (busy.isEmpty ? "" : " (" + busy.joined(separator: ", ") + ")")
         clientLine += "; streaming: LocationV1 \(clients.locationV1), LocationV2 \(clients.locationV2), events \(clients.events)"
         lines.append(("clients", clientLine))
-        lines.append(("ports", Self.socketLabels.compactMap { socket in ports[socket.key].map { "\(socket.label) \($0)" } }
-            .joined(separator: ", ")))
+        let bound = Self.socketLabels.compactMap { socket in ports[socket.key].map { "\(socket.label) \($0)" } }
+        if !bound.isEmpty { lines.append(("ports", bound.joined(separator: ", "))) }
         var apps = "\(registration.registered) registered, policy \(registration.policy)"
         if registration.policy == "allowlist" { apps += " (\(registration.allowedIDs) allowed)" }
         apps += registration.locationV2Unlocked ? ", LocationV2 unlocked" : ", LocationV2 locked until a registration"
@@ -172,7 +172,7 @@ extension DaemonStatus {
     }
 
     /// "45 s", "12 min 05 s", "3 h 07 min", "2 d 04 h".
-    static func duration(_ seconds: Int) -> String {
+    public static func duration(_ seconds: Int) -> String {
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         switch seconds {
         case ..<60: return "\(max(0, seconds)) s"
