@@ -1,5 +1,5 @@
+import BridgeCore
 import Discovery
-import FoundationEssentials
 
 // `tmm-bridge devices`: every tty (and gnss device) discovery sees, what the classifier makes of
 // it and why, without a daemon. The same classifier and the same rules as the daemon
@@ -67,16 +67,8 @@ public struct DeviceReport: Codable, Sendable, Equatable {
         self.devices = entries
     }
 
-    /// One line of JSON.
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(self), as: UTF8.self)
-        } catch {
-            preconditionFailure("a DeviceReport always encodes (strings and booleans only): \(error)")
-        }
-    }
+    /// One line of JSON (strings and booleans only: it always encodes).
+    public func json() -> String { oneLineJSON(self) }
 
     /// For people: each device on one line (path, verdict, identity), its reason indented below.
     public var text: String {

@@ -10,6 +10,19 @@ import GNSS
 // Lists are bounded (`listLimit`) so the document stays one short line on the control socket
 // whatever the registry and inventory hold; the counts beside them are always whole.
 
+/// `value` as one line of JSON, keys sorted (equal values give equal bytes), slashes as they are
+/// (paths and URLs stay readable): what the operator commands print and the control socket
+/// carries. `value` must be encodable (no NaN or infinity): a failure is a programming error.
+public func oneLineJSON(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    } catch {
+        preconditionFailure("\(type(of: value)) did not encode as JSON: \(error)")
+    }
+}
+
 /// The daemon's state for operators (docs/operations.md lists every field).
 public struct DaemonStatus: Codable, Sendable, Equatable {
     /// Identifies the document (a client refuses anything else).
@@ -212,17 +225,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
 
     // MARK: - JSON
 
-    /// The document as one line of JSON (keys sorted, so equal states give equal bytes).
-    public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(self), as: UTF8.self)
-        } catch {
-            // Only non-finite doubles could fail, and the assembler never puts one in.
-            preconditionFailure("a DaemonStatus always encodes: \(error)")
-        }
-    }
+    /// The document as one line of JSON. Only a non-finite double could fail to encode, and the
+    /// assembler never puts one in.
+    public func json() -> String { oneLineJSON(self) }
 
     /// Parses a document a daemon sent; the message says what is wrong with it.
     public static func parse(json: String) -> Result<DaemonStatus, ControlFailure> {

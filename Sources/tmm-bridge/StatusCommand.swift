@@ -7,8 +7,7 @@ import Glibc
 
 struct StatusCommand: Equatable {
     var json = false
-    var runtimeDirectory: String?
-    var controlSocket: String?
+    var daemon = ControlSocketChoice()
 
     static let synopsis = "       tmm-bridge status [--json] [--runtime-dir DIR | --control PATH]"
     static let summary = """
@@ -23,17 +22,9 @@ struct StatusCommand: Equatable {
         var command = StatusCommand()
         var rest = arguments
         while let argument = rest.popFirst() {
-            switch argument {
-            case "--json": command.json = true
-            case "--runtime-dir":
-                guard let value = rest.popFirst() else { throw UsageError(message: "--runtime-dir needs a DIR") }
-                command.runtimeDirectory = value
-            case "--control":
-                guard let value = rest.popFirst() else { throw UsageError(message: "--control needs a PATH") }
-                command.controlSocket = value
-            default:
-                throw UsageError(message: "status: unexpected argument '\(argument)'")
-            }
+            if try command.daemon.parse(argument, &rest) { continue }
+            guard argument == "--json" else { throw UsageError(message: "status: unexpected argument '\(argument)'") }
+            command.json = true
         }
         return command
     }
@@ -41,10 +32,8 @@ struct StatusCommand: Equatable {
     func run() -> Int32 {
         // A daemon that dies mid-reply must give EPIPE (reported), not a silent SIGPIPE death.
         signal(SIGPIPE, SIG_IGN)
-        let socket = controlSocket
-            ?? BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory ?? defaultRuntimeDirectory())
         do {
-            let answer = try ControlProtocol.status(socketPath: socket)
+            let answer = try ControlProtocol.status(socketPath: daemon.path)
             Output.standard(json ? answer.json + "\n" : answer.status.report)
             return ExitCode.ok
         } catch {
