@@ -127,11 +127,14 @@ extension BridgeServer {
         identity.receiverSerialNumber = info.receiverSerialNumber
     }
 
-    /// An epoch from the input side: the latest for V1, and pending for V2 (replacing a pending
-    /// one, which is then never sent) unless it is stale (LocationV2Pacer).
+    /// An epoch from the input side: the latest for V1, and waiting for V2 unless it is stale
+    /// (LocationV2Pacer; what it coalesces is counted in `carryOut`).
     func accept(_ position: Position, now: Int64) {
         statistics.positions += 1
-        if hub.pacer.accept(position, now: now) == .stale { statistics.positionsStale += 1 }
+        switch hub.pacer.accept(position, now: now) {
+        case .stale: statistics.positionsStale += 1
+        case .accepted: operatorState.epochs.record(now)
+        }
     }
 
     /// Sends the pending epoch if the cap allows it now, else arms the V2 timer for the instant

@@ -42,6 +42,9 @@ public final class BridgeServer {
         /// The user a root daemon drops to after start-up: directories it owns are accepted as
         /// the daemon's (it owned them after the last run).
         public var dropUser: UserID?
+        /// The live status line, when standard output is a terminal (`make run`); the loop
+        /// redraws it (BridgeServer+Status.swift).
+        public var statusLine: StatusLine?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -116,6 +119,8 @@ public final class BridgeServer {
     var nextControlClientNumber: UInt64 = 0
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
+    /// Uptime, epoch rate, STATUS= pacing (BridgeServer+Status.swift).
+    var operatorState: OperatorState
 
     var hub: Hub
     var identity: ReceiverIdentity
@@ -166,6 +171,7 @@ public final class BridgeServer {
         self.environment = environment
         self.log = log
         self.input = input
+        operatorState = OperatorState(startedAt: monotonicNanoseconds())
         policy = configuration.registrationPolicy
         identity = ReceiverIdentity(appVersion: environment.version)
         hub = Hub(locationV2MinimumInterval: configuration.limits.locationV2MinimumInterval)
@@ -285,7 +291,10 @@ public final class BridgeServer {
         log("registration: \(configuration.registration.rawValue)"
             + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
             + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
-        if environment.notifySystemd { _ = try? SDNotify.notify("READY=1\nSTATUS=serving on " + described) }
+        let readyStatus = "serving on " + described
+        // notify() is false when there is no NOTIFY_SOCKET (not under systemd): then no STATUS= lines.
+        let notified = environment.notifySystemd && (try? SDNotify.notify("READY=1\nSTATUS=" + readyStatus)) == true
+        startOperatorViews(readyStatus: notified ? readyStatus : nil)
         log("ready")
 
         do {
@@ -329,6 +338,7 @@ public final class BridgeServer {
 
     /// Says goodbye to WebSocket clients (1001), closes everything and stops the input side.
     private func shutDown() {
+        finishOperatorViews()
         if environment.notifySystemd { _ = try? SDNotify.notify("STOPPING=1") }
         closeAllConnections()
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
