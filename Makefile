@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean install uninstall deb package-test
+.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean install uninstall deb package-test
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -47,12 +47,15 @@ deps-bench: ## Install missing Debian packages for build, test and benchmarks
 STATIC_SCRATCH := .build/static
 BRIDGE := $(STATIC_SCRATCH)/release/tmm-bridge
 
-build: ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
+build: static ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
 	$(SWIFT) build -c release
+
+# Only the shipped binary: what run, deb and hwtest need (the rest of `build` is minutes more).
+static: ## The static tmm-bridge alone, in .build/static/release (fails if it loads a toolchain library)
 	$(SWIFT) build -c release --product tmm-bridge --static-swift-stdlib --scratch-path $(STATIC_SCRATCH)
 	@toolchain=$$(dirname "$$(dirname "$$(command -v $(SWIFT))")"); \
 	if ldd $(BRIDGE) | grep -F -e "$$toolchain/" -e libswift -e libFoundation -e libdispatch >&2; then \
-		echo "make build: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \
+		echo "make static: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \
 		exit 1; \
 	fi
 
@@ -60,7 +63,7 @@ build: ## Release build of everything (swift build -c release), and the static t
 # unless a system gpsd answers), served on TMM's ports with open registration, until Ctrl-C.
 # RUN_ARGS adds options, e.g. make run RUN_ARGS='--api-port 9737'.
 RUN_ARGS ?=
-run: deps build ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
+run: deps static ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
 	$(BRIDGE) run --demo --no-discovery --registration open $(RUN_ARGS)
 
 # Tests: the embedded capture must be current and the build warning-free; then the heap-allocation
@@ -212,7 +215,7 @@ uninstall: ## Remove what make install installed (same PREFIX and DESTDIR); an e
 # scripts from packaging/debian/), written to $(DEB_DIR). DEB_REVISION is the Debian revision.
 DEB_DIR := .build/deb
 DEB_REVISION ?= 1
-deb: deps build ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
+deb: deps static ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
 	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(DEB_DIR)
 
 # Builds the .deb (the script runs make deb once it has installed lintian and dpkg-dev), installs
@@ -236,10 +239,10 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 device ?=
 bluetooth ?=
 HWTEST_ARGS ?=
-hwtest: deps build ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+hwtest: deps static ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
 	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
 
-hwtest-reliability: deps build ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
+hwtest-reliability: deps static ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
 	HW_PLUG_CYCLES=1000 HW_CLIENT_CYCLES=1000 HW_KILL_ROUNDS=50 SOAK_SECONDS=$${SOAK_SECONDS:-600} \
 		/usr/bin/python3 hwtests/hwtest.py --only plug-cycles --only client-cycles --only kill-9-registrations --only soak $(HWTEST_ARGS)
 
