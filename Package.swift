@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Bridge", "BridgeCore", "Discovery", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "BridgeCore", "Discovery", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],

@@ -26,6 +26,7 @@ import json
 import os
 import select
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -64,10 +65,17 @@ class Peer:
     """One WebSocket client connection driving one case: frames out (masked), frames in,
     Autobahn's timers, and the facts its verdict needs (closedByMe, wasClean, ...)."""
 
-    def __init__(self, host, port, case):
+    def __init__(self, host, port, case, tls=False):
         self.case = case
         self.sock = socket.create_connection((host, port), timeout=5)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            # The framing over the daemon's TLS transport is under test, not its certificate
+            # (tmm-wsecho makes a throwaway CA per run): no verification.
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            self.sock = context.wrap_socket(self.sock, server_hostname=host)
         self.state = "CONNECTING"
         self.connection_was_open = False
         self.closed_by_me = False
@@ -238,7 +246,7 @@ class Peer:
             chunk = self.out[0]
             try:
                 sent = self.sock.send(chunk)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 return
             except OSError:
                 # The server closed on us while we still had bytes for it (e.g. after failing).
@@ -278,7 +286,10 @@ class Peer:
             if readable:
                 try:
                     data = self.sock.recv(1 << 20)
-                except (BlockingIOError, InterruptedError):
+                    # TLS: records already decrypted are not seen by select; take them now.
+                    while data and isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+                        data += self.sock.recv(self.sock.pending())
+                except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                     continue
                 except OSError:
                     data = b""
@@ -993,10 +1004,10 @@ def describe(events):
     return "[" + ", ".join(one(e) for e in events) + "]"
 
 
-def run_case(case, host, port):
+def run_case(case, host, port, tls=False):
     started = time.monotonic()
     try:
-        p = Peer(host, port, case)
+        p = Peer(host, port, case, tls)
     except (OSError, ConnectionError) as error:
         case.behavior, case.behavior_close = FAILED, FAILED
         case.result, case.result_close = f"no connection: {error}", "The WebSocket opening handshake was never completed!"
@@ -1028,16 +1039,20 @@ def selected(cid, prefixes):
     return not prefixes or any(cid == x or cid.startswith(x + ".") for x in prefixes)
 
 
-def start_echo(binary, extra=()):
-    """Starts tmm-wsecho and returns (process, port) once it prints `listening PORT`."""
+def start_echo(binary, extra=(), tls=False):
+    """Starts tmm-wsecho and returns (process, port) once it prints `listening PORT`; with tls,
+    the port of the same server over TLS (its `secure PORT` line)."""
     process = subprocess.Popen([binary, *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 30
+    secure = None
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
             break
+        if line.startswith("secure "):
+            secure = int(line.split()[1])
         if line.startswith("listening "):
-            return process, int(line.split()[1])
+            return process, secure if tls else int(line.split()[1])
     process.kill()
     process.wait()
     raise RuntimeError(f"{binary} did not print 'listening PORT' (exit status {process.poll()})")
@@ -1052,12 +1067,12 @@ def stop_echo(process):
         process.wait()
 
 
-def run_cases(host, port, prefixes, results, progress):
+def run_cases(host, port, prefixes, results, progress, tls=False):
     for make in build_cases():
         case = make()
         if not selected(case.id, prefixes):
             continue
-        results.append(run_case(case, host, port))
+        results.append(run_case(case, host, port, tls))
         if progress:
             r = results[-1]
             print(f"{r['case']:>8} {r['verdict']:<13} {r['duration_ms']:8.1f} ms", file=sys.stderr, flush=True)
@@ -1098,10 +1113,11 @@ def write_report(results, summary, report_dir, server):
         f.write("\n".join(lines))
 
 
-def run_suite(echo_binary, report_dir, cases=None, progress=False):
+def run_suite(echo_binary, report_dir, cases=None, progress=False, tls=False):
     """Starts tmm-wsecho (the daemon's limits for categories 1-7, a 1 MiB limit for category 9),
-    runs the cases (all, or those under the ids in `cases`), writes index.md and index.json to
-    report_dir, and returns the summary {"cases", "ok", "non_strict", "informational", "failed"}."""
+    runs the cases (all, or those under the ids in `cases`; over its TLS port with tls), writes
+    index.md and index.json to report_dir, and returns the summary
+    {"cases", "ok", "non_strict", "informational", "failed"}."""
     prefixes = list(cases or [])
     results = []
     runs = [([], [p for p in prefixes if not p.startswith("9")] if prefixes else [str(c) for c in range(1, 8)]),
@@ -1109,14 +1125,14 @@ def run_suite(echo_binary, report_dir, cases=None, progress=False):
     for extra, wanted in runs:
         if not wanted:
             continue
-        process, port = start_echo(echo_binary, extra)
+        process, port = start_echo(echo_binary, extra, tls)
         try:
-            run_cases("127.0.0.1", port, wanted, results, progress)
+            run_cases("127.0.0.1", port, wanted, results, progress, tls)
         finally:
             stop_echo(process)
     summary = summarize(results)
     write_report(results, summary, report_dir,
-                 f"{os.path.basename(echo_binary)} (the daemon's BridgeServer, WebSocket V1 route, echoing data messages): "
+                 f"{os.path.basename(echo_binary)} (the daemon's BridgeServer, WebSocket V1 route{' over TLS' if tls else ''}, echoing data messages): "
                  f"64 KiB limit for 1-7, {CAT9_LIMIT} for 9")
     return summary
 
@@ -1129,16 +1145,17 @@ def main():
     parser.add_argument("--report", metavar="DIR", default=None, help="where index.md and index.json go")
     parser.add_argument("--cases", default="", help="comma-separated case ids or prefixes (e.g. 1,6.4,7.9.2)")
     parser.add_argument("--quiet", action="store_true", help="no line per case on stderr")
+    parser.add_argument("--tls", action="store_true", help="over TLS (wss): tmm-wsecho's secure port, or --port's server")
     args = parser.parse_args()
     prefixes = [x for x in args.cases.split(",") if x]
     report = args.report or time.strftime("conformance-%Y%m%dT%H%M%SZ", time.gmtime())
     if args.echo:
-        summary = run_suite(args.echo, report, prefixes, progress=not args.quiet)
+        summary = run_suite(args.echo, report, prefixes, progress=not args.quiet, tls=args.tls)
     else:
         results = []
-        run_cases("127.0.0.1", args.port, prefixes, results, not args.quiet)
+        run_cases("127.0.0.1", args.port, prefixes, results, not args.quiet, args.tls)
         summary = summarize(results)
-        write_report(results, summary, report, f"127.0.0.1:{args.port}")
+        write_report(results, summary, report, f"{'wss' if args.tls else 'ws'}://127.0.0.1:{args.port}/")
     print(f"{summary['cases']} cases: {summary['ok']} OK, {summary['non_strict']} NON-STRICT, "
           f"{summary['informational']} INFORMATIONAL, {summary['failed']} FAILED")
     print(os.path.abspath(report))
