@@ -12,7 +12,10 @@
 //
 // Usage: tmm-wsecho [--port N] [--ws-max-message BYTES] [--state-dir DIR]
 // Prints `secure PORT` (the same server over TLS, with a local CA in the state directory) and then
-// `listening PORT` once both listen (ws://127.0.0.1:PORT/); stops on SIGTERM or SIGINT.
+// `listening PORT` once both listen (ws://127.0.0.1:PORT/); stops on SIGTERM or SIGINT. Without
+// --port the port is a free one; a busy --port falls back as the daemon's ports do (logged), so the
+// printed port is always the one in use. The state directory (TLS and Access Code V2 keys) is a
+// temporary one, removed at exit, unless --state-dir names one.
 import Bridge
 import BridgeCore
 import Foundation
