@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz clean install uninstall deb package-test
+.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz conformance clean install uninstall deb package-test
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -257,6 +257,16 @@ fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access 
 		FUZZ_SECONDS=$(FUZZ_SECONDS) $$fuzzer $(FUZZ_SECONDS) || status=1; \
 	done; \
 	exit $$status
+
+# The WebSocket conformance suite (hwtests/conformance/README.md): Autobahn|Testsuite's cases 1-7
+# and 9 (at 1/16 of its sizes), re-created in Python 3, against tmm-wsecho, the daemon's own server
+# with data messages echoed (a debug build; never installed). The report goes to
+# hwtests/reports/conformance-<UTC time>/ (git-ignored), whose path is the last line printed; the
+# target fails when any case FAILED. About 20 s after the build.
+conformance: deps ## Run Autobahn's WebSocket cases against the daemon's server (tmm-wsecho); report in hwtests/reports/
+	$(SWIFT) build --product tmm-wsecho
+	/usr/bin/python3 -B hwtests/conformance/autobahn.py --quiet --echo "$$($(SWIFT) build --show-bin-path)/tmm-wsecho" \
+		--report hwtests/reports/conformance-$$(date -u +%Y%m%dT%H%M%SZ)
 
 clean: ## Remove build products (.build, Fuzz/build); keeps fuzz corpora
 	rm -rf .build Fuzz/build

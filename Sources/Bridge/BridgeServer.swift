@@ -45,6 +45,11 @@ public final class BridgeServer {
         /// The live status line, when standard output is a terminal (`make run`); the loop
         /// redraws it (BridgeServer+Status.swift).
         public var statusLine: StatusLine?
+        /// What to send back for a data message a WebSocket client sent (a whole frame), or nil
+        /// to ignore it. Nil in the daemon: no option or configuration key sets it. Only the
+        /// conformance suite's echo server (Tests/Support/tmm-wsecho, never shipped) sets it, so
+        /// that Autobahn's cases run through the daemon's own server code (docs/websocket.md).
+        public var dataMessageReply: (@Sendable (WebSocketMessage) -> [UInt8]?)?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
