@@ -240,6 +240,7 @@ device ?=
 bluetooth ?=
 HWTEST_ARGS ?=
 hwtest: deps static ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+	$(SWIFT) build --product tmm-wsecho
 	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
 
 hwtest-reliability: deps static ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak

@@ -358,6 +358,27 @@ def reliability_scenarios(run: "Run", selected):
                                             with_receiver=False))
 
 
+def conformance(run: "Run"):
+    """Autobahn|Testsuite's cases (hwtests/conformance) against tmm-wsecho, the daemon's own
+    server with an echo hook; the summary goes into report.json's "conformance"."""
+    sys.path.insert(0, os.path.join(HERE, "conformance"))
+    from autobahn import run_suite
+    root = os.path.dirname(HERE)
+    echo = next((p for p in (os.environ.get("TMM_WSECHO"), os.path.join(root, ".build/debug/tmm-wsecho"),
+                             os.path.join(root, ".build/release/tmm-wsecho")) if p and os.access(p, os.X_OK)), None)
+
+    def body(out):
+        if echo is None:
+            return [verify.Check("tmm-wsecho is built", False, "run `swift build --product tmm-wsecho` (make hwtest does)")], {}
+        summary = run_suite(echo, out)
+        run.report.conformance = summary
+        return [verify.Check(f"WebSocket conformance: {summary['cases']} cases, {summary['ok']} OK, "
+                             f"{summary['non_strict']} non-strict, {summary['informational']} informational",
+                             summary["failed"] == 0 and summary["cases"] > 0,
+                             f"{summary['failed']} failed (see conformance/index.md)")], {}
+    run.run_scenario("conformance", body)
+
+
 def hardware_only(report: Report, target: str):
     needs = {
         "udev tagging and stable names": "a udevd and a USB receiver (hwtests/udev.md)",
@@ -423,6 +444,8 @@ def main() -> int:
         if selected("slow-client"):
             run.slow_client()
         reliability_scenarios(run, selected)
+        if selected("conformance"):
+            conformance(run)
     else:
         device.run_bench_target(run, target, args.device, args.bluetooth, selected)
     hardware_only(report, target)
