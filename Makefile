@@ -46,13 +46,16 @@ deps-bench: ## Install missing Debian packages for build, test and benchmarks
 # from the toolchain.
 STATIC_SCRATCH := .build/static
 BRIDGE := $(STATIC_SCRATCH)/release/tmm-bridge
+# Full RELRO for the shipped binary (Debian's hardening "bindnow"): every symbol resolved at start,
+# the relocation table read-only after.
+STATIC_LINK_FLAGS := -Xlinker -z -Xlinker now
 
 build: static ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
 	$(SWIFT) build -c release
 
 # Only the shipped binary: what run, deb and hwtest need (the rest of `build` is minutes more).
 static: ## The static tmm-bridge alone, in .build/static/release (fails if it loads a toolchain library)
-	$(SWIFT) build -c release --product tmm-bridge --static-swift-stdlib --scratch-path $(STATIC_SCRATCH)
+	$(SWIFT) build -c release --product tmm-bridge --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) $(STATIC_LINK_FLAGS)
 	@toolchain=$$(dirname "$$(dirname "$$(command -v $(SWIFT))")"); \
 	if ldd $(BRIDGE) | grep -F -e "$$toolchain/" -e libswift -e libFoundation -e libdispatch >&2; then \
 		echo "make static: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \

@@ -170,14 +170,24 @@ struct ServiceUnitAnalyzeTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let unit = directory + "/tmm-bridge.service"
         _ = FileManager.default.createFile(atPath: unit, contents: Data(lines.joined(separator: "\n").utf8))
+        // Documentation=man:tmm-bridge(8): verify runs `man` on it, so the page must resolve, as
+        // it does once installed (make install, the .deb): the committed page, on a MANPATH.
+        try FileManager.default.createDirectory(atPath: directory + "/man/man8", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.repositoryRoot + "/packaging/tmm-bridge.8",
+                                         toPath: directory + "/man/man8/tmm-bridge.8")
         return (directory, unit)
+    }
+
+    /// systemd-analyze with MANPATH set to the copy's man folder.
+    private func analyzeVerify(_ copy: (directory: String, unit: String)) throws -> (status: Int32?, output: String) {
+        try runTool("/usr/bin/env", ["MANPATH=\(copy.directory)/man", Self.analyze, "verify", copy.unit])
     }
 
     @Test("systemd-analyze verify: no complaint about the unit")
     func verify() throws {
         let copy = try verifiableCopy()
         defer { try? FileManager.default.removeItem(atPath: copy.directory) }
-        let result = try runTool(Self.analyze, ["verify", copy.unit])
+        let result = try analyzeVerify(copy)
         #expect(result.status == 0, "systemd-analyze verify failed:\n\(result.output)")
         // Any line about our unit is a warning (unknown key, bad value, missing executable...);
         // lines about other units on this machine are not ours to fix.
@@ -194,7 +204,7 @@ struct ServiceUnitAnalyzeTests {
         try handle.seekToEnd()
         handle.write(Data("\n[Service]\nProtectSystm=strict\n".utf8))
         try handle.close()
-        let result = try runTool(Self.analyze, ["verify", copy.unit])
+        let result = try analyzeVerify(copy)
         #expect(result.output.split(separator: "\n").contains { $0.contains("tmm-bridge") && $0.contains("ProtectSystm") },
                 "\(result.output)")
     }
