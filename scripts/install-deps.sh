@@ -4,6 +4,9 @@
 #
 #   scripts/install-deps.sh            build + test packages
 #   scripts/install-deps.sh --bench    also the benchmark tools (gpsdecode from gpsd-clients)
+#   scripts/install-deps.sh --browser  also the browser test's (make browser-test): headless
+#                                      chromium, chromedriver, Selenium, certutil, PIL; about
+#                                      390 MiB installed, so only on request
 #
 # As root it installs what is missing with apt-get. As another user it prints the one
 # `sudo apt-get install` command to run and exits 1.
@@ -15,19 +18,24 @@ set -euo pipefail
 # bench targets, iproute2 (ip) to bring up loopback in its network namespace.
 packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2)
 bench_packages=(gpsd-clients)
+# hwtests/browser (README there): chromium and chromedriver (same version, one source package),
+# Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read
+# the screenshot.
+browser_packages=(chromium chromium-driver python3-selenium libnss3-tools python3-pil)
 
 usage() {
-    echo "usage: $0 [--bench]" >&2
+    echo "usage: $0 [--bench] [--browser]" >&2
     exit 64
 }
 
-case "${1-}" in
-    "") ;;
-    --bench) packages+=("${bench_packages[@]}") ;;
-    -h | --help) usage ;;
-    *) echo "install-deps: unknown option '$1'" >&2; usage ;;
-esac
-[[ $# -le 1 ]] || usage
+for option in "$@"; do
+    case "$option" in
+        --bench) packages+=("${bench_packages[@]}") ;;
+        --browser) packages+=("${browser_packages[@]}") ;;
+        -h | --help) usage ;;
+        *) echo "install-deps: unknown option '$option'" >&2; usage ;;
+    esac
+done
 
 status=0
 
