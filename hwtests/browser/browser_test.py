@@ -8,7 +8,8 @@ the page makes an Access Code V2 with WebCrypto, registers through REST (CORS pr
 included) and reads LocationV2 over ws:// and wss://. Then it checks what the browser saw and
 the screenshot. hwtests/browser/README.md says what each check means.
 
-  hwtests/browser/browser_test.py [--report DIR] [--bridge PATH] [--positions N]
+  hwtests/browser/browser_test.py [--report DIR] [--bridge PATH] [--positions N] [--bridge-arg ARG]...
+  hwtests/browser/browser_test.py --check-tools    exit 0 when the browser packages are installed
 
 Writes DIR/report.json ({"passed", "checks": [{"name", "passed", "detail", "skipped"}],
 "screenshot"}), DIR/screenshot.png and the logs; prints DIR as its last line. Exit status 0 only
@@ -102,7 +103,7 @@ class Bridge:
     """`tmm-bridge run --demo` on free ports with a fresh state directory (so a new local CA) and
     the allowlist policy with one application id; V2 starts locked."""
 
-    def __init__(self, binary: str, scratch: str, application_id: str, log_path: str):
+    def __init__(self, binary: str, scratch: str, application_id: str, log_path: str, extra=()):
         self.state_dir = os.path.join(scratch, "state")
         self.runtime_dir = os.path.join(scratch, "run")
         self.log_path = log_path
@@ -115,6 +116,7 @@ class Bridge:
                      "--fallback-port-start", str(chosen[-1])]
         for key, port in zip(keys, chosen):
             arguments += [f"--{PORT_OPTIONS[key]}", str(port)]
+        arguments += list(extra)
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(arguments, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         self.ports = self._wait_ready()
@@ -246,7 +248,9 @@ def network_exchanges(performance_log: list[dict]) -> list[dict]:
             exchange.update(request_headers={k.lower(): v for k, v in params["request"].get("headers", {}).items()})
         elif method == "Network.webSocketHandshakeResponseReceived":
             exchange.update(status=params["response"]["status"])
-    return [exchange for exchange in exchanges.values() if "method" in exchange]
+    # Chromium's own chrome:// pages (the first tab) are not the page's traffic.
+    return [exchange for exchange in exchanges.values()
+            if "method" in exchange and exchange["url"].split(":")[0] in ("http", "https", "ws", "wss")]
 
 
 # --- the screenshot -------------------------------------------------------------------------------
@@ -309,9 +313,11 @@ def check_screenshot(driver, checks: Checks, path: str, expected_texts: dict[str
 
 # --- the run -------------------------------------------------------------------------------------
 
-def run(report_dir: str, bridge: str | None = None, positions: int = 20) -> dict:
+def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_arguments=()) -> dict:
     """One browser run; writes report_dir/report.json and returns the same dict:
-    {"passed", "checks": [{"name", "passed", "detail", "skipped"}], "screenshot"}."""
+    {"passed", "checks": [{"name", "passed", "detail", "skipped"}], "screenshot", "chromium",
+    "seconds"}. `bridge_arguments` are added to `tmm-bridge run` (the tests that show a broken
+    bridge fails this test use them)."""
     os.makedirs(report_dir, exist_ok=True)
     checks = Checks()
     screenshot = os.path.join(report_dir, "screenshot.png")
@@ -328,7 +334,8 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20) -> dict
                             f"missing Debian packages: {' '.join(missing)}; {INSTALL_HINT}"):
             return result
         application_id = str(uuid.uuid4())
-        bridge_process = Bridge(bridge or bridge_binary(), scratch, application_id, os.path.join(report_dir, "bridge.log"))
+        bridge_process = Bridge(bridge or bridge_binary(), scratch, application_id, os.path.join(report_dir, "bridge.log"),
+                                bridge_arguments)
         ports = bridge_process.ports
         context = bridge_process.context()
         plain_v2 = f"ws://127.0.0.1:{ports['locationV2Port']}/locationV2"
@@ -476,10 +483,19 @@ def main() -> int:
     parser.add_argument("--report", help="report directory (default hwtests/reports/browser-<UTC timestamp>)")
     parser.add_argument("--bridge", help="the tmm-bridge binary (default: as hwtests/harness/bench.py finds it)")
     parser.add_argument("--positions", type=int, default=20, help="positions to receive over each socket")
+    parser.add_argument("--bridge-arg", action="append", default=[], metavar="ARG",
+                        help="an argument added to `tmm-bridge run` (repeatable), e.g. --bridge-arg=--allowed-origins=https://other.example")
+    parser.add_argument("--check-tools", action="store_true",
+                        help="only check that the browser packages are installed (exit 0), else name them (exit 1)")
     args = parser.parse_args()
+    if args.check_tools:
+        missing = missing_tools()
+        if missing:
+            print(f"browser-test: missing Debian packages: {' '.join(missing)}; {INSTALL_HINT}", file=sys.stderr)
+        return 1 if missing else 0
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     report_dir = os.path.abspath(args.report or os.path.join(HWTESTS, "reports", f"browser-{stamp}"))
-    result = run(report_dir, args.bridge, args.positions)
+    result = run(report_dir, args.bridge, args.positions, args.bridge_arg)
     failed = [c for c in result["checks"] if not c["passed"]]
     print(f"browser-test: {'PASSED' if result['passed'] else 'FAILED'} "
           f"({len(result['checks']) - len(failed)} of {len(result['checks'])} checks passed, {result['seconds']} s)")

@@ -64,7 +64,14 @@ function fail(error) {
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function rest(method, path, headers, body) {
-  const response = await fetch(config.api + path, { method, headers, body });
+  let response;
+  try {
+    response = await fetch(config.api + path, { method, headers, body });
+  } catch (error) {
+    // fetch says only "Failed to fetch"; the console has the reason (CORS, TLS, refused).
+    state.rest.push({ method, path, status: null });
+    throw new Error(`${method} ${path}: ${error.message} (refused by CORS, the TLS certificate not trusted, or no server)`);
+  }
   state.rest.push({ method, path, status: response.status });
   if (!response.ok) {
     let detail = "";
