@@ -339,9 +339,9 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
         ports = bridge_process.ports
         context = bridge_process.context()
         plain_v2 = f"ws://127.0.0.1:{ports['locationV2Port']}/locationV2"
-        checks.check(tmmclient.ws_handshake_status(plain_v2) == 401,
-                     "before the page runs LocationV2 is locked (401): only its registration can unlock it",
-                     f"handshake status {tmmclient.ws_handshake_status(plain_v2)}")
+        locked = tmmclient.ws_handshake_status(plain_v2)
+        checks.check(locked == 401, "before the page runs LocationV2 is locked (401): only its registration can unlock it",
+                     f"handshake status {locked}")
 
         trust_ca(scratch, os.path.join(bridge_process.state_dir, "tls", "ca.pem"))
         page_server = PageServer()
@@ -460,9 +460,15 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
             result["screenshot"] = screenshot
     except BenchError as error:
         checks.check(False, "the bench ran", error)
+    except Exception as error:  # selenium's, chromium's: a failed check with the reason, never a traceback alone
+        hint = " (chromedriver.log in the report has chromium's side)" if driver is None else ""
+        checks.check(False, "the bench ran", f"{type(error).__name__}: {error}{hint}")
     finally:
         if driver is not None:
-            driver.quit()
+            try:
+                driver.quit()
+            except Exception as error:  # a crashed chromium: the run's checks already say what failed
+                print(f"browser-test: chromedriver quit: {error}", file=sys.stderr)
         if page_server is not None:
             page_server.stop()
             with open(os.path.join(report_dir, "page-server.log"), "w") as handle:
