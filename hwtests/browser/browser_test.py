@@ -457,7 +457,9 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
         checks.check(not errors, "no console errors", repr(errors[:5]))
         if expected_texts:
             check_screenshot(driver, checks, screenshot, expected_texts)
-            result["screenshot"] = screenshot
+        else:  # nothing to look for, but the page's error text is worth seeing
+            driver.save_screenshot(screenshot)
+        result["screenshot"] = screenshot
     except BenchError as error:
         checks.check(False, "the bench ran", error)
     except Exception as error:  # selenium's, chromium's: a failed check with the reason, never a traceback alone

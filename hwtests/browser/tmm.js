@@ -113,6 +113,10 @@ function show(name, field, value) {
 function openSocket(name, url) {
   const socketState = { url, opened: false, count: 0, messages: [], closeCode: null, error: null };
   state.sockets[name] = socketState;
+  const panel = document.getElementById("socket-template").content.firstElementChild.cloneNode(true);
+  panel.id = `socket-${name}`;
+  document.getElementById("sockets").appendChild(panel);
+  show(name, "name", url.split("//")[0] + "//");
   show(name, "url", url);
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url);
