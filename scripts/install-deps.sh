@@ -20,8 +20,9 @@ packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-webs
 bench_packages=(gpsd-clients)
 # hwtests/browser (README there): chromium and chromedriver (same version, one source package),
 # Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read
-# the screenshot.
-browser_packages=(chromium chromium-driver python3-selenium libnss3-tools python3-pil)
+# the screenshot, and the fonts the page names (chromium only recommends one; without any font its
+# text has no glyphs and the screenshot check fails).
+browser_packages=(chromium chromium-driver python3-selenium libnss3-tools python3-pil fonts-dejavu-core)
 
 usage() {
     echo "usage: $0 [--bench] [--browser]" >&2
