@@ -49,6 +49,8 @@ from harness.bench import tmmclient  # noqa: E402  (capture_epochs, position_pro
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CERTUTIL = "/usr/bin/certutil"
+# The page's monospace font (index.html): without it the values could render in no font at all.
+FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
 CAPTURE = os.path.join(ROOT, "Tests", "Fixtures", "nmea", "nmea-rtk.log")
 INSTALL_HINT = "install them with: sudo scripts/install-deps.sh --browser"
 # GGA quality of the capture's epochs -> the names hwtests/harness/verify.py maps to solutionType.
@@ -74,6 +76,8 @@ def missing_tools() -> list[str]:
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver"), (CERTUTIL, "libnss3-tools")):
         if not os.access(path, os.X_OK):
             missing.append(package)
+    if not os.path.exists(FONT):
+        missing.append("fonts-dejavu-core")
     for module, package in (("selenium", "python3-selenium"), ("PIL", "python3-pil")):
         try:
             __import__(module)
@@ -330,7 +334,7 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
     started = time.monotonic()
     bridge_process = page_server = driver = None
     try:
-        if not checks.check(not missing, "chromium, chromedriver, certutil, selenium and PIL are installed",
+        if not checks.check(not missing, "chromium, chromedriver, certutil, selenium, PIL and the page's font are installed",
                             f"missing Debian packages: {' '.join(missing)}; {INSTALL_HINT}"):
             return result
         application_id = str(uuid.uuid4())
