@@ -256,7 +256,7 @@ BROWSER_ARGS ?=
 browser-test: ## A real browser (headless chromium) as a TMM web client: CORS, Access Code V2, LocationV2 over ws and wss, screenshot
 	@scripts/install-deps.sh --browser
 	$(SWIFT) build --product tmm-bridge
-	/usr/bin/python3 hwtests/browser/browser_test.py --bridge "$$($(SWIFT) build --show-bin-path)/tmm-bridge" $(BROWSER_ARGS)
+	/usr/bin/python3 -B hwtests/browser/browser_test.py --bridge "$$($(SWIFT) build --show-bin-path)/tmm-bridge" $(BROWSER_ARGS)
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
 FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh
