@@ -4,6 +4,9 @@
 #
 #   scripts/install-deps.sh            build + test packages
 #   scripts/install-deps.sh --bench    also the benchmark tools (gpsdecode from gpsd-clients)
+#   scripts/install-deps.sh --browser  also the browser test's (make browser-test): headless
+#                                      chromium, chromedriver, Selenium, certutil, PIL; about
+#                                      390 MiB installed, so only on request
 #
 # As root it installs what is missing with apt-get. As another user it prints the one
 # `sudo apt-get install` command to run and exits 1.
@@ -16,19 +19,25 @@ set -euo pipefail
 # verify runs `man` on the unit's Documentation= line (ServiceUnitAnalyzeTests).
 packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db)
 bench_packages=(gpsd-clients)
+# hwtests/browser (README there): chromium and chromedriver (same version, one source package),
+# Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read
+# the screenshot, and the fonts the page names (chromium only recommends one; without any font its
+# text has no glyphs and the screenshot check fails).
+browser_packages=(chromium chromium-driver python3-selenium libnss3-tools python3-pil fonts-dejavu-core)
 
 usage() {
-    echo "usage: $0 [--bench]" >&2
+    echo "usage: $0 [--bench] [--browser]" >&2
     exit 64
 }
 
-case "${1-}" in
-    "") ;;
-    --bench) packages+=("${bench_packages[@]}") ;;
-    -h | --help) usage ;;
-    *) echo "install-deps: unknown option '$1'" >&2; usage ;;
-esac
-[[ $# -le 1 ]] || usage
+for option in "$@"; do
+    case "$option" in
+        --bench) packages+=("${bench_packages[@]}") ;;
+        --browser) packages+=("${browser_packages[@]}") ;;
+        -h | --help) usage ;;
+        *) echo "install-deps: unknown option '$option'" >&2; usage ;;
+    esac
+done
 
 status=0
 
