@@ -243,6 +243,7 @@ device ?=
 bluetooth ?=
 HWTEST_ARGS ?=
 hwtest: deps static ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+	@scripts/install-deps.sh --browser
 	$(SWIFT) build --product tmm-wsecho
 	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
 

@@ -379,6 +379,22 @@ def conformance(run: "Run"):
     run.run_scenario("conformance", body)
 
 
+def browser(run: "Run"):
+    """A real browser (headless chromium, hwtests/browser) runs the web sample's flow against its
+    own bridge: CORS preflight, REST with Access Code V2, LocationV2 over ws and wss, screenshot."""
+    sys.path.insert(0, os.path.join(HERE, "browser"))
+    import browser_test
+
+    def body(out):
+        missing = browser_test.missing_tools()
+        if missing:
+            return [verify.Check("the browser packages are installed", False,
+                                 f"missing {', '.join(missing)} (scripts/install-deps.sh --browser)")], {}
+        result = browser_test.run(out)
+        return [verify.Check(**c) for c in result["checks"]], {}
+    run.run_scenario("browser", body)
+
+
 def hardware_only(report: Report, target: str):
     needs = {
         "udev tagging and stable names": "a udevd and a USB receiver (hwtests/udev.md)",
@@ -446,6 +462,8 @@ def main() -> int:
         reliability_scenarios(run, selected)
         if selected("conformance"):
             conformance(run)
+        if selected("browser"):
+            browser(run)
     else:
         device.run_bench_target(run, target, args.device, args.bluetooth, selected)
     hardware_only(report, target)
