@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from harness import device, reliability, verify  # noqa: E402
-from harness.bench import TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, tmmclient, wait_for  # noqa: E402
+from harness.bench import TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, running_bench, tmmclient, wait_for  # noqa: E402
 from harness.clients import Recorder, SlowClient  # noqa: E402
 from harness.report import Report  # noqa: E402
 from sim.scenario import load  # noqa: E402
@@ -96,10 +96,7 @@ class Run:
         scenario = load(scenario_file)
 
         def body(out):
-            bench = Bench(keep=self.keep)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, keep=self.keep) as bench:
                 recorders = self.streaming(bench, str(uuid.uuid4()))
                 actions = []
 
@@ -145,8 +142,6 @@ class Run:
                     checks += extra(bench, timeline, recorders)
                 self.plot_data[scenario_name] = figures
                 return checks, {k: v for k, v in figures.items() if k.startswith("latency_p")}
-            finally:
-                bench.close(out)
         self.run_scenario(scenario_name, body)
 
     # --- scenarios that are more than one stream -------------------------------------------------
@@ -163,10 +158,7 @@ class Run:
         scenario_file = os.path.join(SCENARIOS, "steady.toml")
 
         def body(out):
-            bench = Bench(keep=self.keep)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, keep=self.keep) as bench:
                 application_id = str(uuid.uuid4())
                 recorders = self.streaming(bench, application_id)
                 simulator = self.simulate(bench, scenario_file, out)
@@ -191,18 +183,13 @@ class Run:
                                  ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items())),
                     verify.Check("positions flow again within 5 s of the kill", resumed - killed < 5, f"{resumed - killed:.2f} s"),
                 ], {"bridge_before": before}
-            finally:
-                bench.close(out)
         self.run_scenario("daemon-restart", body)
 
     def many_clients(self, count: int = 100):
         scenario_file = os.path.join(SCENARIOS, "steady.toml")
 
         def body(out):
-            bench = Bench(keep=self.keep)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, keep=self.keep) as bench:
                 bench.register(str(uuid.uuid4()))
                 clients = [Recorder(ws("locationV2Port", "/locationV2"), f"v2-{i}", reconnect=False).start() for i in range(count)]
                 wait_for(lambda: all(c.connects for c in clients), 30, f"{count} clients to connect")
@@ -227,18 +214,13 @@ class Run:
                     verify.Check("no client was dropped", all(not c.drops for c in clients),
                                  str([c.drops for c in clients if c.drops][:2])),
                 ], {}
-            finally:
-                bench.close(out)
         self.run_scenario("100-clients", body)
 
     def slow_client(self):
         scenario_file = os.path.join(SCENARIOS, "steady.toml")
 
         def body(out):
-            bench = Bench(keep=self.keep)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, keep=self.keep) as bench:
                 recorders = self.streaming(bench, str(uuid.uuid4()), v1=False)
                 slow = SlowClient("127.0.0.1", TMM_PORTS["locationV2Port"])
                 simulator = self.simulate(bench, scenario_file, out)
@@ -258,8 +240,6 @@ class Run:
                 self.report.figures["slow client: closed by the bridge by the end"] = slow.closed_by_server()
                 slow.close()
                 return checks, {}
-            finally:
-                bench.close(out)
         self.run_scenario("slow-client", body)
 
 
@@ -280,10 +260,7 @@ def sample_flows(run: "Run"):
         def body(out, script=script, what=what):
             # As EndToEndTests.swift starts the daemon for each script.
             extra = ["--ws-ping-interval", "1", "--ws-pong-timeout", "1"] if script == "websocket.py" else []
-            bench = Bench(registration="allowlist", allowed_ids=ALLOWED_IDS, extra_arguments=extra, keep=run.keep)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, registration="allowlist", allowed_ids=ALLOWED_IDS, extra_arguments=extra, keep=run.keep) as bench:
                 run.simulate(bench, scenario_file, out)
                 context = dict(bench.context(), capture=capture, unknownId=UNKNOWN_ID)
                 completed = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(HERE), "Tests", "EndToEnd", script),
@@ -295,8 +272,6 @@ def sample_flows(run: "Run"):
                 return [verify.Check(f"{script} ({what}): exit {completed.returncode}, {passed} checks passed",
                                      completed.returncode == 0 and passed > 0,
                                      "" if completed.returncode == 0 else failure)], {}
-            finally:
-                bench.close(out)
         run.run_scenario(f"samples: {script}", body)
 
 
@@ -330,15 +305,10 @@ def reliability_scenarios(run: "Run", selected):
 
     def bench_body(action, with_receiver=True, **bench_options):
         def body(out):
-            bench = Bench(keep=run.keep, **bench_options)
-            try:
-                bench.start_gpsd()
-                bench.start_bridge()
+            with running_bench(out, keep=run.keep, **bench_options) as bench:
                 if with_receiver:
                     run.simulate(bench, os.path.join(SCENARIOS, "replay-rtk.toml"), out)
                 return action(bench, out), {}
-            finally:
-                bench.close(out)
         return body
 
     if selected("plug-cycles"):

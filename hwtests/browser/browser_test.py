@@ -27,7 +27,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -43,7 +42,7 @@ ROOT = os.path.dirname(HWTESTS)
 sys.path.insert(0, HWTESTS)
 
 from harness import verify  # noqa: E402  (Check, and the solutionType names)
-from harness.bench import PORT_OPTIONS, BenchError, bridge_binary, wait_for  # noqa: E402
+from harness.bench import PORT_OPTIONS, BenchError, bridge_binary, stop_process, wait_for  # noqa: E402
 from harness.bench import tmmclient  # noqa: E402  (capture_epochs, position_problems, TMM_HOST, ...)
 
 CHROMIUM = "/usr/bin/chromium"
@@ -145,13 +144,7 @@ class Bridge:
         return {"stateDir": self.state_dir, "runtimeDir": self.runtime_dir, "host": "127.0.0.1", "ports": self.ports}
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, 20)
 
 
 # --- the page's own origin -----------------------------------------------------------------------

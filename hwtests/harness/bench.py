@@ -8,6 +8,7 @@ ports (9635-9640) and gpsd's 2947 are free and nothing on the machine can talk t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -57,6 +58,30 @@ def bridge_binary() -> str:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     raise BenchError("no tmm-bridge binary: run `make build` (or set TMM_BRIDGE=/path/to/tmm-bridge)")
+
+
+def stop_process(process: subprocess.Popen, seconds: float = 20, sig=signal.SIGTERM) -> int:
+    """`sig`, then SIGKILL if it is still running after `seconds`; its exit status."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+@contextlib.contextmanager
+def running_bench(out: str, **options):
+    """A Bench with gpsd and the bridge started; closed (logs copied to `out`) on the way out."""
+    bench = Bench(**options)
+    try:
+        bench.start_gpsd()
+        bench.start_bridge()
+        yield bench
+    finally:
+        bench.close(out)
 
 
 def answers(port: int, host: str = "127.0.0.1") -> bool:
@@ -171,14 +196,7 @@ class Bench:
     def stop_bridge(self, sig=signal.SIGTERM) -> int | None:
         if self.bridge is None:
             return None
-        if self.bridge.poll() is None:
-            self.bridge.send_signal(sig)
-            try:
-                self.bridge.wait(20)
-            except subprocess.TimeoutExpired:
-                self.bridge.kill()
-                self.bridge.wait()
-        code = self.bridge.returncode
+        code = stop_process(self.bridge, 20, sig)
         self.bridge = None
         return code
 
@@ -268,10 +286,4 @@ class Simulator:
                 return event
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, 10)

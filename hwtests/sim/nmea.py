@@ -42,26 +42,24 @@ def hhmmss(seconds_of_day: float) -> str:
     return f"{h:02d}{m:02d}{s:02d}.{cs:02d}"
 
 
-def latitude(value: float, decimals: int) -> tuple[str, str]:
-    hemisphere = "N" if value >= 0 else "S"
+def _coordinate(value: float, decimals: int, degree_digits: int, hemispheres: str) -> tuple[str, str]:
+    """ddmm.mmmm (latitude, 2 degree digits) or dddmm.mmmm (longitude, 3) and its hemisphere."""
+    hemisphere = hemispheres[0] if value >= 0 else hemispheres[1]
     value = abs(value)
     degrees = int(value)
     minutes = (value - degrees) * 60
-    text = f"{degrees:02d}{minutes:0{3 + decimals}.{decimals}f}"
-    if text[2:4] == "60":  # rounding carried into a whole degree
-        text = f"{degrees + 1:02d}{0:0{3 + decimals}.{decimals}f}"
+    text = f"{degrees:0{degree_digits}d}{minutes:0{3 + decimals}.{decimals}f}"
+    if text[degree_digits:degree_digits + 2] == "60":  # rounding carried into a whole degree
+        text = f"{degrees + 1:0{degree_digits}d}{0:0{3 + decimals}.{decimals}f}"
     return text, hemisphere
+
+
+def latitude(value: float, decimals: int) -> tuple[str, str]:
+    return _coordinate(value, decimals, 2, "NS")
 
 
 def longitude(value: float, decimals: int) -> tuple[str, str]:
-    hemisphere = "E" if value >= 0 else "W"
-    value = abs(value)
-    degrees = int(value)
-    minutes = (value - degrees) * 60
-    text = f"{degrees:03d}{minutes:0{3 + decimals}.{decimals}f}"
-    if text[3:5] == "60":
-        text = f"{degrees + 1:03d}{0:0{3 + decimals}.{decimals}f}"
-    return text, hemisphere
+    return _coordinate(value, decimals, 3, "EW")
 
 
 def gga(talker: str, fix, decimals: int) -> str:
