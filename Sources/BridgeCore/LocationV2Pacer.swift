@@ -33,7 +33,8 @@ public struct LocationV2Pacer: Sendable {
     /// One second, of receiver time and of monotonic time.
     public static let staleWindow: Int64 = 1_000_000_000
 
-    public let minimumInterval: Int64
+    /// A reload may change it (`max-location-rate`); the next epoch is paced by the new value.
+    public var minimumInterval: Int64
     /// The newest accepted epoch and when it was accepted (LocationV1 sends it once a second).
     public private(set) var latest: Position?
     public private(set) var latestAt: Int64 = 0

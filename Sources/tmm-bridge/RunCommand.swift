@@ -1,10 +1,11 @@
 // `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
-// six TMM servers, starts the receiver side and serves until SIGINT, SIGTERM or SIGHUP.
+// six TMM servers, starts the receiver side and serves until SIGINT or SIGTERM; SIGHUP reloads.
 import Bridge
 import BridgeCore
 import Discovery
 import GPSD
 import Glibc
+import Logging
 import Posix
 
 struct RunCommand: Equatable {
@@ -132,7 +133,7 @@ struct RunCommand: Equatable {
             return ExitStatus.ok.rawValue
         } catch {
             // The one place a failure becomes an exit status.
-            log(error.description)
+            log(error.description, level: .error)
             return error.exitStatus.rawValue
         }
     }
@@ -145,6 +146,7 @@ struct RunCommand: Equatable {
         } catch {
             throw .configuration("\(error)")
         }
+        logger.level = configuration.logLevel
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
         let dropTo: Credentials?
@@ -153,7 +155,7 @@ struct RunCommand: Equatable {
         }
         if dropTo != nil { GPSDTrust.pinOwnUser() }
         // Signals are read from a signalfd in the loop: block them before any thread starts.
-        do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch {
+        do { try SignalDescriptor.block(BridgeServer.handledSignals) } catch {
             throw .signals(error)
         }
         signal(SIGPIPE, SIG_IGN)
@@ -167,6 +169,10 @@ struct RunCommand: Equatable {
             stateDirectory: configuration.stateDirectory ?? defaultStateDirectory(), runtimeDirectory: runtime,
             version: BridgeVersion.current)
         environment.dropUser = dropTo?.uid
+        // SIGHUP reads the file and the command line again, as above (on the server's worker).
+        environment.reloadConfiguration = { [self] in
+            Result { () throws(ConfigurationError) -> BridgeConfiguration in try self.configuration() }
+        }
         var options = ReceiverInput.Options(runtimeDirectory: runtime)
         options.dropTo = dropTo.map { (uid: $0.uid, gid: $0.gid) }
         options.devices = configuration.devices
@@ -184,7 +190,7 @@ struct RunCommand: Equatable {
         }
         let server: BridgeServer
         do {
-            server = try BridgeServer(configuration: configuration, environment: environment, input: input) { log($0) }
+            server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
         } catch {
             throw .server(error)
         }
