@@ -161,7 +161,7 @@ struct RunCommand: Equatable {
         signal(SIGPIPE, SIG_IGN)
         let descriptors = raiseOpenFileLimit()
         if descriptors < 2 * configuration.limits.maxConnections {
-            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)")
+            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)", level: .warning)
         }
 
         let runtime = configuration.runtimeDirectory ?? defaultRuntimeDirectory()
@@ -273,7 +273,7 @@ struct RunCommand: Equatable {
         }
         let user = configuration.user ?? (Credentials.user(named: "tmm-bridge") != nil ? "tmm-bridge" : "nobody")
         guard user != "root" else {
-            log("staying root (user = root): every thread keeps every capability")
+            log("staying root (user = root): every thread keeps every capability", level: .warning)
             return nil
         }
         guard let account = Credentials.user(named: user) else {
@@ -318,6 +318,6 @@ struct RunCommand: Equatable {
         let bluetooth = needsBluetooth(configuration)
         try dropPrivileges(to: credentials, keeping: bluetooth ? CapabilitySets.netAdmin : 0)
         log("dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
-            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"))
+            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"), level: .notice)
     }
 }
