@@ -116,21 +116,22 @@ struct JournalOutputTests {
         return text()
     }
 
-    static func makeLogFile(_ path: String) throws -> (device: UInt64, inode: UInt64) {
-        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+    /// Runs the daemon with standard error a fresh file and `JOURNAL_STREAM` naming that file's
+    /// `st_dev:st_ino`, its inode moved by `inodeOffset` (0: the same stream); returns what it wrote.
+    static func run(_ name: String, inodeOffset: UInt64, until marker: String) throws -> String {
+        let directory = try EndToEnd.makeDirectory(name)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logFile = directory + "/stderr"
+        #expect(FileManager.default.createFile(atPath: logFile, contents: nil))
         var status = stat()
-        guard stat(path, &status) == 0 else { throw HarnessError("stat \(path): \(String(cString: strerror(errno)))") }
-        return (UInt64(status.st_dev), UInt64(status.st_ino))
+        guard stat(logFile, &status) == 0 else { throw HarnessError("stat \(logFile): \(String(cString: strerror(errno)))") }
+        return try run(directory: directory, logFile: logFile, journalStream: "\(status.st_dev):\(UInt64(status.st_ino) + inodeOffset)",
+                       until: marker)
     }
 
     @Test("JOURNAL_STREAM naming stderr: every line <N>-prefixed with its level, no program prefix")
     func journalLines() throws {
-        let directory = try EndToEnd.makeDirectory("journal")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logFile = directory + "/stderr"
-        let stream = try Self.makeLogFile(logFile)
-        let text = try Self.run(directory: directory, logFile: logFile, journalStream: "\(stream.device):\(stream.inode)",
-                                until: "<5>ready\n")
+        let text = try Self.run("journal", inodeOffset: 0, until: "<5>ready\n")
         let lines = text.split(separator: "\n")
         #expect(!lines.isEmpty)
         for line in lines {
@@ -146,12 +147,7 @@ struct JournalOutputTests {
 
     @Test("JOURNAL_STREAM naming another stream (a redirected child's): plain lines")
     func otherStreamPlainLines() throws {
-        let directory = try EndToEnd.makeDirectory("journal-other")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logFile = directory + "/stderr"
-        let stream = try Self.makeLogFile(logFile)
-        let text = try Self.run(directory: directory, logFile: logFile, journalStream: "\(stream.device):\(stream.inode + 1)",
-                                until: "tmm-bridge: ready\n")
+        let text = try Self.run("journal-other", inodeOffset: 1, until: "tmm-bridge: ready\n")
         #expect(text.contains("tmm-bridge: ports: ") && text.contains("tmm-bridge: stopped: "), "\(text)")
         #expect(!text.contains("<5>") && !text.contains("<6>"), "\(text)")
     }
