@@ -260,6 +260,7 @@ extension BridgeServer {
         try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object
         admission.released(connection.server)
+        log.debug("closed a connection on \(connection.server.registrationKey) (\(admission.open) open)")
     }
 
     // MARK: - Events from the loop and the input side

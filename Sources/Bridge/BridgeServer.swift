@@ -411,6 +411,7 @@ public final class BridgeServer {
         }
         connections[fd] = connection
         admission.admitted(server)
+        log.debug("accepted a connection on \(server.registrationKey) (\(admission.open) open)")
     }
 
     /// After accept failed on `listener`: a full descriptor table (EMFILE, ENFILE) would make a

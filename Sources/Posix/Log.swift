@@ -68,11 +68,13 @@ public final class Logger: Sendable {
 
     /// Logs `message` at `level`. Warnings and errors, and any message given a `key` (the call
     /// site's name for it, when its text carries a running count), are suppressed when the same
-    /// one was written within the window (see `RepeatSuppressor`).
-    public func callAsFunction(_ message: String, level: LogLevel = .info, key: String? = nil) {
+    /// one was written within the window (see `RepeatSuppressor`). The message is an autoclosure:
+    /// a debug line on a hot path costs a level check, not a string, when debug is off.
+    public func callAsFunction(_ message: @autoclosure () -> String, level: LogLevel = .info, key: String? = nil) {
+        guard isEnabled(level) else { return }
+        let message = message()
         let now = clock()
         state.withLock { state in
-            guard level <= state.level else { return }
             var summaries: [RepeatSuppressor.Summary] = []
             var written = true
             if level <= .warning || key != nil {
@@ -83,11 +85,11 @@ public final class Logger: Sendable {
         }
     }
 
-    public func error(_ message: String, key: String? = nil) { self(message, level: .error, key: key) }
-    public func warning(_ message: String, key: String? = nil) { self(message, level: .warning, key: key) }
-    public func notice(_ message: String, key: String? = nil) { self(message, level: .notice, key: key) }
-    public func info(_ message: String, key: String? = nil) { self(message, level: .info, key: key) }
-    public func debug(_ message: String, key: String? = nil) { self(message, level: .debug, key: key) }
+    public func error(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .error, key: key) }
+    public func warning(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .warning, key: key) }
+    public func notice(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .notice, key: key) }
+    public func info(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .info, key: key) }
+    public func debug(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .debug, key: key) }
 
     /// Writes the summaries of suppression windows that have ended (the io loop's tick calls it,
     /// so a burst that stopped is reported without waiting for the next message).

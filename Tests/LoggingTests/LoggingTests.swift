@@ -158,6 +158,23 @@ struct LoggerTests {
         #expect(capture.written.suffix(2) == ["<4>still shown\n", "<7>shown at debug\n"])
     }
 
+    @Test("a message below the threshold is never built")
+    func lazyMessages() {
+        let capture = Capture()
+        let log = capture.logger(level: .info)
+        let built = Mutex(0)
+        func expensive() -> String {
+            built.withLock { $0 += 1 }
+            return "details"
+        }
+        log.debug(expensive())
+        log(expensive(), level: .debug)
+        #expect(built.withLock { $0 } == 0 && capture.written.isEmpty)
+        log.level = .debug
+        log.debug(expensive())
+        #expect(built.withLock { $0 } == 1 && capture.written == ["<7>details\n"])
+    }
+
     @Test func plainFormatForTerminals() {
         let capture = Capture()
         capture.logger(.plain(program: "tmm-bridge")).warning("port busy")
