@@ -61,17 +61,8 @@ extension BridgeServer {
             apply(configuration.reloaded(from: read))
             log.notice("reloaded the configuration: "
                 + (applied.isEmpty ? "no option that applies while running changed" : "applied " + applied.joined(separator: ", ")))
-            if applied.contains("registration") || applied.contains("allow-app-id") {
-                log("registration: \(configuration.registration.rawValue)"
-                    + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : ""))
-            }
-            if applied.contains("allowed-origins") {
-                switch configuration.allowedOrigins {
-                case .any: log("allowed-origins: * (any web page)")
-                case .only(let origins):
-                    log("allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)")
-                }
-            }
+            if applied.contains("registration") || applied.contains("allow-app-id") { log(registrationSummary) }
+            if applied.contains("allowed-origins") { log(allowedOriginsSummary) }
         }
         notifyReady()
         if again { startReload(signal: SignalNumber.hangUp) }
@@ -93,6 +84,20 @@ extension BridgeServer {
                               otherClients: Self.maxControlClients)
         if admission.maxConnections < next.limits.maxConnections {
             log.warning("max-connections \(next.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more")
+        }
+    }
+
+    /// "registration: allowlist (2 allowed ids)": the policy in force (start and reload say it).
+    var registrationSummary: String {
+        "registration: \(configuration.registration.rawValue)"
+            + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
+    }
+
+    /// The web origins allowed now, as start and reload say them.
+    var allowedOriginsSummary: String {
+        switch configuration.allowedOrigins {
+        case .any: "allowed-origins: * (any web page)"
+        case .only(let origins): "allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)"
         }
     }
 

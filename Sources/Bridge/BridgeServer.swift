@@ -290,12 +290,8 @@ public final class BridgeServer {
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
         log("ports: \(described)")
         for note in secureNotes { log(note.text, level: note.level) }
-        if case .only(let origins) = configuration.allowedOrigins {
-            log("allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)")
-        }
-        log("registration: \(configuration.registration.rawValue)"
-            + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
-            + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
+        if case .only = configuration.allowedOrigins { log(allowedOriginsSummary) }
+        log(registrationSummary + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
         if environment.notifySystemd { _ = try? SDNotify.notify("READY=1\nSTATUS=serving on " + described) }
         log.notice("ready")
 

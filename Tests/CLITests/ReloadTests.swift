@@ -8,7 +8,8 @@ import TestSupport
 import Testing
 
 @Suite("SIGHUP reloads the configuration of the running daemon", .tags(.integration),
-       .enabled(if: findExecutable("gpsd") != nil, "needs gpsd for the demo receiver (scripts/install-deps.sh)"))
+       .enabled(if: findExecutable("gpsd") != nil && findExecutable("curl") != nil,
+                "needs gpsd for the demo receiver and curl (scripts/install-deps.sh)"))
 struct ReloadTests {
     static let first = "12345678-1234-1234-1234-123456789abc"
     static let second = "87654321-4321-4321-4321-cba987654321"
@@ -47,18 +48,27 @@ struct ReloadTests {
 
         let refused = try Self.register(Self.second, runtime: runtime)
         #expect(refused.contains("registrationResult=Unauthorized"), "\(refused)\n\(daemon.output.text)")
+        let apiURL = "http://127.0.0.1:\(ports.base["apiPort"]!)/api/v1/publicKey"
+        func status(origin: String) throws -> String {
+            try runTool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Origin: " + origin, apiURL]).output
+        }
+        #expect(try status(origin: "https://other.example") == "200", "any origin before the reload")
 
         // The second id allowed, and the API port changed (which cannot apply while running).
         let otherPort = ports.fallbackStart + 5
         try Data(Self.configuration(directory: directory, ports: ports, apiPort: otherPort,
-                                    ["allow-app-id = \(Self.first)", "allow-app-id = \(Self.second)"]).utf8)
+                                    ["allow-app-id = \(Self.first)", "allow-app-id = \(Self.second)",
+                                     "allowed-origins = https://app.example"]).utf8)
             .write(to: URL(fileURLWithPath: file))
         kill(daemon.pid, SIGHUP)
         #expect(waitUntil(10) { daemon.output.text.contains("tmm-bridge: reloaded the configuration") || !daemon.isRunning },
                 "\(daemon.output.text)")
         let log = daemon.output.text
         #expect(log.contains("tmm-bridge: api-port changed: needs a restart\n"), "\(log)")
-        #expect(log.contains("reloaded the configuration: applied allow-app-id\n"), "\(log)")
+        #expect(log.contains("reloaded the configuration: applied allow-app-id, allowed-origins\n"), "\(log)")
+        #expect(log.contains("tmm-bridge: registration: allowlist (2 allowed ids)\n"), "\(log)")
+        #expect(log.contains("tmm-bridge: allowed-origins: https://app.example (other web origins get 403)\n"), "\(log)")
+        #expect(try status(origin: "https://other.example") == "403" && status(origin: "https://app.example") == "200")
         let accepted = try Self.register(Self.second, runtime: runtime)
         #expect(accepted.contains("registrationResult=OK"), "\(accepted)\n\(daemon.output.text)")
         #expect(connects(to: ports.base["apiPort"]!) && !connects(to: otherPort), "the API stays on its port until a restart")
