@@ -53,12 +53,23 @@ struct ReloadTests {
             try runTool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Origin: " + origin, apiURL]).output
         }
         #expect(try status(origin: "https://other.example") == "200", "any origin before the reload")
+        // Access Code V1 of a registered, allowed application (tmmclient.py computes it).
+        let pingURL = "http://127.0.0.1:\(ports.base["apiPort"]!)/api/v1/test/ping"
+        func accessCodeStatus(_ id: String) throws -> String {
+            let code = try runTool(EndToEnd.python, ["-B", "-c", """
+                import sys, time; sys.path.insert(0, sys.argv[1]); import tmmclient
+                print(tmmclient.access_code_v1(sys.argv[2], int(time.time())))
+                """, EndToEnd.scripts, id]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            return try runTool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Basic " + code,
+                                                 pingURL]).output
+        }
+        #expect(try Self.register(Self.first, runtime: runtime).contains("registrationResult=OK"))
+        #expect(try accessCodeStatus(Self.first) == "200")
 
         // The second id allowed, and the API port changed (which cannot apply while running).
         let otherPort = ports.fallbackStart + 5
         try Data(Self.configuration(directory: directory, ports: ports, apiPort: otherPort,
-                                    ["allow-app-id = \(Self.first)", "allow-app-id = \(Self.second)",
-                                     "allowed-origins = https://app.example"]).utf8)
+                                    ["allow-app-id = \(Self.second)", "allowed-origins = https://app.example"]).utf8)
             .write(to: URL(fileURLWithPath: file))
         kill(daemon.pid, SIGHUP)
         #expect(waitUntil(10) { daemon.output.text.contains("tmm-bridge: reloaded the configuration") || !daemon.isRunning },
@@ -66,7 +77,8 @@ struct ReloadTests {
         let log = daemon.output.text
         #expect(log.contains("tmm-bridge: api-port changed: needs a restart\n"), "\(log)")
         #expect(log.contains("reloaded the configuration: applied allow-app-id, allowed-origins\n"), "\(log)")
-        #expect(log.contains("tmm-bridge: registration: allowlist (2 allowed ids)\n"), "\(log)")
+        #expect(log.contains("tmm-bridge: registration: allowlist (1 allowed ids)\n"), "\(log)")
+        #expect(try accessCodeStatus(Self.first) == "401", "the registered application no longer allowed is refused")
         #expect(log.contains("tmm-bridge: allowed-origins: https://app.example (other web origins get 403)\n"), "\(log)")
         #expect(try status(origin: "https://other.example") == "403" && status(origin: "https://app.example") == "200")
         let accepted = try Self.register(Self.second, runtime: runtime)
@@ -82,8 +94,7 @@ struct ReloadTests {
         let lineNumber = 7 + PortSet.keys.count + 2
         #expect(daemon.output.text.contains("tmm-bridge: reload: configuration: \(file):\(lineNumber): allow-app-id: 'nonsense' is not a GUID"),
                 "\(daemon.output.text)")
-        let third = "11111111-2222-3333-4444-555555555555"
-        #expect(try Self.register(third, runtime: runtime).contains("registrationResult=Unauthorized"))
+        #expect(try Self.register(Self.first, runtime: runtime).contains("registrationResult=Unauthorized"))
         // The second id is still allowed: a fresh registration of it (it is in the registry) is OK.
         #expect(try Self.register(Self.second, runtime: runtime).contains("registrationResult=OK"))
         #expect(daemon.isRunning, "a bad file on reload does not stop the daemon")
