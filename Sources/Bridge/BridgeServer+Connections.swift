@@ -143,7 +143,9 @@ extension BridgeServer {
             statistics.positionsDropped += count
         case .slowClientClosed(let behind, let nanoseconds, let dropped):
             statistics.slowClientsClosed += 1
-            log.warning("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped")
+            // Keyed without the numbers: a burst of slow clients is one line and a summary.
+            log.warning("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
+                        key: "closing a slow WebSocket client")
         }
     }
 
