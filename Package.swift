@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 // tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
-// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, TMMProtocol, HTTP1, WebSocket) imports only the standard
+// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, TMMProtocol, HTTP1, WebSocket, Logging) imports only the standard
 // library; dependencies point down only.
 import PackageDescription
 
@@ -28,10 +28,11 @@ let package = Package(
         .target(name: "TMMProtocol", dependencies: ["GNSS", "ByteCoding"], swiftSettings: pure, linkerSettings: libm),
         .target(name: "HTTP1", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "WebSocket", dependencies: ["ByteCoding", "HTTP1"], swiftSettings: pure),
+        .target(name: "Logging", swiftSettings: pure),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
-        .target(name: "Posix", dependencies: ["CLinux"], swiftSettings: common),
+        .target(name: "Posix", dependencies: ["CLinux", "Logging"], swiftSettings: common),
         .target(name: "GPSD", dependencies: ["CGPS", "Posix"], swiftSettings: common),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),
@@ -39,17 +40,17 @@ let package = Package(
         .target(name: "CRFCOMM"),
         .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding"], swiftSettings: common),
         // Core tier (pure): the server's rules, without sockets, threads or clocks.
-        .target(name: "BridgeCore", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket"],
+        .target(name: "BridgeCore", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Logging"],
                 swiftSettings: pure),
         // Assembly tier.
         .target(
             name: "Bridge",
             dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
-                           "Discovery", "TLS"],
+                           "Discovery", "TLS", "Logging"],
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS", "Logging"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
@@ -74,14 +75,15 @@ let package = Package(
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Bridge", "Posix", "GNSS", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "PosixTests", dependencies: ["Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "BridgeCore", "Discovery", "Posix", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "TestSupport"],
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "BridgeCore", "Discovery", "Posix", "Logging", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "TestSupport"],
                     swiftSettings: common),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "Logging", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "ByteCoding", "GNSS", "TestSupport"],
                     swiftSettings: common),

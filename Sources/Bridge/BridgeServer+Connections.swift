@@ -26,7 +26,10 @@ extension BridgeServer {
         var receiverInfo: ReceiverInfo { server.input.receiverInfo }
         var isLocationV2Unlocked: Bool { server.isLocationV2Unlocked }
         var hasRegisteredApplications: Bool { !server.registry.entries.isEmpty }
-        func verifyAccessCode(headerValue: String) -> GUID? { server.accessCodes.verify(headerValue: headerValue) }
+        /// The table holds every registered id; the policy in force (reloadable) decides.
+        func verifyAccessCode(headerValue: String) -> GUID? {
+            server.accessCodes.verify(headerValue: headerValue).flatMap { server.policy.evaluate($0) == .ok ? $0 : nil }
+        }
         func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
             let key = server.accessCodeV2Key
             return server.accessCodeV2.verify(headerValue: headerValue, overTLS: overTLS, consume: consume,
@@ -134,7 +137,7 @@ extension BridgeServer {
         case .refusedOrigin(let shown):
             statistics.refusedOrigins += 1
             if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
-                log("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
+                log.warning("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
             }
         case .accessCodeV2Refused(let reason):
             recordAccessCodeV2Refusal(reason)
@@ -144,7 +147,9 @@ extension BridgeServer {
             statistics.positionsDropped += count
         case .slowClientClosed(let behind, let nanoseconds, let dropped):
             statistics.slowClientsClosed += 1
-            log("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped")
+            // Keyed without the numbers: a burst of slow clients is one line and a summary.
+            log.warning("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
+                        key: "closing a slow WebSocket client")
         }
     }
 
@@ -261,6 +266,7 @@ extension BridgeServer {
         try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object
         admission.released(connection.server)
+        log.debug("closed a connection on \(connection.server.registrationKey) (\(admission.open) open)")
     }
 
     // MARK: - Events from the loop and the input side

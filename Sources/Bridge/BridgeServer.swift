@@ -2,6 +2,7 @@ import BridgeCore
 import GNSS
 import GPSD
 import HTTP1
+import Logging
 import Posix
 import TLS
 import Synchronization
@@ -50,6 +51,9 @@ public final class BridgeServer {
         /// conformance suite's echo server (Tests/Support/tmm-wsecho, never shipped) sets it, so
         /// that Autobahn's cases run through the daemon's own server code (docs/websocket.md).
         public var dataMessageReply: (@Sendable (WebSocketMessage) -> [UInt8]?)?
+        /// Reads the configuration again (file and command line, as at start) for a reload on
+        /// SIGHUP; run on the worker thread. Nil: SIGHUP is logged and ignored.
+        public var reloadConfiguration: (@Sendable () -> Result<BridgeConfiguration, ConfigurationError>)?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -66,18 +70,19 @@ public final class BridgeServer {
     /// clients).
     public typealias StopHandle = EventLoop.StopHandle
 
-    let configuration: BridgeConfiguration
-    /// What every client connection applies (from `configuration`).
-    let connectionSettings: ClientConnection.Settings
+    /// As started, with the reloadable options of the last reload (BridgeServer+Reload).
+    var configuration: BridgeConfiguration
+    /// What every new client connection applies (from `configuration`).
+    var connectionSettings: ClientConnection.Settings
     let environment: Environment
-    let log: @Sendable (String) -> Void
+    let log: Logger
     /// Every descriptor and timer of the io thread, each with its handler.
     let loop: EventLoop
     public let ports: PortAssignment
     public var stopHandle: StopHandle { loop.stopHandle }
     let input: ReceiverInput
     var registry: ApplicationRegistry
-    let policy: RegistrationPolicy
+    var policy: RegistrationPolicy
     /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2; the
     /// desk decides).
     public var isLocationV2Unlocked: Bool { desk.isLocationV2Unlocked }
@@ -95,7 +100,7 @@ public final class BridgeServer {
     let accessCodeV2PublicKey: (n: String, e: String)
     var accessCodeV2: AccessCodeV2Verifier
     /// What start-up says about the TLS materials (logged by `run`).
-    private let secureNotes: [String]
+    private let secureNotes: [(level: LogLevel, text: String)]
     /// Antenna and correction settings (REST; persisted in the state directory).
     var deviceSettings: DeviceSettings
     /// When expired Access Code V2 codes were last dropped from the ledger.
@@ -122,6 +127,8 @@ public final class BridgeServer {
     var desk: RegistrationDesk
     /// The number the next control client gets (`RegistrationDesk.Client`).
     var nextControlClientNumber: UInt64 = 0
+    /// A reload is being read on the worker; another SIGHUP meanwhile asks for one more.
+    var reload = ReloadState.idle
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
     /// Uptime, epoch rate, STATUS= pacing (BridgeServer+Status.swift).
@@ -170,7 +177,7 @@ public final class BridgeServer {
     /// Binds every listener (fallback ports included), loads the registry and opens the control
     /// socket; nothing is served until `run()`.
     public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
-                log: @escaping @Sendable (String) -> Void) throws(BridgeServerError) {
+                log: Logger) throws(BridgeServerError) {
         self.configuration = configuration
         connectionSettings = ClientConnection.Settings(configuration)
         self.environment = environment
@@ -222,7 +229,7 @@ public final class BridgeServer {
         admission = ConnectionAdmission(configured: configuration.limits.maxConnections, openFileLimit: openFiles,
                                         otherClients: Self.maxControlClients)
         if admission.maxConnections < configuration.limits.maxConnections {
-            log("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+            log.warning("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
@@ -246,14 +253,16 @@ public final class BridgeServer {
             throw .eventLoop(error)
         }
         do {
-            let policy = self.policy
-            accessCodes = try AccessCodeTable(ids: registry.applicationIDs.filter { policy.evaluate($0) == .ok })
+            // Every registered id, allowed now or not: the policy is applied when a code is
+            // checked (ConnectionHost.verifyAccessCode), so a reload that allows an id again
+            // needs no new table.
+            accessCodes = try AccessCodeTable(ids: registry.applicationIDs)
         } catch {
             worker.stop()
             throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
-            log("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(configuration.limits.maxRegisteredApplications)): they stay registered, new ones are refused")
+            log.warning("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(configuration.limits.maxRegisteredApplications)): they stay registered, new ones are refused")
         }
     }
 
@@ -265,10 +274,12 @@ public final class BridgeServer {
     /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
     static let maxControlClients = 16
 
-    /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C), SIGTERM (systemd, kill) and
-    /// SIGHUP (its terminal went away; configuration reload is not supported, so a hang-up is not
-    /// taken for one). The caller blocks them before any thread starts.
-    public static let stopSignals: [CInt] = [SignalNumber.interrupt, SignalNumber.terminate, SignalNumber.hangUp]
+    /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C) and SIGTERM (systemd, kill).
+    public static let stopSignals: [CInt] = [SignalNumber.interrupt, SignalNumber.terminate]
+    /// SIGHUP reloads the configuration (`systemctl reload`, ExecReload=; BridgeServer+Reload).
+    public static let reloadSignals: [CInt] = [SignalNumber.hangUp]
+    /// Every signal the loop reads; the caller blocks them before any thread starts.
+    public static let handledSignals: [CInt] = stopSignals + reloadSignals
 
     /// `<runtime-dir>/control.sock`.
     public var controlSocketPath: String { Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory) }
@@ -289,21 +300,17 @@ public final class BridgeServer {
 
         let described = TMMServer.iOSOrder.map { "\($0.registrationKey)=\(ports[$0])" }.joined(separator: " ")
         log("ports: \(described)")
-        for note in secureNotes { log(note) }
-        if case .only(let origins) = configuration.allowedOrigins {
-            log("allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)")
-        }
-        log("registration: \(configuration.registration.rawValue)"
-            + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
-            + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
+        for note in secureNotes { log(note.text, level: note.level) }
+        if case .only = configuration.allowedOrigins { log(allowedOriginsSummary) }
+        log(registrationSummary + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
         let readyStatus = "serving on " + described
         // notify() is false when there is no NOTIFY_SOCKET (not under systemd): then no STATUS= lines.
         let notified = environment.notifySystemd && (try? SDNotify.notify("READY=1\nSTATUS=" + readyStatus)) == true
         startOperatorViews(readyStatus: notified ? readyStatus : nil)
-        log("ready")
+        log.notice("ready")
 
         do {
-            if try loop.run() == .stopHandle { log("stop requested") }
+            if try loop.run() == .stopHandle { log.notice("stop requested") }
         } catch {
             throw .eventLoopWait(error)
         }
@@ -334,8 +341,12 @@ public final class BridgeServer {
         }
         locationV2Timer.handler = { [unowned self] _ in locationV2TimerExpired() }
         if environment.handleSignals {
-            try loop.handleSignals(Self.stopSignals) { [unowned self] signal in
-                log("signal \(signal): stopping")
+            try loop.handleSignals(Self.handledSignals) { [unowned self] signal in
+                if Self.reloadSignals.contains(signal) {
+                    startReload(signal: signal)
+                    return
+                }
+                log.notice("signal \(signal): stopping")
                 loop.stop()
             }
         }
@@ -352,7 +363,8 @@ public final class BridgeServer {
         worker.stop()
         accessCodes.stop()
         input.stop()
-        log("stopped: \(statistics.accepted) connections, \(statistics.requests) requests, \(statistics.positions) positions")
+        log.flushAll()
+        log.notice("stopped: \(statistics.accepted) connections, \(statistics.requests) requests, \(statistics.positions) positions")
     }
 
     // MARK: - Accepting
@@ -376,7 +388,7 @@ public final class BridgeServer {
                 guard admission.hasRoom(for: server) else {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
-                        log("connection limit (\(maxConnections), \(locationConnectionBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
+                        log.warning("connection limit (\(maxConnections), \(locationConnectionBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
                     }
                     continue  // `socket` closes here
                 }
@@ -393,7 +405,7 @@ public final class BridgeServer {
             do {
                 transport = try TLSTransport(socket, context: tlsContext)
             } catch {
-                log("cannot start a TLS session: \(error)")
+                log.error("cannot start a TLS session: \(error)")
                 return
             }
         } else {
@@ -405,11 +417,12 @@ public final class BridgeServer {
         do {
             try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
         } catch {
-            log("cannot watch a new connection: \(error)")
+            log.error("cannot watch a new connection: \(error)")
             return
         }
         connections[fd] = connection
         admission.admitted(server)
+        log.debug("accepted a connection on \(server.registrationKey) (\(admission.open) open)")
     }
 
     /// After accept failed on `listener`: a full descriptor table (EMFILE, ENFILE) would make a
@@ -419,15 +432,15 @@ public final class BridgeServer {
     func refuseWithoutDescriptor(_ error: Errno, listener fd: CInt) -> Bool {
         let outcome = loop.acceptFailed(error, listener: fd)
         guard outcome != .otherError else {
-            log("accept failed: \(error)")
+            log.error("accept failed: \(error)")
             return false
         }
         statistics.refusedOutOfDescriptors += 1
         if statistics.refusedOutOfDescriptors == 1 || statistics.refusedOutOfDescriptors % 1000 == 0 {
-            log("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
+            log.warning("out of file descriptors (\(error)): refusing connections (\(statistics.refusedOutOfDescriptors) so far)")
         }
         if outcome == .refusedOne { return true }
-        log("out of file descriptors: not accepting until one is free")
+        log.warning("out of file descriptors: not accepting until one is free")
         return false
     }
 
@@ -445,6 +458,8 @@ public final class BridgeServer {
     /// the watchdog.
     private func tick() {
         let now = monotonicNanoseconds()
+        // Summaries of repeated messages whose window ended (the logger has no timer of its own).
+        log.flush()
         tickConnections(now: now)
         readBufferedInput()
         closeStalledHandshakes(now: now)
@@ -544,6 +559,8 @@ enum WorkerResult: Sendable {
     case registrySaved(ApplicationRegistry, failure: String?)
     /// The settings file was written (`failure` nil) or not.
     case settingsSaved(failure: String?)
+    /// The configuration read again for a reload (BridgeServer+Reload).
+    case configurationRead(Result<BridgeConfiguration, ConfigurationError>)
 }
 
 extension BridgeServer {
@@ -553,7 +570,8 @@ extension BridgeServer {
             switch result {
             case .registrySaved(let next, let failure): registrySaved(next, failure: failure)
             case .settingsSaved(let failure):
-                if let failure { log("cannot save the settings: \(failure) (they apply until the daemon stops)") }
+                if let failure { log.error("cannot save the settings: \(failure) (they apply until the daemon stops)") }
+            case .configurationRead(let result): applyReloaded(result)
             }
         }
     }

@@ -33,7 +33,7 @@ enum PortBinder {
         var listeners: [BoundSocket]
     }
 
-    static func bind(configuration: BridgeConfiguration, log: (String) -> Void) throws(PortBindingError) -> Result {
+    static func bind(configuration: BridgeConfiguration, log: Logger) throws(PortBindingError) -> Result {
         var plan: PortPlan
         do {
             plan = try PortPlan(configuration: configuration.portPlanConfiguration)
@@ -57,13 +57,13 @@ enum PortBinder {
                     } catch {
                         if error.isAddressInUse {
                             let next = plan.failed(server)
-                            log("\(server.registrationKey): port \(port) is busy on \(address); "
+                            log.warning("\(server.registrationKey): port \(port) is busy on \(address); "
                                 + (next.map { "trying \($0)" } ?? "no port left"))
                             continue bindServer  // `bound` closes its sockets
                         }
                         let unavailable = error.isAddressUnavailable
                         if unavailable && !configured && addresses.count > 1 {
-                            log("\(address) is not available on this machine (\(error.errno)); listening without it")
+                            log.warning("\(address) is not available on this machine (\(error.errno)); listening without it")
                             addresses.removeAll { $0 == address }
                             continue bindServer
                         }

@@ -1,4 +1,5 @@
 import BridgeCore
+import Logging
 import Posix
 import TLS
 import TMMProtocol
@@ -18,11 +19,11 @@ struct SecureMaterials {
     let authority: (certificate: Certificate, key: PrivateKey)?
     let accessCodeKey: PrivateKey
     let publicKey: (n: String, e: String)
-    /// Log lines for the start-up (which certificate, made or reused, warnings).
-    let notes: [String]
+    /// Log lines for the start-up (which certificate, made or reused, warnings), with their level.
+    let notes: [(level: LogLevel, text: String)]
 
     static func load(configuration: BridgeConfiguration, stateDirectory: String) throws(BridgeServerError) -> SecureMaterials {
-        var notes: [String] = []
+        var notes: [(level: LogLevel, text: String)] = []
         let chain: [Certificate]
         let key: PrivateKey
         var authority: (certificate: Certificate, key: PrivateKey)?
@@ -30,8 +31,8 @@ struct SecureMaterials {
             do {
                 let configured = try ConfiguredCertificate.load(certificate: certificatePath, key: keyPath)
                 (chain, key) = (configured.chain, configured.key)
-                notes.append("TLS: certificate \(certificatePath) (expires \(configured.chain[0].notAfterText))")
-                notes += configured.warnings.map { "TLS: warning: " + $0 }
+                notes.append((.info, "TLS: certificate \(certificatePath) (expires \(configured.chain[0].notAfterText))"))
+                notes += configured.warnings.map { (.warning, "TLS: warning: " + $0) }
             } catch {
                 throw .tls("\(error)", isConfiguration: true)
             }
@@ -43,11 +44,11 @@ struct SecureMaterials {
                 let folder = LocalCertificateAuthority.directory(inStateDirectory: stateDirectory)
                 switch local.change {
                 case .created:
-                    notes.append("TLS: made a local CA and a server certificate in \(folder); trust the CA on clients (tmm-bridge tls ca, docs/tls.md)")
+                    notes.append((.notice, "TLS: made a local CA and a server certificate in \(folder); trust the CA on clients (tmm-bridge tls ca, docs/tls.md)"))
                 case .renewed(let reason):
-                    notes.append("TLS: issued a new server certificate from the local CA in \(folder): \(reason)")
+                    notes.append((.notice, "TLS: issued a new server certificate from the local CA in \(folder): \(reason)"))
                 case .reused:
-                    notes.append("TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))")
+                    notes.append((.info, "TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))"))
                 }
             } catch {
                 throw .tls("\(error)", isConfiguration: false)
@@ -66,7 +67,7 @@ struct SecureMaterials {
             accessCodeKey = loaded.key
             publicKey = try loaded.key.rsaPublicJWK()
             if loaded.created {
-                notes.append("Access Code V2: made an RSA key in \(stateDirectory)/\(AccessCodeKey.fileName)")
+                notes.append((.notice, "Access Code V2: made an RSA key in \(stateDirectory)/\(AccessCodeKey.fileName)"))
             }
         } catch {
             throw .tls("Access Code V2 key: \(error)", isConfiguration: false)
@@ -105,28 +106,23 @@ extension BridgeServer {
             do { try AtomicFile.write(bytes, to: path, mode: 0o600) } catch { failure = "\(error)" }
             results.post(.settingsSaved(failure: failure))
         }
-        if !submitted { log("cannot save the settings: the daemon is stopping") }
+        if !submitted { log.error("cannot save the settings: the daemon is stopping") }
     }
 
-    /// A TLS session failed (a refused handshake, a bad record): counted, logged (`logsFailure`).
+    /// A TLS session failed (a refused handshake, a bad record): counted and logged. A client
+    /// can cause these at will (a scanner), so the logger's repeat rule holds back copies of the
+    /// same failure (keyed without the running count) and summarises them with the latest count.
     func recordTLSFailure(_ failure: TLSServerSession.Failure, on connection: Connection, established: Bool) {
         statistics.tlsFailures += 1
-        let count = statistics.tlsFailures
-        guard Self.logsFailure(count) else { return }
-        log("TLS \(established ? "session" : "handshake") failed on \(connection.server.registrationKey): \(failure.reason) (\(count) TLS failures so far)")
+        let what = "TLS \(established ? "session" : "handshake") failed on \(connection.server.registrationKey): \(failure.reason)"
+        log.warning(what + " (\(statistics.tlsFailures) TLS failures so far)", key: what)
     }
-
-    /// Whether the `count`-th failure of a kind a client can cause at will (a TLS handshake, an
-    /// access code) is logged: the first ten, then every hundredth, so a scanner cannot flood
-    /// the log but the count still shows.
-    static func logsFailure(_ count: Int) -> Bool { count <= 10 || count % 100 == 0 }
 
     /// An Access Code V2 was refused: counted, logged like TLS failures.
     func recordAccessCodeV2Refusal(_ reason: String) {
         statistics.accessCodeV2Refused += 1
-        let count = statistics.accessCodeV2Refused
-        guard Self.logsFailure(count) else { return }
-        log("Access Code V2 refused: \(reason) (\(count) refused so far)")
+        let what = "Access Code V2 refused: \(reason)"
+        log.warning(what + " (\(statistics.accessCodeV2Refused) refused so far)", key: what)
     }
 
     /// Hourly: a certificate from the local CA that comes within `renewalDays` of expiry is
@@ -140,7 +136,7 @@ extension BridgeServer {
         guard let authority = tlsAuthority else {
             if now - lastCertificateWarning >= 86_400_000_000_000 {
                 lastCertificateWarning = now
-                log("TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate")
+                log.warning("TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate")
             }
             return
         }
@@ -148,9 +144,9 @@ extension BridgeServer {
             let issued = try LocalCertificateAuthority.issueServerCertificate(by: authority)
             tlsContext = try TLSServerContext(chain: [issued.certificate, authority.certificate], key: issued.key)
             serverCertificate = issued.certificate
-            log("TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))")
+            log.notice("TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))")
         } catch {
-            log("TLS: cannot re-issue the server certificate (\(error)); it expires in \(days) days")
+            log.error("TLS: cannot re-issue the server certificate (\(error)); it expires in \(days) days")
         }
     }
 

@@ -64,7 +64,8 @@ public struct AccessCodeV2Ledger {
 /// decryption (injected: OpenSSL lives in the platform tier), the claim's window and the
 /// registration policy. Pure apart from the two injected functions, so every path has a test.
 public struct AccessCodeV2Verifier {
-    public let policy: RegistrationPolicy
+    /// Replaced by a reload; the ledger stays.
+    public var policy: RegistrationPolicy
     public private(set) var ledger: AccessCodeV2Ledger
 
     public init(policy: RegistrationPolicy, ledger: AccessCodeV2Ledger = AccessCodeV2Ledger()) {

@@ -1,5 +1,6 @@
 import ByteCoding
 import HTTP1
+import Logging
 import TMMProtocol
 import WebSocket
 
@@ -59,6 +60,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// The group it runs as (nil: `dialout`, so serial receivers stay readable, else the
     /// user's primary group).
     public var group: String?
+    /// The least severe messages logged (`log-level`); a reload applies it.
+    public var logLevel = LogLevel.info
 
     public init() {}
 
@@ -280,6 +283,13 @@ extension BridgeConfiguration {
         },
         option("group", "NAME", "started as root: the group to run as after start-up (default dialout)") {
             c, v throws(ConfigurationError) in c.group = try accountName(v, "group")
+        },
+        option("log-level", "LEVEL", "the least severe messages logged: error, warning, notice, info (default) or debug") {
+            c, v throws(ConfigurationError) in
+            guard let level = LogLevel(name: v) else {
+                throw ConfigurationError(message: "log-level must be error, warning, notice, info or debug, not '\(v)'")
+            }
+            c.logLevel = level
         },
     ]
 

@@ -12,9 +12,9 @@ public struct ConnectionAdmission: Sendable {
     public static let descriptorHeadroom = 64
 
     /// The limit in force: `max-connections` as the open-file limit allows.
-    public let maxConnections: Int
+    public private(set) var maxConnections: Int
     /// What the location ports may hold together: `maxConnections` minus the REST reserve.
-    public let locationBudget: Int
+    public private(set) var locationBudget: Int
     /// Open connections, all ports, and those of the REST port.
     public private(set) var open = 0
     public private(set) var openREST = 0
@@ -22,6 +22,14 @@ public struct ConnectionAdmission: Sendable {
     /// `configured` connections (`max-connections`), lowered to what `openFileLimit` (nil: none)
     /// leaves once the headroom and `otherClients` (the control socket's) are set aside.
     public init(configured: Int, openFileLimit: Int?, otherClients: Int) {
+        maxConnections = 1
+        locationBudget = 0
+        reconfigure(configured: configured, openFileLimit: openFileLimit, otherClients: otherClients)
+    }
+
+    /// A new `max-connections` (a reload), clamped as at start. Connections open now stay open
+    /// when it is lowered below them; new ones wait until enough have closed.
+    public mutating func reconfigure(configured: Int, openFileLimit: Int?, otherClients: Int) {
         let available = openFileLimit.map { $0 - Self.descriptorHeadroom - otherClients } ?? Int.max
         maxConnections = max(1, min(configured, available))
         locationBudget = maxConnections - Self.restReserve(maxConnections)

@@ -46,9 +46,14 @@ public struct LocationV2Pacer: Sendable {
     /// sent: longer than an io-thread hiccup, far shorter than a stall.
     public static let freshness: Int64 = 250_000_000
 
-    public let minimumInterval: Int64
+    /// A reload may change it (`max-location-rate`); the next epoch is paced by the new value,
+    /// and the burst follows it unless it was given.
+    public var minimumInterval: Int64 {
+        didSet { minimumInterval = max(1, minimumInterval) }
+    }
+    private let givenBurst: Int?
     /// Tokens the bucket holds at most: epochs that may go out back to back.
-    public let burst: Int
+    public var burst: Int { min(Self.maximumBurst, max(1, givenBurst ?? Int(100_000_000 / minimumInterval))) }
     /// The newest accepted epoch and when it was accepted (LocationV1 sends it once a second).
     public private(set) var latest: Position?
     public private(set) var latestAt: Int64 = 0
@@ -70,7 +75,7 @@ public struct LocationV2Pacer: Sendable {
     /// `burst` defaults to 100 ms of the cap, from 1 to `maximumBurst`.
     public init(minimumInterval: Int64, burst: Int? = nil) {
         self.minimumInterval = max(1, minimumInterval)
-        self.burst = min(Self.maximumBurst, max(1, burst ?? Int(100_000_000 / max(1, minimumInterval))))
+        givenBurst = burst
         waiting.reserveCapacity(self.burst + 1)
     }
 

@@ -58,9 +58,10 @@ public struct RegistrationDesk {
         var id: GUID
     }
 
-    public let policy: RegistrationPolicy
+    /// Who may register; a reload may change both.
+    public var policy: RegistrationPolicy
     /// Named in the log line of a refusal.
-    public let mode: RegistrationMode
+    public var mode: RegistrationMode
     /// Reported in every reply.
     public let ports: PortAssignment
     public private(set) var isLocationV2Unlocked = false

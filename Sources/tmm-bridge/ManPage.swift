@@ -60,6 +60,10 @@ enum ManPage {
             .TP
             .I /run/tmm\\-bridge/control.sock
             the control socket tmm\\-bridge open and tmm\\-bridge status talk to
+            .SH SIGNALS
+            SIGINT and SIGTERM stop the daemon (exit 0). SIGHUP (systemctl reload) reads the configuration
+            again and applies the registration policy, allow\\-app\\-id, allowed\\-origins, log\\-level and the
+            limits; any other changed option is logged as needing a restart, and an invalid file changes nothing.
             .SH EXIT STATUS
             0 success; 64 usage error; 78 bad configuration (the message names the line and the fix);
             71 a privilege drop the system refused; 69 (status) no daemon answers; 77 (status) the control

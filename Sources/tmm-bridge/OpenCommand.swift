@@ -6,6 +6,7 @@
 import Bridge
 import BridgeCore
 import Glibc
+import Logging
 import Posix
 import TMMProtocol
 
@@ -51,30 +52,30 @@ struct OpenCommand: Equatable {
         do {
             request = try RegistrationURL.parse(url)
         } catch {
-            log("cannot answer this URL: \(error)")
+            log("cannot answer this URL: \(error)", level: .error)
             return ExitCode.failure
         }
         let reply: ControlProtocol.Reply
         do {
             reply = try ControlProtocol.open(url, socketPath: socket)
         } catch {
-            log(error.message)
+            log(error.message, level: .error)
             return ExitCode.failure
         }
         switch reply {
         case .error(let message):
-            log(message)
+            log(message, level: .error)
             return ExitCode.failure
         case .status:
             log("the daemon at \(socket) answered the registration request with a status document")
             return ExitCode.failure
         case .ok(let result, let replyURL):
             if result != "OK" && result != "-" {
-                log("registration refused: \(result) (the reply tells the application so)")
+                log("registration refused: \(result) (the reply tells the application so)", level: .warning)
             }
             // Only ever the app's own return URL: whatever the daemon says, nothing else is opened.
             guard replyURL.hasPrefix(request.returnURL + "?") || replyURL.hasPrefix(request.returnURL + "&") else {
-                log("the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))")
+                log("the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))", level: .error)
                 return ExitCode.failure
             }
             if printOnly {
@@ -88,7 +89,7 @@ struct OpenCommand: Equatable {
     /// Runs `xdg-open URL` and waits for it.
     private func openWithXDG(_ url: String) -> Int32 {
         guard let xdgOpen = findExecutable("xdg-open") else {
-            log("xdg-open is not installed (apt-get install xdg-utils), so the reply cannot be opened; it is:")
+            log("xdg-open is not installed (apt-get install xdg-utils), so the reply cannot be opened; it is:", level: .error)
             Output.standard(url + "\n")
             return ExitCode.failure
         }
@@ -96,12 +97,12 @@ struct OpenCommand: Equatable {
             let child = try ChildProcess(executable: xdgOpen, arguments: [url], logDescriptor: nil)
             let ended = child.wait()
             guard case .exited(0) = ended else {
-                log("xdg-open \(ended) while opening the reply URL: \(url)")
+                log("xdg-open \(ended) while opening the reply URL: \(url)", level: .error)
                 return ExitCode.failure
             }
             return ExitCode.ok
         } catch {
-            log("cannot run xdg-open: \(error)")
+            log("cannot run xdg-open: \(error)", level: .error)
             return ExitCode.failure
         }
     }

@@ -1,10 +1,11 @@
 // `tmm-bridge run`: the daemon. Reads the configuration (file, then command line), binds the
-// six TMM servers, starts the receiver side and serves until SIGINT, SIGTERM or SIGHUP.
+// six TMM servers, starts the receiver side and serves until SIGINT or SIGTERM; SIGHUP reloads.
 import Bridge
 import BridgeCore
 import Discovery
 import GPSD
 import Glibc
+import Logging
 import Posix
 
 struct RunCommand: Equatable {
@@ -132,7 +133,7 @@ struct RunCommand: Equatable {
             return ExitStatus.ok.rawValue
         } catch {
             // The one place a failure becomes an exit status.
-            log(error.description)
+            log(error.description, level: .error)
             return error.exitStatus.rawValue
         }
     }
@@ -145,6 +146,7 @@ struct RunCommand: Equatable {
         } catch {
             throw .configuration("\(error)")
         }
+        logger.level = configuration.logLevel
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
         let dropTo: Credentials?
@@ -153,13 +155,13 @@ struct RunCommand: Equatable {
         }
         if dropTo != nil { GPSDTrust.pinOwnUser() }
         // Signals are read from a signalfd in the loop: block them before any thread starts.
-        do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch {
+        do { try SignalDescriptor.block(BridgeServer.handledSignals) } catch {
             throw .signals(error)
         }
         signal(SIGPIPE, SIG_IGN)
         let descriptors = raiseOpenFileLimit()
         if descriptors < 2 * configuration.limits.maxConnections {
-            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)")
+            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)", level: .warning)
         }
 
         let runtime = configuration.runtimeDirectory ?? defaultRuntimeDirectory()
@@ -171,11 +173,10 @@ struct RunCommand: Equatable {
         // erase it, are written, and it is drawn again below them.
         let statusLine = StatusLine()
         environment.statusLine = statusLine
-        let logLine: @Sendable (String) -> Void
-        if let statusLine {
-            logLine = { message in statusLine.printing { log(message) } }
-        } else {
-            logLine = { log($0) }
+        if let statusLine { logger.surroundWrites { write in statusLine.printing(write) } }
+        // SIGHUP reads the file and the command line again, as above (on the server's worker).
+        environment.reloadConfiguration = { [self] in
+            Result { () throws(ConfigurationError) -> BridgeConfiguration in try self.configuration() }
         }
         var options = ReceiverInput.Options(runtimeDirectory: runtime)
         options.dropTo = dropTo.map { (uid: $0.uid, gid: $0.gid) }
@@ -188,13 +189,13 @@ struct RunCommand: Equatable {
 
         let input: ReceiverInput
         do {
-            input = try ReceiverInput(options: options, log: logLine)
+            input = try ReceiverInput(options: options, log: logger.lines())
         } catch {
             throw .inputSetup(error)
         }
         let server: BridgeServer
         do {
-            server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logLine)
+            server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
         } catch {
             throw .server(error)
         }
@@ -282,7 +283,7 @@ struct RunCommand: Equatable {
         }
         let user = configuration.user ?? (Credentials.user(named: "tmm-bridge") != nil ? "tmm-bridge" : "nobody")
         guard user != "root" else {
-            log("staying root (user = root): every thread keeps every capability")
+            log("staying root (user = root): every thread keeps every capability", level: .warning)
             return nil
         }
         guard let account = Credentials.user(named: user) else {
@@ -327,6 +328,6 @@ struct RunCommand: Equatable {
         let bluetooth = needsBluetooth(configuration)
         try dropPrivileges(to: credentials, keeping: bluetooth ? CapabilitySets.netAdmin : 0)
         log("dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
-            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"))
+            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"), level: .notice)
     }
 }

@@ -6,6 +6,7 @@ import Bridge
 import BridgeCore
 import GNSS
 import Glibc
+import Logging
 import Posix
 import TMMProtocol
 
@@ -149,10 +150,14 @@ func describe(_ p: Position) -> String {
     return line
 }
 
-/// Log lines go to stderr, so stdout carries only data.
-func log(_ message: String) { Output.error("tmm-bridge: \(message)\n") }
+/// The process's logger: stderr (so stdout carries only data), as journald lines when stderr is
+/// the journal. `run` sets its level from the configuration.
+let logger = Logger.standardError(program: "tmm-bridge")
+
+/// Logs through `logger`.
+func log(_ message: String, level: LogLevel = .info) { logger(message, level: level) }
 
 private func fail(_ message: String) -> Int32 {
-    log(message)
+    log(message, level: .error)
     return ExitCode.failure
 }

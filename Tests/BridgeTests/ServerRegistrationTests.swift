@@ -4,6 +4,7 @@ import ByteCoding
 import Foundation
 import GPSD
 import Glibc
+import Logging
 import Posix
 import Synchronization
 import TMMProtocol
@@ -173,7 +174,8 @@ struct ServerRegistrationTests {
         configuration.basePorts = try freePorts()
         let input = try ReceiverInput.injected { _ in }
         do {
-            _ = try BridgeServer(configuration: configuration, environment: environment, input: input) { _ in }
+            _ = try BridgeServer(configuration: configuration, environment: environment, input: input,
+                                 log: Logger(format: .journal) { _ in })
             Issue.record("a second server started")
         } catch {
             #expect(error.description.contains("another tmm-bridge is running"), "\(error)")

@@ -52,6 +52,13 @@ struct ServiceUnitFileTests {
         #expect(unit.value("Restart") == "on-failure")
     }
 
+    @Test("systemctl reload sends SIGHUP to the daemon, the signal it reloads on")
+    func reloadIsSIGHUP() throws {
+        let unit = try UnitFile.load()
+        #expect(unit.value("ExecReload") == "/bin/kill -HUP $MAINPID")
+        #expect(BridgeServer.reloadSignals == [SIGHUP] && !BridgeServer.stopSignals.contains(SIGHUP))
+    }
+
     @Test("no restart after a usage or configuration error (the daemon's exit statuses)")
     func restartPreventExitStatus() throws {
         let unit = try UnitFile.load()

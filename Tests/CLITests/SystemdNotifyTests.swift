@@ -110,7 +110,9 @@ struct SystemdNotifyTests {
         }, "no STATUS= with a fix: \(notify.messages.map(\.text))\n\(daemon.log)")
         let statuses = notify.messages.filter { $0.text.hasPrefix("STATUS=") }
         for (earlier, later) in zip([ready] + statuses, statuses) {
-            #expect(later.at - earlier.at >= 999_000_000, "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
+            // The daemon paces by its own clock; the receive times here add scheduling jitter
+            // (a loaded machine delays one datagram's read by tens of ms), hence the margin.
+            #expect(later.at - earlier.at >= 900_000_000, "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
             #expect(later.text != earlier.text, "an unchanged STATUS= was sent again: \(later.text)")
         }
         let pings = notify.messages.dropFirst().filter { $0.text == "WATCHDOG=1" }

@@ -5,6 +5,7 @@ import ByteCoding
 import Foundation
 import GPSD
 import Glibc
+import Logging
 import Posix
 import Synchronization
 import TLS
@@ -60,9 +61,11 @@ final class TestBridge: Sendable {
         let logs = LogLines()
         let outcome = Mutex<Result<Started, StartFailure>?>(nil)
         let thread = try OSThread(name: "test-bridge") {
-            let log: @Sendable (String) -> Void = { line in logs.lines.withLock { $0.append(line) } }
+            let log = Logger(format: .plain(program: ""), level: .debug) { line in
+                logs.lines.withLock { $0.append(String(line.dropLast())) }
+            }
             do {
-                let input = try ReceiverInput.injected(gpsdControlSocket: gpsdControlSocket, log: log)
+                let input = try ReceiverInput.injected(gpsdControlSocket: gpsdControlSocket, log: log.lines())
                 let environment = BridgeServer.Environment(
                     stateDirectory: state, runtimeDirectory: runtime, version: "9.8.7", handleSignals: false,
                     notifySystemd: false)

@@ -69,7 +69,7 @@ defer { if temporary { try? FileManager.default.removeItem(atPath: base) } }
 do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch { fail("cannot block signals: \(error)", status: 1) }
 signal(SIGPIPE, SIG_IGN)
 
-let log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("tmm-wsecho: \(line)\n".utf8)) }
+let logger = Logger.standardError(program: "tmm-wsecho")
 var environment = BridgeServer.Environment(stateDirectory: base + "/state", runtimeDirectory: base + "/run",
                                            version: "wsecho", notifySystemd: false)
 environment.dataMessageReply = { message in
@@ -77,8 +77,8 @@ environment.dataMessageReply = { message in
 }
 
 do {
-    let input = try ReceiverInput.injected(log: log)
-    let server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: log)
+    let input = try ReceiverInput.injected(log: logger.lines())
+    let server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
     // The listeners are bound (connections wait in their backlog until the loop runs).
     // Unbuffered: a parent reading the pipe sees the lines at once.
     FileHandle.standardOutput.write(Data("secure \(server.ports.locationSecure)\nlistening \(server.ports.location)\n".utf8))
