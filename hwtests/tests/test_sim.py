@@ -131,6 +131,39 @@ class Sentences(unittest.TestCase):
         self.assertEqual(nmea.hhmmss(3723.5), "010203.50")
 
 
+class Trajectories(unittest.TestCase):
+    def positions(self, trajectory, **extra):
+        document = dict(MINIMAL, duration=10, rate=1, position={"latitude": 48.0, "longitude": 11.0},
+                        trajectory=trajectory, phase=[{"at": 0, "quality": "fixed", "horizontal": 0, "vertical": 0}], **extra)
+        scenario = parse(document, "t.toml")
+        return [i.truth for i in Receiver(scenario).timeline() if isinstance(i, Write)]
+
+    def test_a_line_moves_at_its_speed_and_heading(self):
+        truths = self.positions({"kind": "line", "speed": 10, "heading": 90})
+        self.assertAlmostEqual(truths[0]["latitude"], 48.0, places=7)
+        # 9 s east at 10 m/s: 90 m, about 0.0012 degrees of longitude at 48° N.
+        self.assertAlmostEqual((truths[9]["longitude"] - 11.0) * 111320 * 0.6691306, 90, delta=0.5)
+        self.assertAlmostEqual(truths[9]["latitude"], 48.0, places=6)
+        self.assertEqual(truths[5]["speed"], 10)
+
+    def test_a_circle_comes_back(self):
+        # radius 20 m at 2 * pi * 20 / 10 m/s: one turn in 10 s.
+        import math
+        truths = self.positions({"kind": "circle", "radius": 20, "speed": 2 * math.pi * 2})
+        self.assertAlmostEqual(truths[0]["latitude"], truths[5]["latitude"] + 2 * 20 / 111200, delta=2e-6)
+
+    def test_a_recorded_track_is_interpolated(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as track:
+            track.write("# seconds,latitude,longitude,height\n0,48.0,11.0,500\n10,48.001,11.0,510\n")
+        try:
+            truths = self.positions({"kind": "track", "file": track.name})
+        finally:
+            os.unlink(track.name)
+        self.assertAlmostEqual(truths[5]["latitude"], 48.0005, places=7)
+        self.assertAlmostEqual(truths[5]["height"], 505, delta=0.002)
+
+
 class Determinism(unittest.TestCase):
     def test_the_same_seed_gives_the_same_bytes_and_another_seed_does_not(self):
         scenario = load(os.path.join(SCENARIOS, "faults-and-rates.toml"))
