@@ -155,7 +155,7 @@ struct ConfigurationTests {
         c.clear("device")
         #expect(c.listenAddresses == nil && c.devices.isEmpty)
         #expect(BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
-            == ["allow-app-id", "allowed-origins", "device", "listen"])
+            == ["allow-app-id", "allowed-origins", "bluetooth", "device", "listen", "prefer"])
     }
 
     @Test func allowedOriginsAreAListInAnySpellingNormalised() throws {

@@ -23,6 +23,8 @@ private func describe(_ events: [ReceiverInputEvent]) -> [String] {
         case .position(let position): "position \(cycleNumber(position).map(String.init) ?? "?")"
         case .gpsd(.device(let device)): "device \(device.path) \(device.isActive ? "open" : "closed")"
         case .gpsd(let other): "\(other)"
+        case .receiverPosition(let path, let position, _): "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
+        case .receiverQuiet(let path, let seconds): "\(path) quiet \(seconds)"
         }
     }
 }
