@@ -403,6 +403,9 @@ public final class ReceiverInput {
                 changes.append(.receiverControlFinished(ticket: ticket, failure: failure))
             }
         }
+        // What discovery learned (a serial number, maybe after gpsd opened the device) before
+        // gpsd's events are weighed.
+        updateSerialNumbers(into: &changes)
         for event in events.drain() {
             // Bookkeeping beside the state (the inventory's view of gpsd, log lines) needs the
             // devices as they were before the event.
@@ -424,7 +427,7 @@ public final class ReceiverInput {
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
-                    if activeDevices[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
+                    if tracker.receivers[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
                 } else {
                     inventory.gpsdRemoved(path: device.path)
                     log("gpsd closed \(device.path)")
@@ -432,7 +435,6 @@ public final class ReceiverInput {
             case .gpsd(.unreachable), .gpsd(.connectionLost), .gpsd(.quiet):
                 break
             }
-            updateSerialNumbers(into: &changes)
             let first = changes.count
             tracker.apply(event, into: &changes)
             for change in changes[first...] {
@@ -442,14 +444,12 @@ public final class ReceiverInput {
                 case .receiverConnected(let path): startWatch(path)
                 case .receiverDisconnected(let path): stopWatch(path)
                 case .servedReceiver(let path):
-                    log(path.map { "serving \($0)" + (activeDevices.count > 1 ? " (of \(activeDevices.count) receivers)" : "") }
+                    log(path.map { "serving \($0)" + (tracker.receivers.count > 1 ? " (of \(tracker.receivers.count) receivers)" : "") }
                         ?? "serving no receiver")
                 default: break
                 }
             }
         }
-        // Discovery may learn a serial number after gpsd opened the device.
-        updateSerialNumbers(into: &changes)
         stoppingWatches.removeAll { watch in
             guard watch.hasFinished else { return false }
             watch.stop()  // returns at once: the thread is done
@@ -516,19 +516,19 @@ public final class ReceiverInput {
 
     /// Logs gpsd's driver for a device the first time it is known (gpsd learns it from the data).
     private func logDriver(of device: GPSDDevice) {
-        guard !device.driver.isEmpty, activeDevices[device.path]?.driver != device.driver else { return }
+        guard !device.driver.isEmpty, tracker.receivers[device.path]?.device.driver != device.driver else { return }
         log("gpsd reads \(device.path) with driver \(device.driver)")
     }
 
     /// What REST's `/api/v1/receiver` says now.
     public var receiverInfo: ReceiverInfo {
         let snapshot = primarySnapshot
-        let device = tracker.served.flatMap { activeDevices[$0] } ?? snapshot.flatMap { activeDevices[$0.devicePath] }
-            ?? activeDevices.values.sorted { $0.path < $1.path }.first
+        let device = (tracker.served ?? snapshot?.devicePath).flatMap { tracker.receivers[$0]?.device }
+            ?? tracker.receiversInOrder.first?.device
         let subtype = device.map(\.subtype).flatMap { $0.isEmpty ? nil : $0 }
         return ReceiverInfo(
-            isReceiverConfigured: snapshot != nil || !activeDevices.isEmpty,
-            isConnected: !activeDevices.isEmpty && !userDisconnected,
+            isReceiverConfigured: snapshot != nil || !tracker.receivers.isEmpty,
+            isConnected: !tracker.receivers.isEmpty && !userDisconnected,
             bluetoothName: snapshot?.bluetoothName,
             bluetoothAddress: snapshot?.bluetoothAddress,
             receiverBrand: snapshot?.brand,
@@ -542,7 +542,7 @@ public final class ReceiverInput {
         if let served = tracker.served, let snapshot = snapshots.last(where: { $0.isConnected && $0.devicePath == served }) {
             return snapshot
         }
-        return snapshots.last { $0.isConnected && activeDevices[$0.devicePath] != nil } ?? inventory.primary
+        return snapshots.last { $0.isConnected && tracker.receivers[$0.devicePath] != nil } ?? inventory.primary
     }
 
     /// `PUT {"isConnected":false}`: takes every receiver away from gpsd until `connect()`. The
@@ -552,7 +552,7 @@ public final class ReceiverInput {
         guard let session, managesDevices else { throw .notManaged }
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         userDisconnected = true
-        let paths = Set(activeDevices.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
+        let paths = Set(tracker.receivers.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
         return try submit(paths.sorted(), verb: "disconnected") { path throws(GPSDControlSocket.Failure) in
             try session.removeDevice(path)
         }
@@ -564,9 +564,9 @@ public final class ReceiverInput {
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         let wasDisconnected = userDisconnected
         userDisconnected = false
-        guard wasDisconnected || activeDevices.isEmpty else { return nil }
+        guard wasDisconnected || tracker.receivers.isEmpty else { return nil }
         guard let session, managesDevices else { throw .notManaged }
-        let paths = inventory.snapshots.filter { $0.isConnected && activeDevices[$0.devicePath] == nil }.map(\.devicePath)
+        let paths = inventory.snapshots.filter { $0.isConnected && tracker.receivers[$0.devicePath] == nil }.map(\.devicePath)
         guard !paths.isEmpty else { return nil }
         return try submit(paths, verb: "connected") { path throws(GPSDControlSocket.Failure) in
             try session.addDevice(path)

@@ -6,7 +6,7 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite("Several receivers: one served, never a mix, failover", .tags(.integration),
+@Suite("Several receivers (one served, never a mix, failover) and Bluetooth receivers, in the real daemon", .tags(.integration),
        .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))
 struct ReceiversTests {
     /// The latitudes the client printed so far, in order.
@@ -48,6 +48,24 @@ struct ReceiversTests {
         #expect(log.contains("input lost: no data from the receiver for 3.0 s"), "\(log)")
         #expect(log.contains("serving \(south.devicePath)"), "\(log)")
         #expect(log.contains("input restored"), "\(log)")
+        daemon.stopAndExpectCleanExit()
+    }
+
+    /// A configured Bluetooth receiver on a machine without Bluetooth (this one, CI): the daemon
+    /// tries the bind at start, says why it failed once, keeps serving, and stops cleanly. (The
+    /// keeper's whole behaviour is RFCOMMKeeperTests' with a fake kernel; hwtests/bluetooth.md
+    /// has the real one.)
+    @Test func aBluetoothReceiverThatCannotBeBoundIsReportedAndTheDaemonRuns() throws {
+        let directory = try EndToEnd.makeDirectory("bluetooth")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let daemon = try BridgeDaemon(BridgeDaemon.Setup(
+            name: "bluetooth", directory: directory, ports: try PortSet.pick(),
+            extraArguments: ["--bluetooth", "00:07:80:AB:CD:EF channel 2 rfcomm 7"]))
+        defer { daemon.killHard() }
+        let line = "tmm-bridge: bluetooth: cannot bind rfcomm7 -> 00:07:80:AB:CD:EF channel 2: "
+        #expect(waitUntil(10) { daemon.log.contains(line) }, "\(daemon.log)")
+        #expect(daemon.log.components(separatedBy: line).count == 2, "logged once: \(daemon.log)")
+        #expect(!daemon.hasExited)
         daemon.stopAndExpectCleanExit()
     }
 }
