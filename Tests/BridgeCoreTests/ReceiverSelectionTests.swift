@@ -74,19 +74,4 @@ struct ReceiverSelectionTests {
         c.clear("prefer")
         #expect(c.preferredReceivers.isEmpty)
     }
-
-    @Test(arguments: [
-        ("\n\nprefer = ", "t.conf:3: prefer needs a device path (/dev/ttyUSB0) or a serial number"),
-        ("prefer = ,", "t.conf:1: prefer needs a device path (/dev/ttyUSB0) or a serial number"),
-        ("prefer = /dev/ttyUSB0\nprefer = 12\"34", "t.conf:2: prefer: '12\"34' is neither a device path nor a serial number"),
-    ])
-    func badPreferLinesNameTheFileAndLine(_ text: String, _ message: String) {
-        do {
-            var c = BridgeConfiguration()
-            try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "t.conf"), path: "t.conf", to: &c)
-            Issue.record("accepted: \(text)")
-        } catch {
-            #expect(error.description == message)
-        }
-    }
 }
