@@ -173,9 +173,12 @@ struct InputPathTests {
 
 @Suite("GPSDEpochConsumer allocates nothing between drains", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct GPSDEpochConsumerAllocationTests {
-    @Test func linesAndEpochsAllocateNothing() throws {
+    /// A watch on everything, and one receiver's watch (its epochs tagged with the path, held by
+    /// the consumer: posting it copies a reference, or a short path's inline bytes).
+    @Test(arguments: [nil, "/dev/serial/by-id/usb-Trimble_Navigation_R12i_5432A12345-if00"])
+    func linesAndEpochsAllocateNothing(_ receiver: String?) throws {
         let inbox = try Inbox<ReceiverInputEvent>(capacity: 4096)
-        var consumer = GPSDEpochConsumer(inbox: inbox)
+        var consumer = GPSDEpochConsumer(inbox: inbox, receiver: receiver)
         let lines = (0..<1000).flatMap { TestNMEA.cycle($0) }
         // The first pass grows the inbox's storage; the drain leaves it (capacity kept) for the next.
         for line in lines { consumer.sentence(line.span, now: 0) }
