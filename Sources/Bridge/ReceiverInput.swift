@@ -471,8 +471,9 @@ public final class ReceiverInput {
         }
     }
 
-    /// Stops the watch of a receiver gpsd closed (its last cycle is already posted: the watch
-    /// saw the close too).
+    /// Stops the watch of a receiver gpsd closed. The watch sees the close too and posts the
+    /// cycle in progress; if that comes after the main session's close, the tracker drops it (the
+    /// receiver is gone by then).
     private func stopWatch(_ path: String) {
         guard let watch = receiverWatches.removeValue(forKey: path) else { return }
         watch.requestStop()
