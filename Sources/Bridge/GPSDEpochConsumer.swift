@@ -15,6 +15,9 @@ public enum ReceiverInputEvent: Sendable, Equatable {
     case receiverPosition(path: String, Position, at: Int64)
     /// That receiver's stream has been quiet for `seconds` (reported once per quiet spell).
     case receiverQuiet(path: String, seconds: Double)
+    /// That receiver's own watch is in place (gpsd answered it with its device list): its
+    /// sentences are read from now on, those gpsd read before are not.
+    case receiverWatching(path: String)
 }
 
 /// The gpsd session's consumer for the daemon and `tmm-bridge watch` (both through
@@ -71,7 +74,11 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
             inbox.post(.gpsd(event))
             return
         }
-        if case .quiet(let seconds) = event { inbox.post(.receiverQuiet(path: receiver, seconds: seconds)) }
+        switch event {
+        case .quiet(let seconds): inbox.post(.receiverQuiet(path: receiver, seconds: seconds))
+        case .devices: inbox.post(.receiverWatching(path: receiver))
+        case .connected, .device, .unreachable, .connectionLost: break
+        }
     }
 
     public mutating func idle(now: Int64) {

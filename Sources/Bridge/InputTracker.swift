@@ -121,6 +121,8 @@ public struct InputTracker: Sendable {
                 lose(.receiverSilent(seconds: seconds), into: &changes)
                 reselect(into: &changes)
             }
+        case .receiverWatching:
+            break  // only logged: it changes what is read, not what the input is
         case .gpsd(.connected(let release)):
             gpsdRelease = release
         case .gpsd(.devices(let list)):

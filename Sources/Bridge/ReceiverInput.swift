@@ -412,6 +412,8 @@ public final class ReceiverInput {
             switch event {
             case .position, .receiverPosition, .receiverQuiet:
                 break
+            case .receiverWatching(let path):
+                log("reading \(path) through its own gpsd watch")
             case .gpsd(.connected(let release)):
                 log("connected to gpsd \(release)")
             case .gpsd(.devices(let list)):

@@ -25,6 +25,7 @@ private func describe(_ events: [ReceiverInputEvent]) -> [String] {
         case .gpsd(let other): "\(other)"
         case .receiverPosition(let path, let position, _): "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
         case .receiverQuiet(let path, let seconds): "\(path) quiet \(seconds)"
+        case .receiverWatching(let path): "\(path) watched"
         }
     }
 }
