@@ -26,7 +26,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench fuzz clean
+.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability fuzz conformance clean install uninstall deb package-test
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -47,12 +47,15 @@ deps-bench: ## Install missing Debian packages for build, test and benchmarks
 STATIC_SCRATCH := .build/static
 BRIDGE := $(STATIC_SCRATCH)/release/tmm-bridge
 
-build: ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
+build: static ## Release build of everything (swift build -c release), and the static tmm-bridge in .build/static/release
 	$(SWIFT) build -c release
+
+# Only the shipped binary: what run, deb and hwtest need (the rest of `build` is minutes more).
+static: ## The static tmm-bridge alone, in .build/static/release (fails if it loads a toolchain library)
 	$(SWIFT) build -c release --product tmm-bridge --static-swift-stdlib --scratch-path $(STATIC_SCRATCH)
 	@toolchain=$$(dirname "$$(dirname "$$(command -v $(SWIFT))")"); \
 	if ldd $(BRIDGE) | grep -F -e "$$toolchain/" -e libswift -e libFoundation -e libdispatch >&2; then \
-		echo "make build: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \
+		echo "make static: $(BRIDGE) loads the libraries above from the toolchain; it must link them statically" >&2; \
 		exit 1; \
 	fi
 
@@ -60,7 +63,7 @@ build: ## Release build of everything (swift build -c release), and the static t
 # unless a system gpsd answers), served on TMM's ports with open registration, until Ctrl-C.
 # RUN_ARGS adds options, e.g. make run RUN_ARGS='--api-port 9737'.
 RUN_ARGS ?=
-run: deps build ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
+run: deps static ## Run the bridge on the built-in receiver capture (TMM ports 9635-9640) until Ctrl-C
 	$(BRIDGE) run --demo --no-discovery --registration open $(RUN_ARGS)
 
 # Tests: the embedded capture must be current and the build warning-free; then the heap-allocation
@@ -141,11 +144,107 @@ man: ## Regenerate packaging/tmm-bridge.8 from the option and command tables (tm
 	install -m 0644 "$$tmp" $(MAN_PAGE); \
 	echo "wrote $(MAN_PAGE)"
 
+# Installing (docs/install.md). `make install` copies what `make build` made, and the service's
+# files, under DESTDIR (a staging root, empty for the live system) and PREFIX. It builds nothing,
+# so that `sudo make install` never compiles as root. The .deb is this same install with
+# PREFIX=/usr, so one list of files serves both. With PREFIX=/usr, units and udev rules go in
+# /lib, as Debian 12's own packages put them (its /usr merge moratorium; lintian wants units
+# there); any other prefix keeps them under it (systemd and udev also read /usr/local/lib).
+# The configuration stays in /etc/tmm-bridge whatever the prefix: the daemon reads it there.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+APPLICATIONSDIR ?= $(PREFIX)/share/applications
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+ifeq ($(PREFIX),/usr)
+  SYSTEMLIBDIR ?= /lib
+else
+  SYSTEMLIBDIR ?= $(PREFIX)/lib
+endif
+UNITDIR ?= $(SYSTEMLIBDIR)/systemd/system
+UDEVRULESDIR ?= $(SYSTEMLIBDIR)/udev/rules.d
+CONFIGDIR ?= /etc/tmm-bridge
+CONFIG_FILE := packaging/tmm-bridge.conf
+
+# The unit and the URL handler name /usr/bin/tmm-bridge; another BINDIR is written into the
+# installed copies (sed), and the install fails if a line to rewrite is no longer there.
+install: ## Install the static tmm-bridge (make build first), unit, udev rules, man page, config (PREFIX=/usr/local, DESTDIR)
+	@if [[ ! -x $(BRIDGE) ]]; then echo "make install: $(BRIDGE) is missing: run make build first (as your user)" >&2; exit 1; fi
+	@for file in systemd/tmm-bridge.service packaging/tmm-bridge-open.desktop; do \
+		grep -q '^Exec[A-Za-z]*=/usr/bin/tmm-bridge ' "$$file" || { echo "make install: $$file has no Exec line naming /usr/bin/tmm-bridge to rewrite" >&2; exit 1; }; \
+	done
+	install -d -m 0755 "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(UDEVRULESDIR)" "$(DESTDIR)$(MODULESLOADDIR)" \
+		"$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(APPLICATIONSDIR)" "$(DESTDIR)$(CONFIGDIR)"
+	install -m 0755 $(BRIDGE) "$(DESTDIR)$(BINDIR)/tmm-bridge"
+	sed 's|^ExecStart=/usr/bin/tmm-bridge |ExecStart=$(BINDIR)/tmm-bridge |' systemd/tmm-bridge.service >"$(DESTDIR)$(UNITDIR)/tmm-bridge.service"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/tmm-bridge.service"
+	install -m 0644 $(UDEV_RULES) "$(DESTDIR)$(UDEVRULESDIR)/60-tmm-bridge.rules"
+	install -m 0644 systemd/tmm-bridge-modules.conf "$(DESTDIR)$(MODULESLOADDIR)/tmm-bridge.conf"
+	gzip -9n <$(MAN_PAGE) >"$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz"
+	chmod 0644 "$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz"
+	sed 's|^Exec=/usr/bin/tmm-bridge |Exec=$(BINDIR)/tmm-bridge |' packaging/tmm-bridge-open.desktop >"$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	chmod 0644 "$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	@# An existing configuration is the administrator's: never overwritten.
+	@if [[ -e "$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf" ]]; then \
+		echo "make install: kept the existing $(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	else \
+		echo "install -m 0644 $(CONFIG_FILE) $(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+		install -m 0644 $(CONFIG_FILE) "$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	fi
+	@if [[ -z "$(DESTDIR)" ]] && ! getent passwd tmm-bridge >/dev/null; then \
+		echo "make install: next, as root: adduser --system --group --no-create-home --home /nonexistent tmm-bridge;" \
+			"systemctl daemon-reload; udevadm control --reload; systemctl enable --now tmm-bridge (docs/install.md)"; \
+	fi
+
+# Removes what `make install` installed with the same PREFIX and DESTDIR. The configuration goes
+# only when it is still the shipped file; an edited one is kept (and said so).
+uninstall: ## Remove what make install installed (same PREFIX and DESTDIR); an edited config is kept
+	rm -f "$(DESTDIR)$(BINDIR)/tmm-bridge" "$(DESTDIR)$(UNITDIR)/tmm-bridge.service" \
+		"$(DESTDIR)$(UDEVRULESDIR)/60-tmm-bridge.rules" "$(DESTDIR)$(MODULESLOADDIR)/tmm-bridge.conf" \
+		"$(DESTDIR)$(MANDIR)/man8/tmm-bridge.8.gz" "$(DESTDIR)$(APPLICATIONSDIR)/tmm-bridge-open.desktop"
+	@config="$(DESTDIR)$(CONFIGDIR)/tmm-bridge.conf"; \
+	if [[ -e "$$config" ]] && ! cmp -s "$$config" $(CONFIG_FILE); then \
+		echo "make uninstall: kept $$config: it differs from the shipped file (remove it by hand)"; \
+	else \
+		rm -f "$$config"; \
+		rmdir "$(DESTDIR)$(CONFIGDIR)" 2>/dev/null || true; \
+	fi
+
+# The .deb (scripts/build-deb.sh: dpkg-deb on a `make install PREFIX=/usr` tree, with maintainer
+# scripts from packaging/debian/), written to $(DEB_DIR). DEB_REVISION is the Debian revision.
+DEB_DIR := .build/deb
+DEB_REVISION ?= 1
+deb: deps static ## Build the .deb in .build/deb (dpkg-deb; packaging/debian/ has its control files)
+	DEB_REVISION=$(DEB_REVISION) scripts/build-deb.sh $(DEB_DIR)
+
+# Builds the .deb (the script runs make deb once it has installed lintian and dpkg-dev), installs
+# it on this machine, checks it, runs the installed daemon as its user, purges it and checks
+# nothing is left; also checks make install/uninstall in a staging root. Needs root; leaves the
+# machine as it found it (docs/install.md, "How the packaging is tested").
+package-test: deps ## Build the .deb, install it here, check files, user, service and the daemon, then purge it (root)
+	scripts/package-test.sh $(DEB_DIR)
+
 # The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
 # input latency, WebSocket fan-out. BENCH_* environment variables tune scripts/bench.sh (see its
 # header), e.g. make bench BENCH_LATENCY=0 BENCH_FANOUT=0.
 bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	scripts/bench.sh
+
+# Hardware in the loop (hwtests/README.md): scripted virtual receivers through a private gpsd into
+# the shipped binary, in a network namespace (target virtual, CI), or a real receiver on a bench:
+# make hwtest device=/dev/ttyUSB0, make hwtest bluetooth=AA:BB:CC:DD:EE:FF. The report directory
+# (hwtests/reports/<UTC timestamp>/) is the last line printed. hwtest-reliability is the long
+# form: 1,000 plug/unplug cycles and a 10-minute soak (SOAK_HOURS= for longer).
+device ?=
+bluetooth ?=
+HWTEST_ARGS ?=
+hwtest: deps static ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
+
+hwtest-reliability: deps static ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
+	HW_PLUG_CYCLES=1000 HW_CLIENT_CYCLES=1000 HW_KILL_ROUNDS=50 SOAK_SECONDS=$${SOAK_SECONDS:-600} \
+		/usr/bin/python3 hwtests/hwtest.py --only plug-cycles --only client-cycles --only kill-9-registrations --only soak $(HWTEST_ARGS)
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
 FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh
@@ -158,6 +257,16 @@ fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access 
 		FUZZ_SECONDS=$(FUZZ_SECONDS) $$fuzzer $(FUZZ_SECONDS) || status=1; \
 	done; \
 	exit $$status
+
+# The WebSocket conformance suite (hwtests/conformance/README.md): Autobahn|Testsuite's cases 1-7
+# and 9 (at 1/16 of its sizes), re-created in Python 3, against tmm-wsecho, the daemon's own server
+# with data messages echoed (a debug build; never installed). The report goes to
+# hwtests/reports/conformance-<UTC time>/ (git-ignored), whose path is the last line printed; the
+# target fails when any case FAILED. About 20 s after the build.
+conformance: deps ## Run Autobahn's WebSocket cases against the daemon's server (tmm-wsecho); report in hwtests/reports/
+	$(SWIFT) build --product tmm-wsecho
+	/usr/bin/python3 -B hwtests/conformance/autobahn.py --quiet --echo "$$($(SWIFT) build --show-bin-path)/tmm-wsecho" \
+		--report hwtests/reports/conformance-$$(date -u +%Y%m%dT%H%M%SZ)
 
 clean: ## Remove build products (.build, Fuzz/build); keeps fuzz corpora
 	rm -rf .build Fuzz/build

@@ -65,6 +65,10 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
                 swiftSettings: common),
+        // The echo server of the WebSocket conformance suite (hwtests/conformance): the daemon's
+        // BridgeServer answering data messages with themselves. Never shipped (docs/websocket.md).
+        .executableTarget(name: "tmm-wsecho", dependencies: ["Bridge", "BridgeCore", "Posix", "TMMProtocol", "WebSocket"],
+                          path: "Tests/Support/tmm-wsecho", swiftSettings: common),
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
@@ -74,7 +78,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "Bridge", "BridgeCore", "Discovery", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "BridgeCore", "Discovery", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "TestSupport"],

@@ -238,6 +238,8 @@ func fuzzControl(_ line: String) {
     case .success(.open(let url)):
         check("request", bytes.starts(with: open) && !url.isEmpty && Array(url.utf8) == Array(bytes.dropFirst(open.count)),
               "accepted \(show(line)) as OPEN \(show(url))")
+    case .success(.status):
+        check("request", line == "STATUS", "accepted \(show(line)) as STATUS")
     case .failure(let failure):
         check("request", !failure.message.isEmpty, "empty failure message")
         let rest = text(bytes.dropFirst(open.count))
@@ -253,7 +255,7 @@ func fuzzControl(_ line: String) {
     let hasBreak = { (s: String) in s.utf8.contains(lf) || s.utf8.contains(cr) }
     // formatReply turns every control character into a space (line breaks included).
     let hasControl = { (s: String) in s.utf8.contains { $0 < 0x20 || $0 == 0x7F } }
-    let replies: [ControlProtocol.Reply] = [.error(line), .ok(result: result, url: url)]
+    let replies: [ControlProtocol.Reply] = [.error(line), .ok(result: result, url: url), .status(json: line)]
     for reply in replies {
         let formatted = ControlProtocol.formatReply(reply)
         let out = Array(formatted.utf8)
@@ -265,6 +267,9 @@ func fuzzControl(_ line: String) {
         case .ok(let result, let url):
             check(hasBreak(result) || hasBreak(url) ? "reply-ok-line-break" : "reply-line", oneLine,
                   "formatReply(.ok(\(show(result)), \(show(url)))) = \(show(formatted))")
+        case .status(let json):
+            let crlf = contains(Array(json.utf8)[...], [cr, lf])
+            check(crlf ? "reply-status-crlf" : "reply-line", oneLine, "formatReply(.status(\(show(json)))) = \(show(formatted))")
         }
         // Round trip for replies without control characters (a result is one word).
         let plain: Bool
@@ -276,6 +281,9 @@ func fuzzControl(_ line: String) {
         case .ok(let result, let url):
             plain = !hasControl(result) && !hasControl(url) && !result.utf8.contains(0x20)
             joins = joinsPrevious(result) || joinsNext(result) || joinsPrevious(url)
+        case .status(let json):
+            plain = !hasControl(json)
+            joins = joinsPrevious(json)
         }
         if plain {
             let parsed = ControlProtocol.parseReply(String(formatted.dropLast()))
@@ -286,7 +294,8 @@ func fuzzControl(_ line: String) {
 
     // A line parseReply accepts is re-formatted to itself.
     if let reply = ControlProtocol.parseReply(line) {
-        check("reply-parse", bytes.starts(with: Array("OK ".utf8)) || bytes.starts(with: Array("ERROR ".utf8)),
+        check("reply-parse", bytes.starts(with: Array("OK ".utf8)) || bytes.starts(with: Array("OK-JSON ".utf8))
+                  || bytes.starts(with: Array("ERROR ".utf8)),
               "\(show(line)) accepted as \(reply)")
         if !hasControl(line) {
             check("reply-parse", ControlProtocol.formatReply(reply) == line + "\n",

@@ -63,6 +63,8 @@ cat > "$build/bridge.dict" <<'DICT'
 "OK "
 "ERROR "
 "OK OK "
+"STATUS"
+"OK-JSON "
 "Unauthorized"
 "NoNetwork"
 "-"

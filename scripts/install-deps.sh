@@ -11,7 +11,9 @@ set -euo pipefail
 
 # Keep in sync with README.md and docs (ARCHITECTURE.md "Dependencies").
 # udev: udevadm for UdevadmTests; systemd: systemd-analyze for ServiceUnitAnalyzeTests (docs/service.md).
-packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd)
+# make hwtest (hwtests/README.md): python3-matplotlib for its plots, gpsd-clients (gpspipe) for the
+# bench targets, iproute2 (ip) to bring up loopback in its network namespace.
+packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2)
 bench_packages=(gpsd-clients)
 
 usage() {

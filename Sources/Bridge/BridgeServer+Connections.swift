@@ -41,6 +41,10 @@ extension BridgeServer {
         var deviceSettings: DeviceSettings { server.deviceSettings }
         func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { Digest.sha1(bytes) }
 
+        func reply(toDataMessage message: WebSocketMessage, on channel: ClientChannel) -> [UInt8]? {
+            server.environment.dataMessageReply?(message)
+        }
+
         func statusEventFrame() -> [UInt8] {
             let input = server.input
             let status = BridgeStatus(input: input.state, receiver: input.receiverInfo, quality: server.lastQuality)

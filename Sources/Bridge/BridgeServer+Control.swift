@@ -2,7 +2,8 @@ import BridgeCore
 import Posix
 import TMMProtocol
 
-// The control socket (ControlProtocol): registration requests handed over by `tmm-bridge open`.
+// The control socket (ControlProtocol): registration requests handed over by `tmm-bridge open`,
+// and status requests from `tmm-bridge status` (answered at once from `daemonStatus()`).
 //
 // What to answer, when the registry file is written and when V2 unlocks are BridgeCore's
 // RegistrationDesk; here its actions are carried out. The registry file is written on the worker
@@ -19,6 +20,9 @@ final class ControlClient {
     /// Set once its request is answered later (a registration waiting for the registry file):
     /// nothing more is read from it.
     var awaitingReply = false
+    /// The part of its reply the socket did not take yet (a status document larger than the
+    /// socket's buffer, or a client that reads slowly), sent when it is writable again.
+    var unsentReply: ArraySlice<UInt8> = []
 
     init(socket: consuming SocketConnection, desk: RegistrationDesk.Client, now: Int64) {
         self.socket = socket
@@ -69,6 +73,10 @@ extension BridgeServer {
 
     func controlClientEvent(_ event: SelectorEvent) {
         guard let client = controlClients[event.descriptor] else { return }
+        if !client.unsentReply.isEmpty {
+            if event.isHangUp || event.isError { closeControlClient(event.descriptor) } else { sendReply(to: event.descriptor) }
+            return
+        }
         if client.awaitingReply {
             // Its line is read: only a hang-up or an error can come now. The registration goes
             // on (it is written, and the app can still use it); there is no one left to tell.
@@ -98,11 +106,41 @@ extension BridgeServer {
             driveDesk { $0.open(url, from: client.desk, isRegistered: registry.contains, into: &$1) }
             // Not answered yet (and so still here): a registration waiting for the file.
             if controlClients[event.descriptor] != nil { client.awaitingReply = true }
+        case .request(.status):
+            reply(.status(json: daemonStatus().json()), to: event.descriptor)
         case .refused(let reply):
-            // One short line on a fresh unix socket: it fits in the send buffer.
-            _ = try? client.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-            closeControlClient(event.descriptor)
+            self.reply(reply, to: event.descriptor)
         }
+    }
+
+    /// Sends `reply` to a control client and closes it once the whole line is written.
+    func reply(_ reply: ControlProtocol.Reply, to fd: CInt) {
+        guard let client = controlClients[fd] else { return }
+        client.unsentReply = ArraySlice(ControlProtocol.formatReply(reply).utf8)
+        sendReply(to: fd)
+    }
+
+    /// Writes what the socket takes of the client's unsent reply; closes the client when it is
+    /// all written (or the client is gone), else waits for the socket to be writable. A short
+    /// line fits a fresh unix socket's buffer at once; a status document usually does too.
+    private func sendReply(to fd: CInt) {
+        guard let client = controlClients[fd] else { return }
+        while !client.unsentReply.isEmpty {
+            let result: IOResult
+            do {
+                result = try client.unsentReply.withUnsafeBytes { bytes throws(Errno) in try client.socket.write(bytes) }
+            } catch {
+                closeControlClient(fd)
+                return
+            }
+            guard case .processed(let count) = result, count > 0 else {
+                // Full: the rest when the client has read some (the 10 s limit still applies).
+                if (try? loop.modify(fd, interest: .writable)) == nil { closeControlClient(fd) }
+                return
+            }
+            client.unsentReply = client.unsentReply.dropFirst(count)
+        }
+        closeControlClient(fd)
     }
 
     func closeControlClient(_ fd: CInt) {
@@ -122,9 +160,7 @@ extension BridgeServer {
             switch action {
             case .reply(let reply, let client):
                 guard let client, let fd = controlClients.first(where: { $0.value.desk == client })?.key else { continue }
-                // One short line on a fresh unix socket: it fits in the send buffer.
-                _ = try? controlClients[fd]?.socket.write(Array(ControlProtocol.formatReply(reply).utf8))
-                closeControlClient(fd)
+                self.reply(reply, to: fd)
             case .save(let id):
                 if let outcome = startSaving(id) { desk.saveFinished(outcome, into: &actions) }
             case .addAccessCode(let id):

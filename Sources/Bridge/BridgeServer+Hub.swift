@@ -110,7 +110,8 @@ extension BridgeServer {
                 receiverControlFinished(ticket: ticket, failure: failure)
             }
         }
-        // After the whole drain: of a backlog that arrived at once only the newest epoch remains.
+        // After the whole drain: of a backlog that arrived at once only its fresh newest epochs
+        // remain (LocationV2Pacer), and go out as far as the cap allows.
         releaseLocationV2(now: monotonicNanoseconds())
     }
 
@@ -130,13 +131,13 @@ extension BridgeServer {
         identity.receiverSerialNumber = info.receiverSerialNumber
     }
 
-    /// An epoch from the input side: the latest for V1, and pending for V2 (replacing a pending
-    /// one, which is then never sent) unless it is stale (LocationV2Pacer).
+    /// An epoch from the input side: the latest for V1, and waiting for V2 unless it is stale
+    /// (LocationV2Pacer; what it coalesces is counted in `carryOut`).
     func accept(_ position: Position, now: Int64) {
         statistics.positions += 1
         switch hub.pacer.accept(position, now: now) {
         case .stale: statistics.positionsStale += 1
-        case .accepted(let replacedPending): if replacedPending { statistics.positionsCoalesced += 1 }
+        case .accepted: operatorState.epochs.record(now)
         }
     }
 
@@ -152,14 +153,23 @@ extension BridgeServer {
         carryOut(hub.pacer.timerExpired(now: now), now: now)
     }
 
+    /// Sends every epoch the cap lets out now (a burst may hold several), then arms the timer
+    /// if more wait.
     private func carryOut(_ release: LocationV2Pacer.Release, now: Int64) {
-        switch release {
-        case .send(let position):
-            publish(position, now: now)
-        case .armTimer(let instant):
-            locationV2Timer.arm(afterNanoseconds: max(1, instant - now))
-        case .nothing:
-            break
+        defer { statistics.positionsCoalesced = hub.pacer.coalesced }
+        var next = release
+        while true {
+            switch next {
+            case .send(let position):
+                publish(position, now: now)
+                next = hub.pacer.release(now: now)
+                continue
+            case .armTimer(let instant):
+                locationV2Timer.arm(afterNanoseconds: max(1, instant - now))
+            case .nothing:
+                break
+            }
+            return
         }
     }
 

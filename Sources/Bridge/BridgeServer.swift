@@ -42,6 +42,14 @@ public final class BridgeServer {
         /// The user a root daemon drops to after start-up: directories it owns are accepted as
         /// the daemon's (it owned them after the last run).
         public var dropUser: UserID?
+        /// The live status line, when standard output is a terminal (`make run`); the loop
+        /// redraws it (BridgeServer+Status.swift).
+        public var statusLine: StatusLine?
+        /// What to send back for a data message a WebSocket client sent (a whole frame), or nil
+        /// to ignore it. Nil in the daemon: no option or configuration key sets it. Only the
+        /// conformance suite's echo server (Tests/Support/tmm-wsecho, never shipped) sets it, so
+        /// that Autobahn's cases run through the daemon's own server code (docs/websocket.md).
+        public var dataMessageReply: (@Sendable (WebSocketMessage) -> [UInt8]?)?
 
         public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
                     notifySystemd: Bool = true) {
@@ -116,6 +124,8 @@ public final class BridgeServer {
     var nextControlClientNumber: UInt64 = 0
     private var watchdogInterval: Int64?
     private var lastWatchdog: Int64 = 0
+    /// Uptime, epoch rate, STATUS= pacing (BridgeServer+Status.swift).
+    var operatorState: OperatorState
 
     var hub: Hub
     var identity: ReceiverIdentity
@@ -142,7 +152,7 @@ public final class BridgeServer {
         public var positions = 0
         /// Positions a slow client's queue replaced by a newer one (OutboundQueue).
         public var positionsDropped = 0
-        /// Epochs replaced before they were sent, by the V2 rate cap or within one drain.
+        /// Epochs dropped unsent by the V2 rate cap (coalesced to a newer one) or as a backlog.
         public var positionsCoalesced = 0
         /// Epochs older than the newest accepted (see `accept`), dropped.
         public var positionsStale = 0
@@ -166,6 +176,7 @@ public final class BridgeServer {
         self.environment = environment
         self.log = log
         self.input = input
+        operatorState = OperatorState(startedAt: monotonicNanoseconds())
         policy = configuration.registrationPolicy
         identity = ReceiverIdentity(appVersion: environment.version)
         hub = Hub(locationV2MinimumInterval: configuration.limits.locationV2MinimumInterval)
@@ -285,7 +296,10 @@ public final class BridgeServer {
         log("registration: \(configuration.registration.rawValue)"
             + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
             + "; \(registry.entries.count) registered; control socket \(controlSocketPath)")
-        if environment.notifySystemd { _ = try? SDNotify.notify("READY=1\nSTATUS=serving on " + described) }
+        let readyStatus = "serving on " + described
+        // notify() is false when there is no NOTIFY_SOCKET (not under systemd): then no STATUS= lines.
+        let notified = environment.notifySystemd && (try? SDNotify.notify("READY=1\nSTATUS=" + readyStatus)) == true
+        startOperatorViews(readyStatus: notified ? readyStatus : nil)
         log("ready")
 
         do {
@@ -329,6 +343,7 @@ public final class BridgeServer {
 
     /// Says goodbye to WebSocket clients (1001), closes everything and stops the input side.
     private func shutDown() {
+        finishOperatorViews()
         if environment.notifySystemd { _ = try? SDNotify.notify("STOPPING=1") }
         closeAllConnections()
         for fd in Array(controlClients.keys) { closeControlClient(fd) }

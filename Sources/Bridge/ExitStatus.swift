@@ -12,6 +12,10 @@ public enum ExitStatus: Int32, Sendable, Hashable {
     case failure = 1
     /// The command line is wrong (EX_USAGE).
     case usage = 64
+    /// The daemon a client command asks is not running (EX_UNAVAILABLE): `tmm-bridge status`.
+    case unavailable = 69
+    /// The control socket is there but this user may not open it (EX_NOPERM).
+    case noPermission = 77
     /// The privilege drop the system should have allowed failed (EX_OSERR).
     case privilegeDropFailed = 71
     /// The configuration, or state it points at, is wrong (EX_CONFIG): systemd does not restart.

@@ -140,6 +140,13 @@ public final class ReceiverInput {
     public var gpsdRelease: String? { tracker.gpsdRelease }
     /// The replayed capture's pty, when replaying.
     public var replayDevicePath: String? { replayer?.devicePath }
+    /// Which gpsd is read (`private`, `configured` or `system`) and where, for `tmm-bridge
+    /// status`; nil before `start()` and for an injected input.
+    public var gpsdInUse: (kind: String, address: String)? {
+        guard let session else { return nil }
+        let kind = privateGPSD != nil ? "private" : options.gpsd != nil ? "configured" : "system"
+        return (kind, "\(session.configuration.host):\(session.configuration.port)")
+    }
 
     /// The real input side (started by `start()`).
     public init(options: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {

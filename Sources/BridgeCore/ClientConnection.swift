@@ -66,6 +66,11 @@ public protocol ClientConnectionHost {
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest
     /// The first message of a new `/events` connection: the `status` event as a whole text frame.
     func statusEventFrame() -> [UInt8]
+    /// A whole frame to send back for a data message a WebSocket client sent, or nil to ignore it.
+    /// The daemon ignores them (TMM clients send none); the conformance suite's echo server
+    /// (tmm-wsecho, test builds only) returns the message as a frame, so the suite drives this very
+    /// machine. Asked in order, before the frames that followed the message are read.
+    func reply(toDataMessage message: WebSocketMessage, on channel: ClientChannel) -> [UInt8]?
 }
 
 /// What the loop does for a connection, in order.
@@ -254,7 +259,7 @@ public struct ClientConnection {
             let outcome = exchange.processRequests(now: now, host: host, output: &output, actions: &actions)
             apply(outcome, exchange, now: now, host: host, into: &actions)
         case .webSocket:
-            receiveWebSocket(bytes.span, now: now, into: &actions)
+            receiveWebSocket(bytes.span, now: now, host: host, into: &actions)
         case .draining, .closing, .closed, .modifying:
             break  // dropped: the connection is ending
         }
@@ -462,19 +467,28 @@ public struct ClientConnection {
                 output.append(host.statusEventFrame())
                 actions.append(.flush)
             }
-            if !leftover.isEmpty { receiveWebSocket(leftover.span, now: now, into: &actions) }
+            if !leftover.isEmpty { receiveWebSocket(leftover.span, now: now, host: host, into: &actions) }
         }
     }
 
     // MARK: - WebSocket
 
-    private mutating func receiveWebSocket(_ bytes: Span<UInt8>, now: Int64, into actions: inout [ClientConnectionAction]) {
+    private mutating func receiveWebSocket<Host: ClientConnectionHost>(
+        _ bytes: Span<UInt8>, now: Int64, host: Host, into actions: inout [ClientConnectionAction]
+    ) {
         var offset = 0
         while offset < bytes.count, case .webSocket(var session) = state {
             state = .modifying
             let step = session.connection.receive(bytes.extracting(offset..<bytes.count))
             state = .webSocket(session)
             offset += step.consumed
+            // The reply is queued before the next frame of the same read is looked at, so a
+            // message followed by a Close gets its answer before the Close's echo.
+            if case .deliver(let message)? = step.action, session.connection.canSend,
+               let reply = host.reply(toDataMessage: message, on: session.channel) {
+                output.append(reply)
+                actions.append(.flush)
+            }
             if let action = step.action { perform(action, now: now, into: &actions) }
             if step.consumed == 0 { return }
         }
@@ -484,7 +498,8 @@ public struct ClientConnection {
     private mutating func perform(_ action: WebSocketAction, now: Int64, into actions: inout [ClientConnectionAction]) {
         switch action {
         case .deliver:
-            // TMM clients send nothing but control frames; a data message is ignored (and counted).
+            // TMM clients send nothing but control frames; a data message is counted, and
+            // ignored unless the host answered it (receiveWebSocket).
             actions.append(.report(.unexpectedMessage))
         case .write(let bytes):
             output.append(bytes)

@@ -4,18 +4,29 @@
 //   OPEN <url>        → OK <registrationResult> <reply-url>     (registrationResult: OK,
 //                       Unauthorized or NoNetwork for a registration, "-" for a port request)
 //                     → ERROR <message>                          (nothing was registered)
+//   STATUS            → OK-JSON <document>                       (DaemonStatus, JSON on one line)
+//                     → ERROR <message>
 //
-// `tmm-bridge open URL` is the client (ControlProtocol+Client.swift); the socket lives at
-// `<runtime-dir>/control.sock`, mode 0660, so root and the daemon's group may use it. This file is
-// pure (standard library only), so Fuzz/run-bridge.sh can build it alone.
+// A status reply is still one line (JSON escapes every control character inside its strings),
+// but it may be longer than a request: up to `maximumStatusReplyLength`. The daemon bounds the
+// lists it puts in the document (DaemonStatus.listLimit) so it stays far below that.
+//
+// `tmm-bridge open URL` and `tmm-bridge status` are the clients (ControlProtocol+Client.swift);
+// the socket lives at `<runtime-dir>/control.sock`, mode 0660, so root and the daemon's group may
+// use it. This file is pure (standard library only), so Fuzz/run-bridge.sh can build it alone.
 
 public enum ControlProtocol {
     /// Longest request or reply line (a registration URL with a long return URL fits easily).
     public static let maximumLineLength = 8 * 1024
+    /// Longest `OK-JSON` reply line a client reads (the status document with its lists full is
+    /// about 20 KB).
+    public static let maximumStatusReplyLength = 256 * 1024
 
     /// A parsed request line.
     public enum Request: Equatable, Sendable {
         case open(url: String)
+        /// `tmm-bridge status`: the daemon's DaemonStatus.
+        case status
     }
 
     /// A parsed reply line.
@@ -23,6 +34,8 @@ public enum ControlProtocol {
         /// The request was answered: open `url`. `result` is the registration result ("-" when the
         /// request was not a registration).
         case ok(result: String, url: String)
+        /// The answer to `STATUS`: a DaemonStatus as JSON (one line).
+        case status(json: String)
         case error(String)
     }
 
@@ -68,8 +81,14 @@ public enum ControlProtocol {
             guard !url.isEmpty else { return .failure(ControlFailure(message: "OPEN needs a URL")) }
             return .success(.open(url: String(Substring(url))))
         }
-        let verb = scalars.prefix { $0 != " " }.prefix(32)
-        return .failure(ControlFailure(message: "unknown request '\(String(Substring(verb)))': expected OPEN <url>"))
+        let verb = scalars.prefix { $0 != " " }
+        if verb.elementsEqual("STATUS".unicodeScalars) {
+            guard verb.endIndex == scalars.endIndex else {
+                return .failure(ControlFailure(message: "STATUS takes no argument"))
+            }
+            return .success(.status)
+        }
+        return .failure(ControlFailure(message: "unknown request '\(String(Substring(verb.prefix(32))))': expected OPEN <url> or STATUS"))
     }
 
     /// One line ending in LF: line breaks and other control characters inside become spaces, and
@@ -77,12 +96,14 @@ public enum ControlProtocol {
     public static func formatReply(_ reply: Reply) -> String {
         switch reply {
         case .ok(let result, let url): "OK \(oneLine(result, space: "_")) \(oneLine(url))\n"
+        case .status(let json): "OK-JSON \(oneLine(json))\n"
         case .error(let message): "ERROR \(oneLine(message))\n"
         }
     }
 
     public static func parseReply(_ line: String) -> Reply? {
         let scalars = Substring(line).unicodeScalars
+        if let json = after(prefix: "OK-JSON ", in: scalars) { return .status(json: String(Substring(json))) }
         if let rest = after(prefix: "OK ", in: scalars) {
             guard let space = rest.firstIndex(of: " ") else { return nil }
             return .ok(result: String(Substring(rest[..<space])), url: String(Substring(rest[rest.index(after: space)...])))
@@ -118,7 +139,21 @@ public enum ControlProtocol {
 
 /// A control-socket failure, said in a sentence.
 public struct ControlFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure, for the exit status a client gives it.
+    public enum Kind: Sendable, Equatable {
+        /// Nothing answers on the socket (no daemon, or a stale socket file).
+        case unreachable
+        /// The socket is there but this user may not open it.
+        case permissionDenied
+        /// Anything else: a refused request, an untrusted daemon, a broken reply.
+        case other
+    }
+
     public var message: String
-    public init(message: String) { self.message = message }
+    public var kind: Kind
+    public init(message: String, kind: Kind = .other) {
+        self.message = message
+        self.kind = kind
+    }
     public var description: String { message }
 }

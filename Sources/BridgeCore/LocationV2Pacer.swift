@@ -4,10 +4,19 @@ import GNSS
 /// monotonic time: epochs in, what to send and when out. The server carries out what it says (a
 /// frame to every V2 client, a one-shot timer); nothing here reads a clock or sleeps.
 ///
-/// - At most one epoch per `minimumInterval`. An epoch that comes sooner waits as the pending
-///   one and is replaced by any newer one (coalesced); at the next allowed instant the pending
-///   one goes out, so the last epoch of a burst is never lost.
-/// - Stale: an epoch not newer than the newest accepted, by less than `staleWindow` of receiver
+/// - **Cap, with a burst**: a token bucket. One token per `minimumInterval`, at most `burst`
+///   saved (100 ms of the cap: 10 at the default 100 Hz); each epoch sent spends one. Epochs
+///   that arrive together go out together, oldest first, while tokens last; when none is left
+///   only the newest waits (the others are coalesced: under a flood the newest is at most one
+///   interval late), for a one-shot timer at the next token, so the last epoch of a burst is never
+///   lost. In any T seconds a client gets at most T × rate + `burst` epochs. The burst is what
+///   lets a healthy stream through a hiccup of the io thread (two 10 Hz epochs drained at once
+///   are both fresh, and both are sent).
+/// - **Fresh epochs only wait**: of the epochs waiting, those more than `freshness` (250 ms) of
+///   receiver time older than the newest, and all but the newest `burst`, are dropped
+///   (coalesced): a backlog that arrives at once after a stall is not replayed, only its newest
+///   epochs go out.
+/// - **Stale**: an epoch not newer than the newest accepted, by less than `staleWindow` of receiver
 ///   time, while that one was accepted less than `staleWindow` ago, is dropped: duplicates and a
 ///   backlog replayed out of order. A timeline that really goes back (a capture looping, a
 ///   receiver reset, midnight without a date) is followed at once when it jumps by more, and
@@ -15,14 +24,15 @@ import GNSS
 public struct LocationV2Pacer: Sendable {
     /// What became of an epoch offered to `accept`.
     public enum Acceptance: Equatable, Sendable {
-        /// Pending now; `replacedPending`: an earlier pending epoch will never be sent.
+        /// Waiting now; `replacedPending`: an earlier waiting epoch was dropped and will never be
+        /// sent (coalesced).
         case accepted(replacedPending: Bool)
         case stale
     }
 
     /// What the server does next for V2.
     public enum Release: Equatable, Sendable {
-        /// Send this epoch to every V2 client now.
+        /// Send this epoch to every V2 client now, then ask `release` again (more may be due).
         case send(Position)
         /// Arm the one-shot timer for this monotonic instant and call `timerExpired` then.
         case armTimer(at: Int64)
@@ -32,25 +42,42 @@ public struct LocationV2Pacer: Sendable {
 
     /// One second, of receiver time and of monotonic time.
     public static let staleWindow: Int64 = 1_000_000_000
+    /// How much older (receiver time) than the newest waiting epoch another may be and still be
+    /// sent: longer than an io-thread hiccup, far shorter than a stall.
+    public static let freshness: Int64 = 250_000_000
 
     public let minimumInterval: Int64
+    /// Tokens the bucket holds at most: epochs that may go out back to back.
+    public let burst: Int
     /// The newest accepted epoch and when it was accepted (LocationV1 sends it once a second).
     public private(set) var latest: Position?
     public private(set) var latestAt: Int64 = 0
-    private var pending: Position?
-    private var lastSentAt: Int64?
+    /// Accepted epochs dropped unsent (coalesced), since the start.
+    public private(set) var coalesced = 0
+    /// Accepted epochs not sent yet, oldest first (at most `burst`).
+    private var waiting: [Position] = []
+    private var tokens = 0
+    /// When the bucket last gained a token (nil before the first release: the bucket starts full).
+    private var refilledAt: Int64?
     private var isTimerArmed = false
     /// Receiver time (`timeKey`) of the newest epoch accepted, and when (monotonic).
     private var newestTime: Int64?
     private var newestAt: Int64 = 0
 
-    public init(minimumInterval: Int64) {
-        self.minimumInterval = minimumInterval
+    /// Most epochs that may wait (and go out back to back), whatever the cap.
+    public static let maximumBurst = 100
+
+    /// `burst` defaults to 100 ms of the cap, from 1 to `maximumBurst`.
+    public init(minimumInterval: Int64, burst: Int? = nil) {
+        self.minimumInterval = max(1, minimumInterval)
+        self.burst = min(Self.maximumBurst, max(1, burst ?? Int(100_000_000 / max(1, minimumInterval))))
+        waiting.reserveCapacity(self.burst + 1)
     }
 
     /// Offers an epoch that arrived at `now`.
     public mutating func accept(_ position: Position, now: Int64) -> Acceptance {
-        if let time = position.time.map(Self.timeKey) {
+        let time = position.time.map(Self.timeKey)
+        if let time {
             if let newest = newestTime, (0..<Self.staleWindow).contains(newest - time), now - newestAt < Self.staleWindow {
                 return .stale
             }
@@ -59,28 +86,62 @@ public struct LocationV2Pacer: Sendable {
         }
         latest = position
         latestAt = now
-        let replaced = pending != nil
-        pending = position
-        return .accepted(replacedPending: replaced)
+        waiting.append(position)
+        var dropped = 0
+        while let oldest = waiting.first, waiting.count > burst || Self.isBacklog(oldest, behind: time) {
+            waiting.removeFirst()
+            dropped += 1
+        }
+        coalesced += dropped
+        return .accepted(replacedPending: dropped > 0)
     }
 
-    /// Whether to send the pending epoch at `now`, or when.
+    /// Too far from the newest epoch's receiver time to be sent: older than `freshness`, or from
+    /// before a timeline that went back (a capture looping, a receiver reset).
+    private static func isBacklog(_ position: Position, behind newest: Int64?) -> Bool {
+        guard let newest, let time = position.time.map(timeKey) else { return false }
+        return newest - time > freshness || time > newest
+    }
+
+    /// Whether to send the oldest waiting epoch at `now`, or when. Call it again after `.send`.
     public mutating func release(now: Int64) -> Release {
-        guard let position = pending else { return .nothing }
-        if let sent = lastSentAt, now - sent < minimumInterval {
-            guard !isTimerArmed else { return .nothing }
-            isTimerArmed = true
-            return .armTimer(at: sent + minimumInterval)
+        refill(now: now)
+        guard !waiting.isEmpty else { return .nothing }
+        if tokens > 0 {
+            tokens -= 1
+            return .send(waiting.removeFirst())
         }
-        pending = nil
-        lastSentAt = now
-        return .send(position)
+        // No token: only the newest may wait for the next one.
+        if waiting.count > 1 {
+            coalesced += waiting.count - 1
+            waiting.removeFirst(waiting.count - 1)
+        }
+        guard !isTimerArmed else { return .nothing }
+        isTimerArmed = true
+        return .armTimer(at: (refilledAt ?? now) + minimumInterval)
     }
 
     /// The timer armed by `.armTimer` expired: as `release`, now that it may be time.
     public mutating func timerExpired(now: Int64) -> Release {
         isTimerArmed = false
         return release(now: now)
+    }
+
+    private mutating func refill(now: Int64) {
+        guard let last = refilledAt else {
+            tokens = burst
+            refilledAt = now
+            return
+        }
+        let gained = (now - last) / minimumInterval
+        guard gained > 0 else { return }
+        if gained >= Int64(burst - tokens) {
+            tokens = burst
+            refilledAt = now
+        } else {
+            tokens += Int(gained)
+            refilledAt = last + gained * minimumInterval
+        }
     }
 
     /// Receiver time in nanoseconds, comparable across midnight when the date is known.

@@ -291,6 +291,14 @@ private func pendingSocketError(_ descriptor: CInt) -> Errno? {
     return error == 0 ? nil : Errno(rawValue: error)
 }
 
+/// The devices discovery would find now (its start-up scan, on the calling thread, with a libudev
+/// context of its own): what `tmm-bridge devices` classifies. Works without udevd: libudev reads
+/// sysfs itself (udevd's database only adds `ID_*` properties when it runs).
+public func scanDevices(options: UdevDiscovery.Options = UdevDiscovery.Options()) throws(DiscoveryError) -> [DeviceProperties] {
+    let context = try UdevContext()
+    return try enumerateDevices(context: context, subsystems: options.subsystems, keep: options.wants)
+}
+
 /// The canonical path of a configured device (`/dev/gps0` → `/dev/ttyACM0`), so explicit devices
 /// and udev's device nodes compare equal. Returns `path` unchanged when it cannot be resolved
 /// (the device may simply not exist yet).

@@ -95,6 +95,7 @@ public func openDescriptorCount() -> Int {
 public struct PathStatus: Sendable, Equatable {
     public var owner: uid_t
     public var mode: mode_t
+    public var group: gid_t
 
     public var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
     public var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
@@ -105,6 +106,6 @@ public struct PathStatus: Sendable, Equatable {
     public static func of(_ path: String) throws(Errno) -> PathStatus {
         var info = stat()
         _ = try valueOrErrno { lstat(path, &info) }
-        return PathStatus(owner: info.st_uid, mode: info.st_mode)
+        return PathStatus(owner: info.st_uid, mode: info.st_mode, group: info.st_gid)
     }
 }

@@ -37,6 +37,15 @@ public struct Credentials: Sendable, Equatable {
         guard getgrnam_r(name, &entry, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
         return entry.gr_gid
     }
+
+    /// The name of group `gid`, or nil when it has none.
+    public static func groupName(_ gid: gid_t) -> String? {
+        var entry = Glibc.group()
+        var found: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 65_536)
+        guard getgrgid_r(gid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.gr_name else { return nil }
+        return String(cString: name)
+    }
 }
 
 /// What the drop did not manage; the process must not go on (it may be half-dropped).

@@ -11,6 +11,8 @@ enum Command: Equatable {
     case watch(WatchCommand)
     case run(RunCommand)
     case open(OpenCommand)
+    case status(StatusCommand)
+    case devices(DevicesCommand)
     case tls(TLSCommand)
     /// `tmm-bridge COMMAND --help`: that command's synopsis and description.
     case commandHelp(String)
@@ -26,6 +28,8 @@ enum Command: Equatable {
     static let usage = """
         usage: \(RunCommand.synopsis.drop { $0 == " " })
         \(OpenCommand.synopsis)
+        \(StatusCommand.synopsis)
+        \(DevicesCommand.synopsis)
         \(decodeSynopsis)
         \(demoSynopsis)
         \(WatchCommand.synopsis)
@@ -36,6 +40,10 @@ enum Command: Equatable {
         \(RunCommand.summary)
 
         \(OpenCommand.summary)
+
+        \(StatusCommand.summary)
+
+        \(DevicesCommand.summary)
 
         \(decodeSummary)
         \(demoSummary)
@@ -76,6 +84,10 @@ enum Command: Equatable {
             return .run(try RunCommand.parse(rest))
         case "open":
             return .open(try OpenCommand.parse(rest))
+        case "status":
+            return .status(try StatusCommand.parse(rest))
+        case "devices":
+            return .devices(try DevicesCommand.parse(rest))
         case "tls":
             return .tls(try TLSCommand.parse(rest))
         case "man":
@@ -102,6 +114,8 @@ enum Command: Equatable {
         switch verb {
         case "run": return text(RunCommand.synopsis, RunCommand.summary)
         case "open": return text(OpenCommand.synopsis, OpenCommand.summary)
+        case "status": return text(StatusCommand.synopsis, StatusCommand.summary)
+        case "devices": return text(DevicesCommand.synopsis, DevicesCommand.summary)
         case "watch": return text(WatchCommand.synopsis, WatchCommand.summary)
         case "tls": return text(TLSCommand.synopsis, TLSCommand.summary)
         case "bluetooth": return BluetoothCommand.usage
@@ -166,6 +180,10 @@ enum Command: Equatable {
             return command.run()
         case .open(let command):
             return command.run()
+        case .status(let command):
+            return command.run()
+        case .devices(let command):
+            return command.run()
         case .tls(let command):
             return command.run()
         case .commandHelp(let verb):
@@ -203,6 +221,10 @@ enum ExitCode {
     static let config = ExitStatus.badConfiguration.rawValue
     /// EX_OSERR: the system refused a privilege drop it should have allowed.
     static let osError = ExitStatus.privilegeDropFailed.rawValue
+    /// EX_UNAVAILABLE: no daemon answers (`status`).
+    static let unavailable = ExitStatus.unavailable.rawValue
+    /// EX_NOPERM: the control socket is closed to this user (`status`).
+    static let noPermission = ExitStatus.noPermission.rawValue
 }
 
 /// The bridge's own version, reported as TMM's `appVersion`.

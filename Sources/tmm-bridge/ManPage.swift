@@ -16,8 +16,9 @@ enum ManPage {
             .SH SYNOPSIS
 
             """
-        let synopses = [RunCommand.synopsis, OpenCommand.synopsis, Command.decodeSynopsis, Command.demoSynopsis,
-                        WatchCommand.synopsis, BluetoothCommand.synopsis, TLSCommand.synopsis]
+        let synopses = [RunCommand.synopsis, OpenCommand.synopsis, StatusCommand.synopsis, DevicesCommand.synopsis,
+                        Command.decodeSynopsis, Command.demoSynopsis, WatchCommand.synopsis, BluetoothCommand.synopsis,
+                        TLSCommand.synopsis]
         for block in synopses {
             for line in block.split(separator: "\n") {
                 page += ".nf\n" + escape(line.trimmingPrefix(while: { $0 == " " })) + "\n.fi\n"
@@ -32,7 +33,8 @@ enum ManPage {
             .SH COMMANDS
 
             """
-        let summaries = [RunCommand.summaryIntroduction, OpenCommand.summary, Command.decodeSummary, Command.demoSummary,
+        let summaries = [RunCommand.summaryIntroduction, OpenCommand.summary, StatusCommand.summary, DevicesCommand.summary,
+                         Command.decodeSummary, Command.demoSummary,
                          WatchCommand.summary, BluetoothCommand.summary, TLSCommand.summary]
         for summary in summaries { page += paragraph(summary) }
         page += ".SH OPTIONS\nEach option of\n.B run\nalso works as\n.I name\n= value in the configuration file.\n"
@@ -57,10 +59,11 @@ enum ManPage {
             corrections), access\\-code\\-v2.key, tls/ (the local CA and the server certificate); keys mode 0600
             .TP
             .I /run/tmm\\-bridge/control.sock
-            the control socket tmm\\-bridge open talks to
+            the control socket tmm\\-bridge open and tmm\\-bridge status talk to
             .SH EXIT STATUS
             0 success; 64 usage error; 78 bad configuration (the message names the line and the fix);
-            71 a privilege drop the system refused; 1 any other failure.
+            71 a privilege drop the system refused; 69 (status) no daemon answers; 77 (status) the control
+            socket is closed to this user; 1 any other failure.
             .SH SEE ALSO
             .BR gpsd (8),
             .BR systemd.exec (5),

@@ -12,8 +12,7 @@ import TMMProtocol
 struct OpenCommand: Equatable {
     var url: String
     var printOnly = false
-    var runtimeDirectory: String?
-    var controlSocket: String?
+    var daemon = ControlSocketChoice()
 
     static let synopsis = "       tmm-bridge open URL [--print] [--runtime-dir DIR | --control PATH]"
     static let summary = """
@@ -28,14 +27,9 @@ struct OpenCommand: Equatable {
         var command = OpenCommand(url: "")
         var rest = arguments
         while let argument = rest.popFirst() {
+            if try command.daemon.parse(argument, &rest) { continue }
             switch argument {
             case "--print": command.printOnly = true
-            case "--runtime-dir":
-                guard let value = rest.popFirst() else { throw UsageError(message: "--runtime-dir needs a DIR") }
-                command.runtimeDirectory = value
-            case "--control":
-                guard let value = rest.popFirst() else { throw UsageError(message: "--control needs a PATH") }
-                command.controlSocket = value
             default:
                 guard !argument.hasPrefix("--") else { throw UsageError(message: "open: unknown option '\(argument)'") }
                 guard url == nil else { throw UsageError(message: "open takes one URL, got '\(argument)' too") }
@@ -50,8 +44,7 @@ struct OpenCommand: Equatable {
     func run() -> Int32 {
         // A daemon that dies mid-request must give EPIPE (reported below), not a silent SIGPIPE death.
         signal(SIGPIPE, SIG_IGN)
-        let socket = controlSocket
-            ?? BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory ?? defaultRuntimeDirectory())
+        let socket = daemon.path
         // Checked here too, before the daemon is asked: a return URL this command would never open
         // (file:, javascript:, ...) is refused with the parser's own message.
         let request: RegistrationRequest
@@ -71,6 +64,9 @@ struct OpenCommand: Equatable {
         switch reply {
         case .error(let message):
             log(message)
+            return ExitCode.failure
+        case .status:
+            log("the daemon at \(socket) answered the registration request with a status document")
             return ExitCode.failure
         case .ok(let result, let replyURL):
             if result != "OK" && result != "-" {

@@ -167,6 +167,16 @@ struct RunCommand: Equatable {
             stateDirectory: configuration.stateDirectory ?? defaultStateDirectory(), runtimeDirectory: runtime,
             version: BridgeVersion.current)
         environment.dropUser = dropTo?.uid
+        // On a terminal (`make run`), a live status line; log lines (stderr, the same terminal)
+        // erase it, are written, and it is drawn again below them.
+        let statusLine = StatusLine()
+        environment.statusLine = statusLine
+        let logLine: @Sendable (String) -> Void
+        if let statusLine {
+            logLine = { message in statusLine.printing { log(message) } }
+        } else {
+            logLine = { log($0) }
+        }
         var options = ReceiverInput.Options(runtimeDirectory: runtime)
         options.dropTo = dropTo.map { (uid: $0.uid, gid: $0.gid) }
         options.devices = configuration.devices
@@ -180,13 +190,13 @@ struct RunCommand: Equatable {
 
         let input: ReceiverInput
         do {
-            input = try ReceiverInput(options: options) { log($0) }
+            input = try ReceiverInput(options: options, log: logLine)
         } catch {
             throw .inputSetup(error)
         }
         let server: BridgeServer
         do {
-            server = try BridgeServer(configuration: configuration, environment: environment, input: input) { log($0) }
+            server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logLine)
         } catch {
             throw .server(error)
         }
@@ -203,6 +213,11 @@ struct RunCommand: Equatable {
                 input.stop()
                 throw .privilegeDrop(user: dropTo.user, group: dropTo.group, "\(error)")
             }
+        }
+        if statusLine != nil {
+            Output.standard(RunBanner.text(ports: server.ports, configuration: configuration,
+                                           program: CommandLine.arguments.first ?? "tmm-bridge",
+                                           runtimeDirectory: runtime == defaultRuntimeDirectory() ? nil : runtime))
         }
         do {
             try server.run()

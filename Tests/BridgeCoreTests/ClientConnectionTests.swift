@@ -24,6 +24,13 @@ private struct FakeHost: ClientConnectionHost {
     func verifyAccessCode(headerValue: String) -> GUID? { headerValue == Self.validCode ? Self.applicationID : nil }
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { InlineArray(repeating: 0) }
     func statusEventFrame() -> [UInt8] { WebSocketFrame.text("status") }
+    /// The daemon's answer to a client's data message is none; `echoes` makes this host answer as
+    /// tmm-wsecho does (the message back, as one frame of its kind).
+    var echoes = false
+    func reply(toDataMessage message: WebSocketMessage, on channel: ClientChannel) -> [UInt8]? {
+        guard echoes else { return nil }
+        return WebSocketFrame.encode(opcode: message.kind == .text ? .text : .binary, payload: message.payload.span)
+    }
 
     // Access Code V2: one valid code; over http, a code is refused as replayed once it was
     // consumed (the ledger's rule, tested in AccessCodeV2LedgerTests); calls are recorded.
@@ -695,6 +702,19 @@ struct ClientConnectionWebSocketTests {
         client.send(clientFrame(0x1, Array("hello".utf8)))
         #expect(serverFrames(client.received).map(\.payload) == [Array("position".utf8)])
         #expect(client.reports == [.unexpectedMessage])
+    }
+
+    @Test func aHostsReplyToAMessageGoesOutBeforeTheEchoOfACloseInTheSameRead() {
+        // The conformance suite's echo (tmm-wsecho): Autobahn's 7.1.1 sends a message and its
+        // Close back to back, and expects the echo first, then the Close.
+        var client = upgraded(.location)
+        client.host.echoes = true
+        client.send(clientFrame(0x1, Array("Hello World!".utf8)) + clientFrame(0x2, [0, 0xFF]) + clientFrame(0x8, [0x03, 0xE8]))
+        let frames = serverFrames(client.received)
+        #expect(frames.map(\.opcode) == [0x1, 0x2, 0x8])
+        #expect(frames.map(\.payload) == [Array("Hello World!".utf8), [0, 0xFF], [0x03, 0xE8]])
+        #expect(client.reports == [.unexpectedMessage, .unexpectedMessage])
+        #expect(client.state == "draining")
     }
 
     @Test func theClientsCloseIsEchoedThenTheConnectionEnds() {

@@ -28,20 +28,83 @@ struct LocationV2PacerTests {
         #expect(pacer.release(now: 2000 * ms) == .nothing, "nothing pending")
     }
 
-    /// A burst faster than the cap: the first goes out, the others replace each other while
-    /// waiting, the timer is armed once for the next allowed instant, and the newest goes then.
-    @Test func aBurstCoalescesToItsNewestAndTheLastIsNeverLost() {
+    /// A burst faster than the cap (20 Hz: a burst of 2): the bucket's two tokens go at once;
+    /// with none left only the newest epoch waits (the older ones are coalesced), the timer is
+    /// armed once for the next token, and the burst's last epoch goes out then.
+    @Test func aBurstIsCappedAndItsLastIsNeverLost() {
         var pacer = LocationV2Pacer(minimumInterval: 50 * ms)
+        #expect(pacer.burst == 2)
         #expect(pacer.accept(epoch(100, 0), now: 0) == .accepted(replacedPending: false))
         #expect(pacer.release(now: 0) == .send(epoch(100, 0)))
+        #expect(pacer.release(now: 0) == .nothing)
         #expect(pacer.accept(epoch(100, 10), now: 1 * ms) == .accepted(replacedPending: false))
-        #expect(pacer.release(now: 1 * ms) == .armTimer(at: 50 * ms))
+        #expect(pacer.release(now: 1 * ms) == .send(epoch(100, 10)))
         for i in 2..<20 {
-            #expect(pacer.accept(epoch(100, Int64(i) * 10), now: Int64(i) * ms) == .accepted(replacedPending: true))
-            #expect(pacer.release(now: Int64(i) * ms) == .nothing, "the timer is armed already")
+            _ = pacer.accept(epoch(100, Int64(i) * 10), now: Int64(i) * ms)
+            #expect(pacer.release(now: Int64(i) * ms) == (i == 2 ? .armTimer(at: 50 * ms) : .nothing),
+                    "no token until 50 ms; the timer is armed once")
         }
+        #expect(pacer.coalesced == 17, "20 ms ... 180 ms were replaced while waiting")
         #expect(pacer.timerExpired(now: 50 * ms) == .send(epoch(100, 190)))
-        #expect(pacer.release(now: 51 * ms) == .nothing)
+        #expect(pacer.release(now: 50 * ms) == .nothing)
+    }
+
+    /// Two 10 Hz epochs drained at once (the io thread was late): both are fresh, both go out.
+    @Test func freshEpochsDrainedTogetherAreAllSent() {
+        var pacer = LocationV2Pacer(minimumInterval: 10 * ms)  // the default 100 Hz: a burst of 10
+        #expect(pacer.burst == 10)
+        _ = pacer.accept(epoch(10, 0), now: 0)
+        #expect(pacer.release(now: 0) == .send(epoch(10, 0)))
+        #expect(pacer.accept(epoch(10, 100), now: 170 * ms) == .accepted(replacedPending: false))
+        #expect(pacer.accept(epoch(10, 200), now: 170 * ms) == .accepted(replacedPending: false))
+        #expect(pacer.release(now: 170 * ms) == .send(epoch(10, 100)))
+        #expect(pacer.release(now: 170 * ms) == .send(epoch(10, 200)))
+        #expect(pacer.release(now: 170 * ms) == .nothing)
+    }
+
+    /// A stall's backlog arrives at once: only its newest epochs within 250 ms (at most a burst)
+    /// are sent, in order; a straggler from the backlog after them is stale.
+    @Test func aBacklogSendsOnlyItsFreshNewestEpochs() {
+        var pacer = LocationV2Pacer(minimumInterval: 10 * ms)
+        _ = pacer.accept(epoch(0), now: 0)
+        _ = pacer.release(now: 0)
+        for k in 0..<200 { _ = pacer.accept(epoch(1 + Int64(k) / 100, Int64(k % 100) * 10), now: 3000 * ms) }
+        var sent: [Position] = []
+        while case .send(let position) = pacer.release(now: 3000 * ms) { sent.append(position) }
+        #expect(sent == (90..<100).map { epoch(2, Int64($0) * 10) }, "the newest ten, oldest first")
+        #expect(pacer.accept(epoch(2, 500), now: 3001 * ms) == .stale)
+    }
+
+    /// A flood for one second at 1,000 epochs a second: at most T × 100 Hz + 10 go out (T from
+    /// the first send to the last), the flood's last epoch does, and at most one interval after
+    /// the flood ended (only the newest waits when the bucket is empty).
+    @Test func aSustainedFloodIsCapped() {
+        var pacer = LocationV2Pacer(minimumInterval: 10 * ms)
+        var sent: [Position] = []
+        var lastSentAt: Int64 = 0
+        var timer: Int64?
+        func carry(_ release: LocationV2Pacer.Release, now: Int64) {
+            var next = release
+            while case .send(let position) = next {
+                sent.append(position)
+                lastSentAt = now
+                next = pacer.release(now: now)
+            }
+            if case .armTimer(let at) = next { timer = at }
+        }
+        for i in 0..<1000 {
+            let now = Int64(i) * ms
+            if let at = timer, at <= now { timer = nil; carry(pacer.timerExpired(now: now), now: now) }
+            _ = pacer.accept(epoch(50, Int64(i)), now: now)
+            carry(pacer.release(now: now), now: now)
+        }
+        var now: Int64 = 1000 * ms
+        while let at = timer { timer = nil; now = max(now, at); carry(pacer.timerExpired(now: now), now: now) }
+        #expect(sent.count <= Int(lastSentAt / (10 * ms)) + 10, "\(sent.count) epochs in \(lastSentAt / ms) ms")
+        #expect(sent.count >= 100, "\(sent.count): the cap lets 100 a second through")
+        #expect(sent.last == epoch(50, 999))
+        #expect(lastSentAt <= 1009 * ms, "the newest waited \(lastSentAt / ms - 999) ms")
+        #expect(pacer.coalesced == 1000 - sent.count)
     }
 
     /// A timer that fires before the allowed instant (by the caller's clock) re-arms.
@@ -62,7 +125,7 @@ struct LocationV2PacerTests {
         #expect(pacer.accept(epoch(100), now: 1 * ms) == .stale, "the same time again")
         #expect(pacer.accept(epoch(99, 500), now: 2 * ms) == .stale, "half a second older")
         #expect(pacer.latest == epoch(100))
-        #expect(pacer.accept(epoch(100, 100), now: 3 * ms) == .accepted(replacedPending: true))
+        #expect(pacer.accept(epoch(100, 100), now: 3 * ms) == .accepted(replacedPending: false), "fresh: both wait")
     }
 
     /// A timeline that really goes back is followed: at once when it jumps by more than the
@@ -83,17 +146,18 @@ struct LocationV2PacerTests {
         var position = epoch(86_399, 900)
         _ = dated.accept(position, now: 0)
         position.time = UTCTimestamp(date: CalendarDate(year: 2026, month: 12, day: 3), nanosecondsOfDay: 100 * ms)
-        #expect(dated.accept(position, now: 100 * ms) == .accepted(replacedPending: true))
+        #expect(dated.accept(position, now: 100 * ms) == .accepted(replacedPending: false), "200 ms later: both wait")
 
         var undated = LocationV2Pacer(minimumInterval: 1)
         _ = undated.accept(epoch(86_399, 900, date: false), now: 0)
-        #expect(undated.accept(epoch(0, 100, date: false), now: 100 * ms) == .accepted(replacedPending: true))
+        #expect(undated.accept(epoch(0, 100, date: false), now: 100 * ms) == .accepted(replacedPending: true),
+                "a day back: the one before the jump is dropped")
     }
 
     @Test func epochsWithoutTimeAreNeverStale() {
         var pacer = LocationV2Pacer(minimumInterval: 1)
         _ = pacer.accept(epoch(100), now: 0)
-        #expect(pacer.accept(Position(), now: 1) == .accepted(replacedPending: true))
-        #expect(pacer.accept(Position(), now: 2) == .accepted(replacedPending: true))
+        #expect(pacer.accept(Position(), now: 1) == .accepted(replacedPending: false))
+        #expect(pacer.accept(Position(), now: 2) == .accepted(replacedPending: false))
     }
 }

@@ -134,7 +134,7 @@ struct ControlRequestLineTests {
     }
 
     @Test func brokenLinesAreRefusedWithAReason() {
-        #expect(read("HELLO\n") == .refused(.error("unknown request 'HELLO': expected OPEN <url>")))
+        #expect(read("HELLO\n") == .refused(.error("unknown request 'HELLO': expected OPEN <url> or STATUS")))
         #expect(ControlProtocol.readRequestLine([0xFF, 0x0A]) == .refused(.error("the request is not UTF-8 text")))
         let tooLong = ControlProtocol.LineReading.refused(.error("request line longer than \(ControlProtocol.maximumLineLength) bytes"))
         let longest = String(repeating: "a", count: ControlProtocol.maximumLineLength)

@@ -14,6 +14,8 @@ struct ExitStatusTests {
         #expect(ExitStatus.ok.rawValue == 0)
         #expect(ExitStatus.failure.rawValue == 1)
         #expect(ExitStatus.usage.rawValue == 64)
+        #expect(ExitStatus.unavailable.rawValue == 69)
+        #expect(ExitStatus.noPermission.rawValue == 77)
         #expect(ExitStatus.privilegeDropFailed.rawValue == 71)
         #expect(ExitStatus.badConfiguration.rawValue == 78)
     }

@@ -1,8 +1,9 @@
 // What `Type=notify`, `NotifyAccess=main` and `WatchdogSec=` in systemd/tmm-bridge.service rely
 // on, seen from systemd's side: the real daemon started with NOTIFY_SOCKET pointing at a datagram
 // socket of the test (as systemd does) and WATCHDOG_USEC set. It must send READY=1 once it
-// serves, WATCHDOG=1 at least every half period while it runs, STOPPING=1 when SIGTERM stops it,
-// in that order, every message from the daemon's own pid (NotifyAccess=main would drop and log
+// serves, a STATUS= line with the receiver and its fix once positions flow (then only on change,
+// at most once a second), WATCHDOG=1 at least every half period while it runs, STOPPING=1 when
+// SIGTERM stops it, in that order, every message from the daemon's own pid (NotifyAccess=main would drop and log
 // anything from its private gpsd), and exit 0. docs/service.md.
 import Foundation
 import Glibc
@@ -79,7 +80,7 @@ final class NotifySocket {
 @Suite("sd_notify as systemd sees it", .tags(.integration),
        .enabled(if: findExecutable("gpsd") != nil, "needs gpsd for the demo receiver (scripts/install-deps.sh)"))
 struct SystemdNotifyTests {
-    @Test("READY=1 once serving, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, all from the daemon")
+    @Test("READY=1 once serving, STATUS= with the fix, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, all from the daemon")
     func readyWatchdogStopping() throws {
         let directory = try EndToEnd.makeDirectory("notify")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -102,6 +103,16 @@ struct SystemdNotifyTests {
             notify.drain()
             return monotonicNanoseconds() - watching > 2 * watchdogMicroseconds * 1000
         })
+        // The demo capture flows: systemd hears which receiver, its fix, its rate, the clients.
+        #expect(waitUntil(15) {
+            notify.drain()
+            return notify.messages.contains { $0.text.hasPrefix("STATUS=receiver /dev/pts/") && $0.text.contains(" Hz, 0 clients") }
+        }, "no STATUS= with a fix: \(notify.messages.map(\.text))\n\(daemon.log)")
+        let statuses = notify.messages.filter { $0.text.hasPrefix("STATUS=") }
+        for (earlier, later) in zip([ready] + statuses, statuses) {
+            #expect(later.at - earlier.at >= 999_000_000, "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
+            #expect(later.text != earlier.text, "an unchanged STATUS= was sent again: \(later.text)")
+        }
         let pings = notify.messages.dropFirst().filter { $0.text == "WATCHDOG=1" }
         #expect(pings.count >= 3, "\(notify.messages.map(\.text))")
         // systemd kills a service that is silent for a whole period; the daemon aims at half.
@@ -117,7 +128,7 @@ struct SystemdNotifyTests {
         #expect(notify.messages.filter { $0.text.contains("READY=1") }.count == 1)
         let senders = Set(notify.messages.map(\.pid))
         #expect(senders == [daemon.pid], "notifications from \(senders), the daemon is \(daemon.pid): NotifyAccess=main would drop the others")
-        let known = ["READY=1", "WATCHDOG=1", "STOPPING=1"]
+        let known = ["READY=1", "STATUS=", "WATCHDOG=1", "STOPPING=1"]
         #expect(notify.messages.allSatisfy { message in known.contains { message.text.hasPrefix($0) } },
                 "\(notify.messages.map(\.text))")
     }

@@ -91,7 +91,9 @@ def run(context, checks):
     checks.equal(status_with(fresh, ports["apiPort"], secure=False), 200, "a fresh code over plain http: 200")
     checks.equal(status_with(fresh, ports["apiPort"], secure=False), 401, "the same code again over http: 401 (single use)")
     checks.equal(status_with(valid, ports["apiPort"], secure=False), 401, "a code seen over https, replayed over http: 401")
-    checks.check(apps[0].lower() in tmmclient.registered_ids(context),
+    # A code registers as a side effect of the request it authenticates: the answer does not wait
+    # for the registry write (docs/registration.md), so the file is polled.
+    checks.check(tmmclient.wait_until(lambda: apps[0].lower() in tmmclient.registered_ids(context)),
                  "the first valid code registered the application (registry file)", repr(tmmclient.registered_ids(context)))
 
     # --- the Android, iOS and MAUI samples: a fresh code per request ------------------------------

@@ -78,6 +78,16 @@ def access_code_v1(application_id, unix_seconds):
     return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
+def wait_until(condition, seconds=5.0, interval=0.02):
+    """Polls `condition` until it is true or `seconds` pass; returns its last value."""
+    end = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value or time.monotonic() >= end:
+            return value
+        time.sleep(interval)
+
+
 def wait_for_second_start(margin=0.05):
     """Sleeps until `margin` s past the next whole second, so a request sent now is answered
     within the same second (makes window-edge checks deterministic)."""

@@ -1,0 +1,150 @@
+import BridgeCore
+import Discovery
+import GNSS
+import GPSD
+import Posix
+import TMMProtocol
+
+// The daemon's status for operators: one function (`daemonStatus`) assembles BridgeCore's
+// DaemonStatus from the loop's own state, and three views are made of it:
+//
+//   `tmm-bridge status`  the STATUS control request (BridgeServer+Control.swift), as JSON
+//   systemd STATUS=      `summary`, when it changes, at most once a second
+//   the status line      `statusLine(width:)`, on a terminal, at most four times a second
+//
+// The two timed ones run from one loop timer (`operatorTimer`, registered only when one of them
+// is wanted); both only build a value and write one datagram or one line, so the loop never waits.
+
+/// What the operator views keep on the io loop between timer runs.
+struct OperatorState {
+    /// When the server was made (monotonic nanoseconds): the uptime's origin.
+    let startedAt: Int64
+    /// Receiver epochs as they arrive (`accept`), for the rate and the last epoch's age.
+    var epochs = EpochRateMeter()
+    /// The STATUS= rate limit; nil when not under systemd.
+    var notifications: StatusNotifications?
+
+    init(startedAt: Int64) {
+        self.startedAt = startedAt
+    }
+}
+
+extension BridgeServer {
+    /// How often the operator timer runs: the status line's redraw rate (the STATUS= limit of
+    /// once a second is StatusNotifications' own).
+    static let operatorInterval: Int64 = 250_000_000
+
+    /// Everything `tmm-bridge status` reports, as of `now` (monotonic nanoseconds).
+    public func daemonStatus(now: Int64 = monotonicNanoseconds()) -> DaemonStatus {
+        DaemonStatus(
+            version: environment.version, pid: CurrentProcess.processID,
+            uptimeSeconds: Int((now - operatorState.startedAt) / 1_000_000_000),
+            receivers: statusReceivers(),
+            // The receivers' part of issue 12 (several receivers, one served) sets this.
+            servedReceiver: nil,
+            fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
+            registration: statusRegistration())
+    }
+
+    /// The inventory's receivers (connected first, then by id), then what gpsd has open that the
+    /// inventory does not know (a device added to a system gpsd by someone else).
+    private func statusReceivers() -> [DaemonStatus.Receiver] {
+        let open = input.activeDevices
+        let snapshots = input.inventory.snapshots.sorted { ($0.isConnected ? 0 : 1, $0.id) < ($1.isConnected ? 0 : 1, $1.id) }
+        let replay = input.replayDevicePath
+        var receivers = snapshots.map { snapshot in
+            let device = open[snapshot.devicePath]
+            let foundBy = snapshot.devicePath == replay ? "replay" : snapshot.connection == .configured ? "configured" : "discovery"
+            return DaemonStatus.Receiver(
+                path: snapshot.devicePath, connected: snapshot.isConnected, foundBy: foundBy,
+                connection: snapshot.connection.rawValue, brand: snapshot.brand, model: snapshot.model,
+                manufacturer: snapshot.manufacturer, serialNumber: snapshot.serialNumber, usbID: snapshot.usbID,
+                bluetoothAddress: snapshot.bluetoothAddress, bluetoothName: snapshot.bluetoothName,
+                classification: snapshot.classification, openInGPSD: device != nil,
+                gpsdDriver: snapshot.gpsdDriver ?? device.flatMap { $0.driver.isEmpty ? nil : $0.driver },
+                gpsdSubtype: snapshot.gpsdSubtype ?? device.flatMap { $0.subtype.isEmpty ? nil : $0.subtype })
+        }
+        let known = Set(snapshots.map(\.devicePath))
+        for (path, device) in open.sorted(by: { $0.key < $1.key }) where !known.contains(path) {
+            receivers.append(DaemonStatus.Receiver(
+                path: path, connected: true, foundBy: "gpsd", openInGPSD: true,
+                gpsdDriver: device.driver.isEmpty ? nil : device.driver,
+                gpsdSubtype: device.subtype.isEmpty ? nil : device.subtype))
+        }
+        return Array(receivers.prefix(DaemonStatus.listLimit))
+    }
+
+    private func statusFix(now: Int64) -> DaemonStatus.Fix {
+        var fix = DaemonStatus.Fix(input: input.state.rawValue)
+        fix.epochRate = operatorState.epochs.rate(now: now)
+        fix.lastEpochAgeSeconds = operatorState.epochs.latest.map { Double(now - $0) / 1e9 }
+        if let position = hub.pacer.latest {
+            fix.quality = "\(position.quality)"
+            // Finite or absent: the document is JSON, which has no NaN.
+            fix.latitude = position.latitude.flatMap { $0.isFinite ? $0 : nil }
+            fix.longitude = position.longitude.flatMap { $0.isFinite ? $0 : nil }
+            fix.height = position.altitude.flatMap { $0.isFinite ? $0 : nil }
+            fix.satellites = position.hasFix ? position.satellitesUsed : nil
+        }
+        return fix
+    }
+
+    private func statusGPSD() -> DaemonStatus.GPSD {
+        let inUse = input.gpsdInUse
+        return DaemonStatus.GPSD(kind: inUse?.kind, address: inUse?.address, release: input.gpsdRelease)
+    }
+
+    private func statusPorts() -> [String: Int] {
+        Dictionary(uniqueKeysWithValues: TMMServer.iOSOrder.map { ($0.registrationKey, Int(ports[$0])) })
+    }
+
+    private func statusClients() -> DaemonStatus.Clients {
+        var bySocket = Dictionary(uniqueKeysWithValues: TMMServer.iOSOrder.map { ($0.registrationKey, 0) })
+        for connection in connections.values { bySocket[connection.server.registrationKey, default: 0] += 1 }
+        return DaemonStatus.Clients(bySocket: bySocket, locationV1: hub.locationV1.count, locationV2: hub.locationV2.count,
+                                    events: hub.events.count)
+    }
+
+    private func statusRegistration() -> DaemonStatus.Registration {
+        // The latest ones: an operator looks for the app that just registered.
+        let listed = zip(registry.applicationIDs, registry.entries).suffix(DaemonStatus.listLimit)
+        return DaemonStatus.Registration(
+            policy: configuration.registration.rawValue, allowedIDs: configuration.allowedApplicationIDs.count,
+            registered: registry.entries.count,
+            applications: listed.map { DaemonStatus.Application(name: $0.0.logName, registeredAt: $0.1.registeredAt) },
+            locationV2Unlocked: isLocationV2Unlocked)
+    }
+
+    // MARK: - Timed views
+
+    /// Sets up the timed views before the loop runs: STATUS= under systemd (READY's own STATUS=
+    /// line starts its interval), the status line on a terminal. No timer when neither is wanted.
+    func startOperatorViews(readyStatus: String?) {
+        if let readyStatus {
+            var notifications = StatusNotifications()
+            notifications.sent(readyStatus, now: monotonicNanoseconds())
+            operatorState.notifications = notifications
+        }
+        guard operatorState.notifications != nil || environment.statusLine != nil else { return }
+        loop.schedule(afterNanoseconds: Self.operatorInterval, periodNanoseconds: Self.operatorInterval) { [unowned self] _ in
+            operatorTimer()
+        }
+    }
+
+    /// The operator timer: the status line, and STATUS= when due and changed.
+    private func operatorTimer() {
+        let now = monotonicNanoseconds()
+        let due = operatorState.notifications?.isDue(now: now) == true
+        guard due || environment.statusLine != nil else { return }
+        let status = daemonStatus(now: now)
+        if let line = environment.statusLine { line.update(status.statusLine(width: line.columns - 1)) }
+        if due, let message = operatorState.notifications?.message(for: status.summary, now: now) {
+            _ = try? SDNotify.notify(message)
+        }
+    }
+
+    /// Takes the status line off the terminal (the daemon stops; its last log lines follow).
+    func finishOperatorViews() {
+        environment.statusLine?.finish()
+    }
+}

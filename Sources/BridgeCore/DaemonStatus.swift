@@ -1,0 +1,249 @@
+import FoundationEssentials
+import GNSS
+
+// What the running daemon says about itself: `tmm-bridge status` (over the control socket, as
+// JSON), the systemd `STATUS=` line and the live status line of `make run` are all made from this
+// one value, which the io loop assembles (BridgeServer+Status.swift). Pure: the formatting of
+// each of those views lives here too (DaemonStatus+Text.swift), so every word an operator reads is
+// tested without a daemon.
+//
+// Lists are bounded (`listLimit`) so the document stays one short line on the control socket
+// whatever the registry and inventory hold; the counts beside them are always whole.
+
+/// `value` as one line of JSON, keys sorted (equal values give equal bytes), slashes as they are
+/// (paths and URLs stay readable): what the operator commands print and the control socket
+/// carries. `value` must be encodable (no NaN or infinity): a failure is a programming error.
+public func oneLineJSON(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    } catch {
+        preconditionFailure("\(type(of: value)) did not encode as JSON: \(error)")
+    }
+}
+
+/// The daemon's state for operators (docs/operations.md lists every field).
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    /// Identifies the document (a client refuses anything else).
+    public static let formatName = "tmm-bridge status"
+    /// Bumped when a field changes meaning; new fields do not bump it.
+    public static let formatVersion = 1
+    /// Longest list the daemon puts in the document (receivers, applications).
+    public static let listLimit = 64
+
+    public var format: String
+    public var formatVersion: Int
+    /// The daemon's version (`tmm-bridge --version`).
+    public var version: String
+    public var pid: Int32
+    public var uptimeSeconds: Int
+    /// Receivers the bridge knows: the inventory (discovery, configured devices) and whatever gpsd
+    /// has open besides; connected ones first. At most `listLimit`.
+    public var receivers: [Receiver]
+    /// The device path of the receiver whose positions TMM clients are served. Absent (nil) until
+    /// the daemon chooses one receiver among several: today every receiver gpsd has open feeds the
+    /// one stream, so there is no single served receiver to name.
+    public var servedReceiver: String?
+    public var fix: Fix
+    public var gpsd: GPSD
+    /// Bound port per server, by TMM's key (`locationPort`, `locationSecurePort`, `apiPort`,
+    /// `apiSecurePort`, `locationV2Port`, `locationV2SecurePort`).
+    public var ports: [String: Int]
+    public var clients: Clients
+    public var registration: Registration
+
+    public init(version: String, pid: Int32, uptimeSeconds: Int, receivers: [Receiver], servedReceiver: String? = nil,
+                fix: Fix, gpsd: GPSD, ports: [String: Int], clients: Clients, registration: Registration) {
+        format = Self.formatName
+        formatVersion = Self.formatVersion
+        self.version = version
+        self.pid = pid
+        self.uptimeSeconds = uptimeSeconds
+        self.receivers = receivers
+        self.servedReceiver = servedReceiver
+        self.fix = fix
+        self.gpsd = gpsd
+        self.ports = ports
+        self.clients = clients
+        self.registration = registration
+    }
+
+    /// One receiver.
+    public struct Receiver: Codable, Sendable, Equatable {
+        public var path: String
+        /// Present now (plugged in, or a configured device gpsd has open).
+        public var connected: Bool
+        /// How the bridge learnt of it: `discovery` (udev), `configured` (`device =`, `--device`),
+        /// `replay` (the pty a replayed capture, `--demo` or `--replay`, is played into) or `gpsd`
+        /// (gpsd has it open but the bridge did not hand it over).
+        public var foundBy: String
+        /// `usb`, `bluetooth`, `gnss`, `serial` or `configured` (ReceiverConnection).
+        public var connection: String?
+        public var brand: String?
+        public var model: String?
+        public var manufacturer: String?
+        public var serialNumber: String?
+        /// `vvvv:pppp`.
+        public var usbID: String?
+        public var bluetoothAddress: String?
+        public var bluetoothName: String?
+        /// The classifier's rule (table row id, `include:…`, `explicit`).
+        public var classification: String?
+        /// gpsd has the device open.
+        public var openInGPSD: Bool
+        public var gpsdDriver: String?
+        public var gpsdSubtype: String?
+
+        public init(path: String, connected: Bool, foundBy: String, connection: String? = nil, brand: String? = nil,
+                    model: String? = nil, manufacturer: String? = nil, serialNumber: String? = nil, usbID: String? = nil,
+                    bluetoothAddress: String? = nil, bluetoothName: String? = nil, classification: String? = nil,
+                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil) {
+            self.path = path
+            self.connected = connected
+            self.foundBy = foundBy
+            self.connection = connection
+            self.brand = brand
+            self.model = model
+            self.manufacturer = manufacturer
+            self.serialNumber = serialNumber
+            self.usbID = usbID
+            self.bluetoothAddress = bluetoothAddress
+            self.bluetoothName = bluetoothName
+            self.classification = classification
+            self.openInGPSD = openInGPSD
+            self.gpsdDriver = gpsdDriver
+            self.gpsdSubtype = gpsdSubtype
+        }
+    }
+
+    /// The position stream TMM clients get.
+    public struct Fix: Codable, Sendable, Equatable {
+        /// `waiting` (no position yet), `live` or `lost` (InputState).
+        public var input: String
+        /// FixQuality's case name of the latest epoch (`noFix`, `autonomous`, `dgps`, `rtkFixed`,
+        /// `rtkFloat`, …); nil before the first epoch.
+        public var quality: String?
+        /// Receiver epochs per second over the last seconds (EpochRateMeter); nil with fewer than
+        /// two recent epochs.
+        public var epochRate: Double?
+        /// Seconds since the latest epoch arrived; nil before the first.
+        public var lastEpochAgeSeconds: Double?
+        public var latitude: Double?
+        public var longitude: Double?
+        /// Ellipsoidal height, metres (what LocationV2 calls altitude).
+        public var height: Double?
+        public var satellites: Int?
+
+        public init(input: String, quality: String? = nil, epochRate: Double? = nil, lastEpochAgeSeconds: Double? = nil,
+                    latitude: Double? = nil, longitude: Double? = nil, height: Double? = nil, satellites: Int? = nil) {
+            self.input = input
+            self.quality = quality
+            self.epochRate = epochRate
+            self.lastEpochAgeSeconds = lastEpochAgeSeconds
+            self.latitude = latitude
+            self.longitude = longitude
+            self.height = height
+            self.satellites = satellites
+        }
+
+        /// `quality` as the FixQuality it names.
+        public var fixQuality: FixQuality? { quality.flatMap { name in FixQuality.allCases.first { "\($0)" == name } } }
+    }
+
+    /// The gpsd the bridge reads.
+    public struct GPSD: Codable, Sendable, Equatable {
+        /// `private` (started by the bridge), `system` (found on 127.0.0.1:2947) or `configured`
+        /// (`gpsd = HOST:PORT`); nil when the input side was not started from gpsd (tests).
+        public var kind: String?
+        /// `host:port`.
+        public var address: String?
+        /// gpsd's release while the bridge is connected to it (e.g. `3.22`); nil otherwise.
+        public var release: String?
+
+        public init(kind: String?, address: String?, release: String?) {
+            self.kind = kind
+            self.address = address
+            self.release = release
+        }
+    }
+
+    /// Clients connected now.
+    public struct Clients: Codable, Sendable, Equatable {
+        /// Open connections per server (TMM's port keys, as in `ports`), whatever they do: HTTP
+        /// requests, WebSocket streams, TLS handshakes.
+        public var bySocket: [String: Int]
+        /// WebSocket subscribers per stream.
+        public var locationV1: Int
+        public var locationV2: Int
+        public var events: Int
+
+        public init(bySocket: [String: Int], locationV1: Int, locationV2: Int, events: Int) {
+            self.bySocket = bySocket
+            self.locationV1 = locationV1
+            self.locationV2 = locationV2
+            self.events = events
+        }
+
+        /// Every open client connection.
+        public var total: Int { bySocket.values.reduce(0, +) }
+    }
+
+    /// Registration policy and the registry.
+    public struct Registration: Codable, Sendable, Equatable {
+        /// `allowlist` or `open`.
+        public var policy: String
+        /// Application ids the allow-list holds (their count only: they are credentials).
+        public var allowedIDs: Int
+        /// Applications in the registry.
+        public var registered: Int
+        /// The latest `listLimit` registrations, oldest first, named as the logs name them.
+        public var applications: [Application]
+        public var locationV2Unlocked: Bool
+
+        public init(policy: String, allowedIDs: Int, registered: Int, applications: [Application], locationV2Unlocked: Bool) {
+            self.policy = policy
+            self.allowedIDs = allowedIDs
+            self.registered = registered
+            self.applications = applications
+            self.locationV2Unlocked = locationV2Unlocked
+        }
+    }
+
+    /// A registered application. The id is a credential (Access Code V1 is computed from it), so
+    /// only its last four hex digits are given, as in the log (`GUID.logName`).
+    public struct Application: Codable, Sendable, Equatable {
+        public var name: String
+        /// ISO 8601 UTC, as the registry records it.
+        public var registeredAt: String
+
+        public init(name: String, registeredAt: String) {
+            self.name = name
+            self.registeredAt = registeredAt
+        }
+    }
+
+    // MARK: - JSON
+
+    /// The document as one line of JSON. Only a non-finite double could fail to encode, and the
+    /// assembler never puts one in.
+    public func json() -> String { oneLineJSON(self) }
+
+    /// Parses a document a daemon sent; the message says what is wrong with it.
+    public static func parse(json: String) -> Result<DaemonStatus, ControlFailure> {
+        let status: DaemonStatus
+        do {
+            status = try JSONDecoder().decode(DaemonStatus.self, from: Data(json.utf8))
+        } catch {
+            return .failure(ControlFailure(message: "the daemon's status is not a tmm-bridge status document: \(error)"))
+        }
+        guard status.format == formatName else {
+            return .failure(ControlFailure(message: "the daemon's status has format '\(status.format)', not '\(formatName)'"))
+        }
+        guard status.formatVersion <= formatVersion else {
+            return .failure(ControlFailure(
+                message: "the daemon's status is version \(status.formatVersion), newer than this tmm-bridge reads (\(formatVersion)): use the daemon's own tmm-bridge"))
+        }
+        return .success(status)
+    }
+}

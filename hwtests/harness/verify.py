@@ -1,0 +1,242 @@
+"""What clients received, compared with what the virtual receiver said (its timeline).
+
+Every check is a `Check(name, passed, detail)`; a failed check's detail is the first difference,
+which the report shows. Epochs are matched by their UTC time (LocationV2 `utcTimeStamp`), so a
+missing, repeated or wrong epoch is found exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+
+DIFF_STATUS = {"autonomous": 1, "dgps": 2, "fixed": 4, "float": 5, "none": None}
+SOLUTION_TYPE = {"autonomous": "Autonomous", "dgps": "DGPS", "fixed": "RTK Fixed", "float": "RTK Float", "none": None}
+# The bridge prints coordinates with 10 decimals (Trimble GGK carries 1e-10 minutes); 1e-8
+# degrees is about a millimetre.
+DEGREES_TOLERANCE = 1e-8
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str = ""
+    skipped: bool = False
+
+
+@dataclass
+class Timeline:
+    truths: list = field(default_factory=list)  # dicts, with "wall" (when written)
+    notes: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    plugs: list = field(default_factory=list)
+
+
+def load_timeline(path: str) -> Timeline:
+    timeline = Timeline()
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            if "truth" in record:
+                truth = dict(record["truth"])
+                truth["wall"] = record.get("wall")
+                truth["dropped"] = record.get("dropped", 0)
+                timeline.truths.append(truth)
+            elif "note" in record:
+                timeline.notes.append(record)
+            elif "action" in record:
+                timeline.actions.append(record)
+            elif "event" in record:
+                timeline.plugs.append(record)
+    return timeline
+
+
+def utc_key(text: str | None):
+    """A UTC timestamp as hundredths of a second since the epoch (both spellings: .4Z, .40Z, .400Z)."""
+    if not text:
+        return None
+    try:
+        moment = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round(moment.timestamp() * 100)
+
+
+def match(truths: list, messages: list) -> tuple[dict, list]:
+    """(utc → (truth, arrival, message)) for the first delivery of each epoch, and repeats."""
+    by_time = {utc_key(t["utc"]): t for t in truths if "utc" in t}
+    matched, repeats = {}, []
+    for arrival, message in messages:
+        key = utc_key(message.get("utcTimeStamp"))
+        if key in matched:
+            repeats.append(message.get("utcTimeStamp"))
+        elif key in by_time:
+            matched[key] = (by_time[key], arrival, message)
+    return matched, repeats
+
+
+def exempt_windows(timeline: Timeline, after_plug: float = 1.5) -> list[tuple[float, float]]:
+    """Scenario-time spans in which epochs may be lost by design: right after the receiver is
+    (re)plugged (gpsd opens and identifies it) and while gpsd is down."""
+    windows = [(p["t"], p["t"] + after_plug) for p in timeline.plugs if p.get("event") == "plugged" and p.get("t") is not None]
+    for action in timeline.actions:
+        if action["action"] == "gpsd-kill":
+            windows.append((action["t"], action["t"] + action.get("recovery", 5.0)))
+    return windows
+
+
+def in_windows(t: float, windows) -> bool:
+    return any(start <= t <= end for start, end in windows)
+
+
+def position_difference(truth: dict, message: dict) -> str:
+    """'' when the message says what the receiver said, else the first difference."""
+    quality = truth["quality"]
+    if message.get("diffStatus") != DIFF_STATUS[quality]:
+        return f"diffStatus {message.get('diffStatus')!r}, expected {DIFF_STATUS[quality]!r} ({quality})"
+    if message.get("solutionType") != SOLUTION_TYPE[quality]:
+        return f"solutionType {message.get('solutionType')!r}, expected {SOLUTION_TYPE[quality]!r}"
+    if quality == "none":
+        if message.get("latitude") is not None:
+            return f"latitude {message.get('latitude')!r} without a fix"
+        return ""
+    for key, expected in (("latitude", truth["latitude"]), ("longitude", truth["longitude"])):
+        value = message.get(key)
+        if not isinstance(value, (int, float)) or abs(value - expected) > DEGREES_TOLERANCE:
+            return f"{key} {value!r}, expected {expected:.10f}"
+    height = message.get("altitude")
+    if not isinstance(height, (int, float)) or abs(height - truth["height"]) > 0.0025:
+        return f"altitude {height!r}, expected {truth['height']:.3f} (ellipsoidal)"
+    hrms = math.hypot(truth["sigma_h"], truth["sigma_h"])
+    if not isinstance(message.get("hrms"), (int, float)) or abs(message["hrms"] - hrms) > 0.0015:
+        return f"hrms {message.get('hrms')!r}, expected {hrms:.3f} (GST σlat, σlon)"
+    if not isinstance(message.get("vrms"), (int, float)) or abs(message["vrms"] - truth["sigma_v"]) > 0.0015:
+        return f"vrms {message.get('vrms')!r}, expected {truth['sigma_v']:.3f} (GST σalt)"
+    if message.get("totalSatInUse") != truth["satellites"]:
+        return f"totalSatInUse {message.get('totalSatInUse')!r}, expected {truth['satellites']}"
+    return ""
+
+
+def collapse(values):
+    out = []
+    for value in values:
+        if not out or out[-1] != value:
+            out.append(value)
+    return out
+
+
+def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: dict) -> tuple[list, dict]:
+    """The checks of one streaming scenario, and figures for the report and the plots."""
+    checks: list[Check] = []
+    generated = [t for t in timeline.truths if "utc" in t]
+    windows = exempt_windows(timeline)
+    matched, repeats = match(generated, v2)
+    # Epochs a healthy client must get: not corrupted on the wire (gpsd drops a sentence whose
+    # checksum is wrong, so that epoch may be incomplete) and not in an exempt window.
+    required = [t for t in generated if not t["corrupted"] and not t.get("dropped") and not in_windows(t["t"], windows)]
+    missing = [t for t in required if utc_key(t["utc"]) not in matched]
+    minimum = expect.get("min-delivery", 1.0)
+    delivered = 1 - len(missing) / len(required) if required else 1.0
+    checks.append(Check("V2: every epoch the receiver wrote reaches the client",
+                        delivered >= minimum,
+                        f"{len(required) - len(missing)}/{len(required)} delivered ({delivered:.1%}, at least {minimum:.0%})"
+                        + (f"; first missing {missing[0]['utc']} (t={missing[0]['t']} s, {missing[0]['quality']})" if missing else "")))
+    checks.append(Check("V2: no epoch delivered twice", not repeats, f"repeated: {repeats[:3]}" if repeats else ""))
+    unknown = [m.get("utcTimeStamp") for _, m in v2 if utc_key(m.get("utcTimeStamp")) not in {utc_key(t["utc"]) for t in generated}]
+    replayed = any("replay" in t for t in timeline.truths)
+    if not replayed:
+        checks.append(Check("V2: no position the receiver did not write", not unknown, f"unknown: {unknown[:3]}" if unknown else ""))
+
+    wrong = []
+    for key in sorted(matched):
+        truth, _, message = matched[key]
+        if truth["corrupted"]:
+            continue  # gpsd dropped some of its sentences: the rest may say less
+        difference = position_difference(truth, message)
+        if difference:
+            wrong.append(f"{truth['utc']}: {difference}")
+    checks.append(Check("V2: position, height, quality (diffStatus, solutionType), accuracy (hrms, vrms) and satellites equal the receiver's",
+                        not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared"))
+
+    expected_sequence = collapse(t["quality"] for t in generated if utc_key(t["utc"]) in matched)
+    seen_sequence = collapse(next((q for q, d in DIFF_STATUS.items() if d == m.get("diffStatus")), "?") for _, m in v2
+                             if utc_key(m.get("utcTimeStamp")) in matched)
+    checks.append(Check("V2: fix-quality transitions in the receiver's order", expected_sequence == seen_sequence,
+                        f"expected {expected_sequence}, saw {seen_sequence}"))
+
+    # /events: fixQualityChanged in the same order (the first is compared with "no fix").
+    quality_events = [e.get("solutionType") for _, e in events if e.get("event") == "fixQualityChanged"]
+    expected_events = [SOLUTION_TYPE[q] for q in expected_sequence]
+    if expected_events and expected_events[0] is None:
+        expected_events = expected_events[1:]
+    checks.append(Check("/events: fixQualityChanged for each transition, in order",
+                        collapse(quality_events) == collapse(expected_events),
+                        f"expected {expected_events}, saw {quality_events}"))
+    if "events" in expect:
+        kinds = [e.get("event") for _, e in events if e.get("event") in set(expect["events"])]
+        checks.append(Check(f"/events: {' → '.join(expect['events'])}", _subsequence(expect["events"], kinds),
+                            f"saw {kinds}"))
+
+    # Rates: LocationV2 at the receiver's rate, V1 once a second.
+    figures = {"latency_ms": [], "rate_series": [], "quality_series": []}
+    arrivals = sorted(arrival for _, arrival, _ in matched.values())
+    for truth, arrival, message in matched.values():
+        if truth.get("wall"):
+            figures["latency_ms"].append((arrival - truth["wall"]) * 1000)
+    v2_rates = _rate_checks(generated, matched, windows)
+    for name, passed, detail in v2_rates:
+        checks.append(Check(name, passed, detail))
+    if v1:
+        v1_times = [arrival for arrival, message in v1 if message.get("latitude") is not None]
+        intervals = [b - a for a, b in zip(v1_times, v1_times[1:])]
+        median = statistics.median(intervals) if intervals else 0
+        checks.append(Check("V1: one position a second", bool(intervals) and 0.9 <= median <= 1.1,
+                            f"{len(v1_times)} positions, median interval {median:.3f} s"))
+    if figures["latency_ms"]:
+        ordered = sorted(figures["latency_ms"])
+        p50 = ordered[len(ordered) // 2]
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        limit = expect.get("latency-p99-ms", 250)
+        figures["latency_p50_ms"], figures["latency_p99_ms"] = p50, p99
+        checks.append(Check(f"receiver-to-client latency p99 under {limit} ms", p99 <= limit,
+                            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(ordered)} epochs"))
+    start = arrivals[0] if arrivals else 0
+    figures["arrivals"] = [a - start for a in arrivals]
+    figures["quality_series"] = [(arrival - start, truth["quality"]) for truth, arrival, _ in
+                                 sorted(matched.values(), key=lambda v: v[1])]
+    figures["truth_quality"] = [(t["t"], t["quality"]) for t in generated]
+    return checks, figures
+
+
+def _subsequence(wanted: list, seen: list) -> bool:
+    position = 0
+    for kind in seen:
+        if position < len(wanted) and kind == wanted[position]:
+            position += 1
+    return position == len(wanted)
+
+
+def _rate_checks(generated, matched, windows):
+    """Per steady stretch of the scenario (same rate, no exempt window), the delivered rate."""
+    out = []
+    by_rate: dict[float, list[float]] = {}
+    for truth in generated:
+        key = utc_key(truth["utc"])
+        if key in matched and not in_windows(truth["t"], windows):
+            by_rate.setdefault(truth["rate"], []).append(matched[key][1])
+    for rate, arrivals in sorted(by_rate.items()):
+        if len(arrivals) < 3:
+            continue
+        arrivals.sort()
+        intervals = [b - a for a, b in zip(arrivals, arrivals[1:]) if b - a < 2.5 / rate]
+        if not intervals:
+            continue
+        median = statistics.median(intervals)
+        measured = 1 / median if median > 0 else float("inf")
+        out.append((f"V2: {rate:g} Hz epochs arrive at {rate:g} Hz", abs(measured - rate) <= 0.1 * rate,
+                    f"median interval {median * 1000:.1f} ms ({measured:.2f} Hz) over {len(arrivals)} epochs"))
+    return out
