@@ -1,6 +1,7 @@
 // Several receivers at once: the real daemon reads two pty receivers at different latitudes
 // through its private gpsd, one device-filtered watch each; a plain TMM client (LocationV1, Python
 // websockets) gets only the served receiver's positions, and the other's after a failover.
+import BridgeCore
 import Foundation
 import Glibc
 import TestSupport
@@ -33,6 +34,11 @@ struct ReceiversTests {
         defer { _ = client.wait(seconds: 0) }
         #expect(waitUntil(15) { latitudes(client).count >= 4 }, "\(client.transcript)\n\(daemon.log)")
         #expect(Set(latitudes(client)) == [50], "only the preferred receiver's positions: \(latitudes(client))")
+        // `tmm-bridge status` names the served one among both.
+        let report = try runTool(try bridgeBinary().path, ["status", "--json", "--runtime-dir", daemon.setup.runtimeDirectory])
+        let status = try DaemonStatus.parse(json: report.output.trimmingCharacters(in: .newlines)).get()
+        #expect(status.servedReceiver == northPath, "\(report.output)")
+        #expect(Set(status.receivers.map(\.path)) == [northPath, south.devicePath], "\(report.output)")
 
         // Unplugged: gpsd keeps the pty open and hears nothing; after the 3 s quiet the other
         // receiver is served.
