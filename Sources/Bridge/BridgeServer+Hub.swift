@@ -98,6 +98,10 @@ extension BridgeServer {
             case .receiverDisconnected(let path):
                 refreshIdentity()
                 publish(.receiverDisconnected(device: path, receiver: input.receiverInfo))
+            case .servedReceiver:
+                // Clients learn of a failover from inputLost and inputRestored (docs/input.md);
+                // the location messages name the served receiver's model and serial from now on.
+                refreshIdentity()
             case .inputLost(let reason):
                 publish(.inputLost(reason: Self.reasonCode(reason), message: reason.description))
             case .inputRestored:

@@ -40,8 +40,7 @@ extension BridgeServer {
             version: environment.version, pid: CurrentProcess.processID,
             uptimeSeconds: Int((now - operatorState.startedAt) / 1_000_000_000),
             receivers: statusReceivers(),
-            // The receivers' part of issue 12 (several receivers, one served) sets this.
-            servedReceiver: nil,
+            servedReceiver: input.servedReceiver,
             fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
             registration: statusRegistration())
     }
@@ -138,7 +137,9 @@ extension BridgeServer {
         guard due || environment.statusLine != nil else { return }
         let status = daemonStatus(now: now)
         if let line = environment.statusLine { line.update(status.statusLine(width: line.columns - 1)) }
-        if due, let message = operatorState.notifications?.message(for: status.summary, now: now) {
+        // The interval counts from the send itself, not from the timer's start: building the
+        // status (or the loop being preempted meanwhile) must not bring the next one closer.
+        if due, let message = operatorState.notifications?.message(for: status.summary, now: monotonicNanoseconds()) {
             _ = try? SDNotify.notify(message)
         }
     }

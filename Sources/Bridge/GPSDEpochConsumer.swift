@@ -2,13 +2,22 @@ import GNSS
 import GPSD
 import Posix
 
-/// What the gpsd thread hands to the input side's loop, in order: gpsd's events as the session
+/// What the gpsd threads hand to the input side's loop, in order: gpsd's events as the session
 /// reported them, and the epochs decoded from its lines.
 public enum ReceiverInputEvent: Sendable, Equatable {
     /// A fact from the gpsd session (connected, devices, connection lost, quiet, ...).
     case gpsd(GPSDEvent)
-    /// One receiver epoch, decoded and assembled.
+    /// One epoch of a stream of every device's NMEA (a `GPSDWatch.everything` session: one
+    /// receiver, since gpsd does not say which device sent a sentence).
     case position(Position)
+    /// One epoch of one receiver's own stream (a `GPSDWatch.device` session), decoded at `at`
+    /// (monotonic nanoseconds).
+    case receiverPosition(path: String, Position, at: Int64)
+    /// That receiver's stream has been quiet for `seconds` (reported once per quiet spell).
+    case receiverQuiet(path: String, seconds: Double)
+    /// That receiver's own watch is in place (gpsd answered it with its device list): its
+    /// sentences are read from now on, those gpsd read before are not.
+    case receiverWatching(path: String)
 }
 
 /// The gpsd session's consumer for the daemon and `tmm-bridge watch` (both through
@@ -20,17 +29,22 @@ public enum ReceiverInputEvent: Sendable, Equatable {
 ///
 /// It keeps no input state (receivers present, input lost): `InputTracker` does, on the thread
 /// that drains the inbox. gpsd 3.22 passes NMEA through untagged (gpsd.c raw_report writes each
-/// device's sentences to every NMEA watcher as they come), so one stream is decoded per gpsd
-/// connection, not one per receiver; see docs/ARCHITECTURE.md.
+/// device's sentences to every NMEA watcher as they come), so a consumer made with a `receiver`
+/// path reads one device's watch (`GPSDWatch.device`) and tags its epochs with that path; it
+/// forwards only its stream's quiet spells, the session watching the device list reporting the
+/// rest. Without one it is the consumer of a watch on everything (one receiver).
 public struct GPSDEpochConsumer: GPSDStreamConsumer {
     private let inbox: Inbox<ReceiverInputEvent>
+    private let receiver: String?
     private var stream = EpochStream()
     /// Called after each sentence is decoded, with the time it was read (the latency benchmark's
     /// hook; nil in the bridge).
     private let sentenceObserver: (@Sendable (Int64) -> Void)?
 
-    public init(inbox: Inbox<ReceiverInputEvent>, sentenceObserver: (@Sendable (Int64) -> Void)? = nil) {
+    public init(inbox: Inbox<ReceiverInputEvent>, receiver: String? = nil,
+                sentenceObserver: (@Sendable (Int64) -> Void)? = nil) {
         self.inbox = inbox
+        self.receiver = receiver
         self.sentenceObserver = sentenceObserver
     }
 
@@ -40,25 +54,45 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
     public mutating func sentence(_ line: Span<UInt8>, now: Int64) {
         // The closures capture the inbox alone, not `self`, whose stream they run inside of.
         let inbox = self.inbox
-        stream.sentence(line, now: now) { position in inbox.post(.position(position)) }
+        let receiver = self.receiver
+        stream.sentence(line, now: now) { position in Self.post(position, from: receiver, at: now, to: inbox) }
         sentenceObserver?(now)
     }
 
     public mutating func event(_ event: GPSDEvent, now: Int64) {
         let inbox = self.inbox
+        let receiver = self.receiver
         switch event {
-        case .device(let device) where !device.isActive:
-            stream.sourceClosed { position in inbox.post(.position(position)) }
+        case .device(let device) where !device.isActive && (receiver == nil || receiver == device.path):
+            stream.sourceClosed { position in Self.post(position, from: receiver, at: now, to: inbox) }
         case .connectionLost:
             stream.sourceLost()
         case .connected, .devices, .device, .unreachable, .quiet:
             break
         }
-        inbox.post(.gpsd(event))
+        guard let receiver else {
+            inbox.post(.gpsd(event))
+            return
+        }
+        switch event {
+        case .quiet(let seconds): inbox.post(.receiverQuiet(path: receiver, seconds: seconds))
+        case .devices: inbox.post(.receiverWatching(path: receiver))
+        case .connected, .device, .unreachable, .connectionLost: break
+        }
     }
 
     public mutating func idle(now: Int64) {
         let inbox = self.inbox
-        stream.idle(now: now) { position in inbox.post(.position(position)) }
+        let receiver = self.receiver
+        stream.idle(now: now) { position in Self.post(position, from: receiver, at: now, to: inbox) }
+    }
+
+    private static func post(_ position: Position, from receiver: String?, at now: Int64,
+                             to inbox: Inbox<ReceiverInputEvent>) {
+        if let receiver {
+            inbox.post(.receiverPosition(path: receiver, position, at: now))
+        } else {
+            inbox.post(.position(position))
+        }
     }
 }

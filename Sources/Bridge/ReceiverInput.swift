@@ -25,6 +25,9 @@ public enum InputChange: Sendable, Equatable {
     case receiverConnected(path: String)
     /// gpsd closed a receiver, or the connection to gpsd was lost while it had one.
     case receiverDisconnected(path: String)
+    /// The receiver TMM clients are served is now this one (nil: none). Only with one stream per
+    /// receiver (the daemon's input); a failover comes after the `inputLost` it causes.
+    case servedReceiver(path: String?)
     /// Positions stopped flowing.
     case inputLost(InputLossReason)
     /// Positions flow again.
@@ -80,6 +83,12 @@ public final class ReceiverInput {
         public var dropTo: (uid: UserID, gid: GroupID)?
         /// The built-in capture for `ReplaySource.demo`.
         public var demoCapture: String = ""
+        /// Which receivers to serve first (`prefer`), in order (ReceiverSelection).
+        public var preferredReceivers: [ReceiverPreference] = []
+        /// Bluetooth receivers to keep bound to rfcomm ttys (`bluetooth`), and the kernel calls
+        /// that do it (a fake in tests).
+        public var bluetooth: [RFCOMMBinding] = []
+        public var rfcommControl: any RFCOMMControl = SystemRFCOMMControl()
 
         public init(runtimeDirectory: String) {
             self.runtimeDirectory = runtimeDirectory
@@ -94,6 +103,19 @@ public final class ReceiverInput {
     private let options: Options
     private let log: @Sendable (String) -> Void
     private var session: GPSDSession?
+    /// One device-filtered watch per receiver gpsd has open (its own gpsd thread, decoder and
+    /// stream), by path: gpsd 3.22 passes NMEA through untagged, so one watch on everything
+    /// would interleave two receivers' sentences into one epoch stream.
+    private var receiverWatches: [String: GPSDSession] = [:]
+    /// Watches asked to stop, joined once their thread has returned (never waited for on the
+    /// loop: stopping takes up to a poll interval).
+    private var stoppingWatches: [GPSDSession] = []
+    /// The main session's address and trust, for the receivers' watches.
+    private var watchConfiguration: GPSDSession.Configuration?
+    /// Keeps the configured Bluetooth receivers bound, driven by `bluetoothTimer` on the
+    /// caller's loop (every call a sysfs read and at most one ioctl: nothing waits).
+    private var bluetoothKeeper: RFCOMMKeeper?
+    private let bluetoothTimer: MonotonicTimer
     private var privateGPSD: PrivateGPSD?
     /// The files of the private gpsd, when one was started (see PrivateGPSD.Configuration.files).
     public var privateGPSDFiles: [String] { privateGPSD?.configuration.files ?? [] }
@@ -108,7 +130,7 @@ public final class ReceiverInput {
 
     public private(set) var inventory = ReceiverInventory()
     /// Receivers present, input lost or live, gpsd connected: the one copy of that state.
-    public private(set) var tracker = InputTracker()
+    public private(set) var tracker: InputTracker
     /// Devices gpsd has open, by path.
     public var activeDevices: [String: GPSDDevice] { tracker.activeDevices }
     public var state: InputState { tracker.state }
@@ -130,9 +152,11 @@ public final class ReceiverInput {
     public init(options: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {
         self.options = options
         self.log = log
+        tracker = InputTracker(streams: .perReceiver, preferences: options.preferredReceivers)
         events = try Inbox(capacity: 4096)
         found = try Inbox(capacity: 4096)
         controlResults = try Inbox(capacity: 1024)
+        bluetoothTimer = try MonotonicTimer()
         gpsdControl = try Worker(name: "gpsd-control")
     }
 
@@ -148,6 +172,8 @@ public final class ReceiverInput {
         var options = Options(runtimeDirectory: "/nonexistent")
         options.discovery = false
         let input = try ReceiverInput(injectedOptions: options, log: log)
+        // What is posted by hand is the one-stream kind (`.position`), as from a watch on everything.
+        input.tracker = InputTracker(streams: .single)
         if let gpsdControlSocket {
             var configuration = GPSDSession.Configuration()
             configuration.controlSocket = gpsdControlSocket
@@ -165,7 +191,9 @@ public final class ReceiverInput {
     }
 
     /// The descriptors to wait on (readable: call `drain()`).
-    public var descriptors: [CInt] { [events.eventDescriptor, found.eventDescriptor, controlResults.eventDescriptor] }
+    public var descriptors: [CInt] {
+        [events.eventDescriptor, found.eventDescriptor, controlResults.eventDescriptor, bluetoothTimer.descriptor.rawValue]
+    }
 
     /// Whether the bridge may hand devices to gpsd.
     public var managesDevices: Bool { controlSocket != nil }
@@ -235,9 +263,16 @@ public final class ReceiverInput {
         if controlSocket == nil && (options.discovery || !devices.isEmpty) {
             log("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
         }
+        // This session watches gpsd's device reports only; each receiver's NMEA comes through a
+        // watch of its own, started when gpsd opens it (startWatch).
+        var receiverConfiguration = configuration
+        receiverConfiguration.controlSocket = nil
+        watchConfiguration = receiverConfiguration
+        configuration.watch = .devices
         let session = GPSDSession(configuration) { [log] in log($0) }
         do { try session.start(feeding: GPSDEpochConsumer(inbox: events)) } catch { throw .gpsdThread(error) }
         self.session = session
+        tracker.preferences = resolvedPreferences()
 
         if options.discovery {
             let monitor = UdevDiscovery(inbox: found)
@@ -251,7 +286,36 @@ public final class ReceiverInput {
         for path in devices {
             perform(inventory.addExplicitDevice(path: path))
         }
+        startBluetooth()
     }
+
+    /// Binds the configured Bluetooth receivers now (each bound tty is handed to gpsd like a
+    /// configured device) and arms the timer that keeps them bound.
+    func startBluetooth() {
+        guard !options.bluetooth.isEmpty else { return }
+        bluetoothKeeper = RFCOMMKeeper(bindings: options.bluetooth, control: options.rfcommControl, now: monotonicNanoseconds())
+        for path in bluetoothKeeper?.boundPaths ?? [] { perform(inventory.addExplicitDevice(path: path)) }
+        tickBluetooth()
+    }
+
+    /// Does what the Bluetooth bindings need now and arms the timer for the next check.
+    private func tickBluetooth() {
+        guard var keeper = bluetoothKeeper else { return }
+        let tick = keeper.tick(now: monotonicNanoseconds())
+        bluetoothKeeper = keeper
+        for line in tick.log { log(line) }
+        for path in tick.gone { perform(inventory.removeExplicitDevice(path: path)) }
+        for path in tick.bound { perform(inventory.addExplicitDevice(path: path)) }
+        do {
+            try bluetoothTimer.arm(afterNanoseconds: max(tick.next, 1_000_000))
+        } catch {
+            log("bluetooth: cannot arm the rebind timer: \(error); the bindings are no longer checked")
+        }
+    }
+
+    /// The configured Bluetooth receivers' bindings: tty, bound or not, link state, last error,
+    /// failed attempts (for `status`; empty without `bluetooth` lines).
+    public var bluetooth: [RFCOMMBindingStatus] { bluetoothKeeper?.status ?? [] }
 
     /// The gpsd to read that the bridge did not start, or nil for a private one. Whichever it
     /// is, its socket must belong to root, the gpsd user or us (GPSDTrust; the session checks
@@ -313,6 +377,11 @@ public final class ReceiverInput {
     public func stop() {
         udev?.stop()
         gpsdControl.stop()
+        for watch in receiverWatches.values { watch.requestStop() }
+        for watch in receiverWatches.values { watch.stop() }
+        for watch in stoppingWatches { watch.stop() }
+        receiverWatches = [:]
+        stoppingWatches = []
         session?.stop()
         privateGPSD?.stop()
         replayer?.stop()
@@ -322,6 +391,7 @@ public final class ReceiverInput {
 
     /// Takes what the threads posted and returns what changed.
     public func drain() -> [InputChange] {
+        if (try? bluetoothTimer.readExpirations()) ?? 0 > 0 { tickBluetooth() }
         for event in found.drain() {
             if case .problem(let problem) = event { log("discovery: \(problem)") }
             perform(inventory.apply(event))
@@ -340,12 +410,17 @@ public final class ReceiverInput {
                 changes.append(.receiverControlFinished(ticket: ticket, failure: failure))
             }
         }
+        // What discovery learned (a serial number, maybe after gpsd opened the device) before
+        // gpsd's events are weighed.
+        updateSerialNumbers(into: &changes)
         for event in events.drain() {
             // Bookkeeping beside the state (the inventory's view of gpsd, log lines) needs the
             // devices as they were before the event.
             switch event {
-            case .position:
+            case .position, .receiverPosition, .receiverQuiet:
                 break
+            case .receiverWatching(let path):
+                log("reading \(path) through its own gpsd watch")
             case .gpsd(.connected(let release)):
                 log("connected to gpsd \(release)")
             case .gpsd(.devices(let list)):
@@ -361,7 +436,7 @@ public final class ReceiverInput {
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
-                    if activeDevices[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
+                    if tracker.receivers[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
                 } else {
                     inventory.gpsdRemoved(path: device.path)
                     log("gpsd closed \(device.path)")
@@ -375,27 +450,95 @@ public final class ReceiverInput {
                 switch change {
                 case .inputLost(let reason): log("input lost: \(reason)")
                 case .inputRestored: log("input restored")
+                case .receiverConnected(let path): startWatch(path)
+                case .receiverDisconnected(let path): stopWatch(path)
+                case .servedReceiver(let path):
+                    log(path.map { "serving \($0)" + (tracker.receivers.count > 1 ? " (of \(tracker.receivers.count) receivers)" : "") }
+                        ?? "serving no receiver")
                 default: break
                 }
             }
         }
+        stoppingWatches.removeAll { watch in
+            guard watch.hasFinished else { return false }
+            watch.stop()  // returns at once: the thread is done
+            return true
+        }
         return changes
     }
 
+    /// Starts the device-filtered watch of a receiver gpsd just opened.
+    private func startWatch(_ path: String) {
+        guard var configuration = watchConfiguration, receiverWatches[path] == nil else { return }
+        configuration.watch = .device(path)
+        let watch = GPSDSession(configuration) { [log] in log("\(path): \($0)") }
+        do {
+            try watch.start(feeding: GPSDEpochConsumer(inbox: events, receiver: path))
+            receiverWatches[path] = watch
+        } catch {
+            log("cannot start the gpsd thread for \(path): \(error); its positions are not read")
+        }
+    }
+
+    /// Stops the watch of a receiver gpsd closed. The watch sees the close too and posts the
+    /// cycle in progress; if that comes after the main session's close, the tracker drops it (the
+    /// receiver is gone by then).
+    private func stopWatch(_ path: String) {
+        guard let watch = receiverWatches.removeValue(forKey: path) else { return }
+        watch.requestStop()
+        stoppingWatches.append(watch)
+    }
+
+    /// Gives the tracker the serial numbers discovery knows and asks it to choose again when one
+    /// changed (a `prefer` by serial number can only match once it is known).
+    private func updateSerialNumbers(into changes: inout [InputChange]) {
+        guard !options.preferredReceivers.isEmpty else { return }
+        var serials: [String: String] = [:]
+        for snapshot in inventory.snapshots where snapshot.isConnected {
+            if let serial = snapshot.serialNumber { serials[snapshot.devicePath] = serial }
+        }
+        guard serials != tracker.serialNumbers else { return }
+        tracker.serialNumbers = serials
+        tracker.reselect(into: &changes)
+    }
+
+    /// The `prefer` entries with each path as gpsd will name it (a `/dev/gnss/...` or
+    /// `/dev/serial/by-id/...` link resolved, as devices given by path are).
+    private func resolvedPreferences() -> [ReceiverPreference] {
+        options.preferredReceivers.map { preference in
+            if case .path(let path) = preference { return .path(canonicalDevicePath(path)) }
+            return preference
+        }
+    }
+
+    /// The receivers gpsd has open, in the order it opened them, with what discovery knows of
+    /// each (for `status`).
+    public var receivers: [ReceiverStatus] {
+        let snapshots = inventory.snapshots
+        return tracker.receiversInOrder.map { track in
+            ReceiverStatus(track: track, isServed: track.path == tracker.served,
+                           identity: snapshots.last { $0.isConnected && $0.devicePath == track.path })
+        }
+    }
+
+    /// The path of the receiver TMM clients are served, nil when gpsd has none open.
+    public var servedReceiver: String? { tracker.served }
+
     /// Logs gpsd's driver for a device the first time it is known (gpsd learns it from the data).
     private func logDriver(of device: GPSDDevice) {
-        guard !device.driver.isEmpty, activeDevices[device.path]?.driver != device.driver else { return }
+        guard !device.driver.isEmpty, tracker.receivers[device.path]?.device.driver != device.driver else { return }
         log("gpsd reads \(device.path) with driver \(device.driver)")
     }
 
     /// What REST's `/api/v1/receiver` says now.
     public var receiverInfo: ReceiverInfo {
         let snapshot = primarySnapshot
-        let device = snapshot.flatMap { activeDevices[$0.devicePath] } ?? activeDevices.values.sorted { $0.path < $1.path }.first
+        let device = (tracker.served ?? snapshot?.devicePath).flatMap { tracker.receivers[$0]?.device }
+            ?? tracker.receiversInOrder.first?.device
         let subtype = device.map(\.subtype).flatMap { $0.isEmpty ? nil : $0 }
         return ReceiverInfo(
-            isReceiverConfigured: snapshot != nil || !activeDevices.isEmpty,
-            isConnected: !activeDevices.isEmpty && !userDisconnected,
+            isReceiverConfigured: snapshot != nil || !tracker.receivers.isEmpty,
+            isConnected: !tracker.receivers.isEmpty && !userDisconnected,
             bluetoothName: snapshot?.bluetoothName,
             bluetoothAddress: snapshot?.bluetoothAddress,
             receiverBrand: snapshot?.brand,
@@ -403,10 +546,13 @@ public final class ReceiverInput {
             receiverSerialNumber: snapshot?.serialNumber)
     }
 
-    /// The inventory's receiver that gpsd has open, else its primary one.
+    /// The inventory's receiver that is served, else one gpsd has open, else its primary one.
     private var primarySnapshot: ReceiverSnapshot? {
         let snapshots = inventory.snapshots
-        return snapshots.last { $0.isConnected && activeDevices[$0.devicePath] != nil } ?? inventory.primary
+        if let served = tracker.served, let snapshot = snapshots.last(where: { $0.isConnected && $0.devicePath == served }) {
+            return snapshot
+        }
+        return snapshots.last { $0.isConnected && tracker.receivers[$0.devicePath] != nil } ?? inventory.primary
     }
 
     /// `PUT {"isConnected":false}`: takes every receiver away from gpsd until `connect()`. The
@@ -416,7 +562,7 @@ public final class ReceiverInput {
         guard let session, managesDevices else { throw .notManaged }
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         userDisconnected = true
-        let paths = Set(activeDevices.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
+        let paths = Set(tracker.receivers.keys).union(inventory.snapshots.filter(\.isConnected).map(\.devicePath))
         return try submit(paths.sorted(), verb: "disconnected") { path throws(GPSDControlSocket.Failure) in
             try session.removeDevice(path)
         }
@@ -428,9 +574,9 @@ public final class ReceiverInput {
         guard receiverInfo.isReceiverConfigured else { throw .noReceiver }
         let wasDisconnected = userDisconnected
         userDisconnected = false
-        guard wasDisconnected || activeDevices.isEmpty else { return nil }
+        guard wasDisconnected || tracker.receivers.isEmpty else { return nil }
         guard let session, managesDevices else { throw .notManaged }
-        let paths = inventory.snapshots.filter { $0.isConnected && activeDevices[$0.devicePath] == nil }.map(\.devicePath)
+        let paths = inventory.snapshots.filter { $0.isConnected && tracker.receivers[$0.devicePath] == nil }.map(\.devicePath)
         guard !paths.isEmpty else { return nil }
         return try submit(paths, verb: "connected") { path throws(GPSDControlSocket.Failure) in
             try session.addDevice(path)
@@ -574,4 +720,18 @@ public func defaultStateDirectory() -> String {
     if let xdg = CurrentProcess.environment("XDG_STATE_HOME") { return xdg + "/tmm-bridge" }
     if let home = CurrentProcess.environment("HOME") { return home + "/.local/state/tmm-bridge" }
     return "/tmp/tmm-bridge-state-\(CurrentProcess.userID)"
+}
+
+/// One receiver gpsd has open, as `status` shows it: what the input side tracks of its stream
+/// and what discovery knows of the device.
+public struct ReceiverStatus: Sendable, Equatable {
+    /// Its stream: path, gpsd's driver, epochs, last epoch, fix quality, rate, silence.
+    public var track: ReceiverTrack
+    /// Its epochs are the ones TMM clients get.
+    public var isServed: Bool
+    /// Discovery's record (brand, model, serial number, how it was found: `connection`); nil for
+    /// a device discovery does not know (given by path and not yet classified).
+    public var identity: ReceiverSnapshot?
+
+    public var path: String { track.path }
 }

@@ -38,6 +38,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var runtimeDirectory: String?
     /// Receivers given by path (ttys, ptys) in addition to those udev finds.
     public var devices: [String] = []
+    /// Which receivers TMM clients are served first when several are present (`prefer`, in
+    /// order; docs/input.md, "Several receivers").
+    public var preferredReceivers: [ReceiverPreference] = []
+    /// Paired Bluetooth SPP receivers the daemon binds to rfcomm ttys and re-binds (`bluetooth`).
+    public var bluetoothReceivers: [BluetoothReceiverSetting] = []
     /// The gpsd to use; nil: the system gpsd on 127.0.0.1:2947 if it answers, else a private one.
     public var gpsd: GPSDAddress?
     /// gpsd's control socket, for handing it devices (nil: found automatically where possible).
@@ -207,6 +212,14 @@ extension BridgeConfiguration {
         },
         option("device", "PATH", "a receiver udev does not find, e.g. /dev/ttyS0 or a pty (repeatable)",
                repeatable: true) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
+        option("prefer", "PATH|SERIAL",
+               "serve this receiver when it delivers, by device path or serial number (comma- or space-separated, repeatable, first wins)",
+               repeatable: true) { c, v throws(ConfigurationError) in try c.addPreferredReceivers(v) },
+        option("bluetooth", "ADDRESS [channel N] [rfcomm N]",
+               "a paired Bluetooth receiver to bind to /dev/rfcommN and re-bind when its tty goes (repeatable; channel 1 and the lowest free N by default)",
+               repeatable: true) { c, v throws(ConfigurationError) in
+            c.bluetoothReceivers.append(try BluetoothReceiverSetting(parsing: v))
+        },
         option("gpsd", "HOST:PORT", "the gpsd to read (default: 127.0.0.1:2947 if a trusted gpsd answers there, else a private gpsd)") {
             c, v throws(ConfigurationError) in
             guard let colon = v.lastIndex(of: ":"), colon > v.startIndex,
@@ -315,6 +328,8 @@ extension BridgeConfiguration {
         switch name {
         case "listen": listenAddresses = nil
         case "device": devices = []
+        case "prefer": preferredReceivers = []
+        case "bluetooth": bluetoothReceivers = []
         case "allow-app-id": allowedApplicationIDs = []
         case "allowed-origins":
             allowedOrigins = .any
@@ -341,6 +356,15 @@ extension BridgeConfiguration {
             throw ConfigurationError(message: tlsCertificate == nil
                 ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
                 : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
+        }
+        var addresses: Set<UInt64> = [], ttys: Set<Int16> = []
+        for (setting, rfcomm) in bluetoothReceivers.withTTYNumbers {
+            guard addresses.insert(setting.address).inserted else {
+                throw ConfigurationError(message: "bluetooth: a receiver is given twice (one line per receiver)")
+            }
+            guard ttys.insert(rfcomm).inserted else {
+                throw ConfigurationError(message: "bluetooth: rfcomm \(rfcomm) is given to two receivers")
+            }
         }
         if limits.queueHardLimit < limits.queueSoftLimit {
             throw ConfigurationError(
@@ -380,6 +404,21 @@ extension BridgeConfiguration {
                 message: "allowed-origins: * (any origin) cannot be combined with a list of origins; give one or the other")
         }
         allowedOrigins = origins.isEmpty ? .any : .only(origins)
+    }
+
+    /// One `prefer` value: receivers separated by commas and/or white space, each a device path
+    /// (starting with `/`) or a serial number; repeated lines add to the list, in order.
+    public mutating func addPreferredReceivers(_ text: String) throws(ConfigurationError) {
+        let entries = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
+        guard !entries.isEmpty else {
+            throw ConfigurationError(message: "prefer needs a device path (/dev/ttyUSB0) or a serial number")
+        }
+        for entry in entries {
+            guard let preference = ReceiverPreference(entry) else {
+                throw ConfigurationError(message: "prefer: '\(entry)' is neither a device path nor a serial number")
+            }
+            preferredReceivers.append(preference)
+        }
     }
 
     private static func option(

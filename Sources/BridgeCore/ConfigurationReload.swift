@@ -5,7 +5,7 @@ import WebSocket
 // line's options on top as at start; the options below take effect at once (docs/configuration.md,
 // "Reload"), every other changed one is named in a warning and waits for a restart: ports,
 // addresses and directories are bound or made once, and the input side (gpsd, devices, discovery,
-// replay) and the TLS materials are set up once.
+// replay, the preferred receivers, the Bluetooth bindings) and the TLS materials are set up once.
 
 extension BridgeConfiguration {
     /// The options a running daemon applies on a reload. Limits that a connection copies when it
@@ -44,6 +44,9 @@ extension BridgeConfiguration {
         note("gpsd", gpsd != new.gpsd)
         note("gpsd-control", gpsdControlSocket != new.gpsdControlSocket)
         note("discovery", discovery != new.discovery)
+        // The served receiver's rule and the rfcomm bindings are set up with the input side.
+        note("prefer", preferredReceivers != new.preferredReceivers)
+        note("bluetooth", bluetoothReceivers != new.bluetoothReceivers)
         if replay != new.replay {
             // One field holds both: name the option(s) on either side.
             note("demo", replay == .demo || new.replay == .demo)

@@ -72,8 +72,12 @@ void cgps_close(cgps_session *session) {
 
 int cgps_fd(const cgps_session *session) { return (int)session->data.gps_fd; }
 
-int cgps_watch(cgps_session *session) {
-    return gps_stream(&session->data, WATCH_ENABLE | WATCH_JSON | WATCH_NMEA, NULL) == 0 ? 0 : -1;
+int cgps_watch(cgps_session *session, int nmea, const char *device) {
+    unsigned int flags = WATCH_ENABLE | WATCH_JSON;
+    if (nmea) flags |= WATCH_NMEA;
+    if (device != NULL) flags |= WATCH_DEVICE;
+    // libgps copies `device` into the request (`"device":"PATH"`) when WATCH_DEVICE is set.
+    return gps_stream(&session->data, flags, (void *)device) == 0 ? 0 : -1;
 }
 
 int cgps_wait(cgps_session *session, int timeout_us) {

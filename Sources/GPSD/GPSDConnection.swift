@@ -37,9 +37,15 @@ struct GPSDConnection: ~Copyable {
 
     var descriptor: Int32 { cgps_fd(session) }
 
-    /// Asks gpsd for JSON reports and every NMEA sentence.
-    func watch() throws(GPSDError) {
-        guard cgps_watch(session) == 0 else { throw GPSDError("gpsd refused ?WATCH") }
+    /// Asks gpsd for JSON reports and, as `scope` says, NMEA sentences.
+    func watch(_ scope: GPSDWatch) throws(GPSDError) {
+        let result: Int32
+        switch scope {
+        case .everything: result = cgps_watch(session, 1, nil)
+        case .devices: result = cgps_watch(session, 0, nil)
+        case .device(let path): result = cgps_watch(session, 1, path)
+        }
+        guard result == 0 else { throw GPSDError("gpsd refused ?WATCH") }
     }
 
     /// Sends a request to gpsd (e.g. `?DEVICES;`); its answer comes as a line like any other.

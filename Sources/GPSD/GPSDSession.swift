@@ -28,6 +28,10 @@ public final class GPSDSession: Sendable {
         /// own (a root bridge that drops to `user` starts gpsd as that user): trusted on this
         /// session only, never for a system gpsd.
         public var privateGPSDUser: UInt32?
+        /// What the watch asks gpsd for: every device's NMEA untagged (`everything`), only the
+        /// device reports (`devices`: no NMEA, no quiet watchdog), or one device's NMEA
+        /// (`device(path)`, the per-receiver stream).
+        public var watch = GPSDWatch.everything
 
         public init(host: String = "127.0.0.1", port: UInt16 = 2947) {
             self.host = host
@@ -50,6 +54,7 @@ public final class GPSDSession: Sendable {
 
     private struct Control {
         var stopping = false
+        var finished = false
         var thread: OSThread?
         /// Devices the bridge wants gpsd to read (re-added when a restarted gpsd lacks them), with
         /// when they were last handed over.
@@ -67,9 +72,17 @@ public final class GPSDSession: Sendable {
 
     /// Starts the gpsd thread; `consumer` moves to it and gets every line and event from now on.
     public func start(feeding consumer: consuming some GPSDStreamConsumer) throws(Errno) {
-        let thread = try OSThread(name: "gpsd") { [self, consumer] in
+        // One receiver's watch is named after it ("gpsd:ttyUSB0"; the kernel keeps 15 bytes).
+        let name: String
+        if case .device(let path) = configuration.watch {
+            name = "gpsd:" + (path.split(separator: "/").last.map(String.init) ?? path)
+        } else {
+            name = "gpsd"
+        }
+        let thread = try OSThread(name: name) { [self, consumer] in
             var consumer = consumer
             run(&consumer)
+            control.withLock { $0.finished = true }
         }
         control.withLock { $0.thread = thread }
     }
@@ -82,6 +95,15 @@ public final class GPSDSession: Sendable {
         }
         thread?.join()
     }
+
+    /// Asks the thread to stop without waiting for it (the io loop's way: `stop()` would wait up
+    /// to a poll interval); `hasFinished` says when `stop()` will return at once.
+    public func requestStop() {
+        control.withLock { $0.stopping = true }
+    }
+
+    /// The thread has returned (or never started).
+    public var hasFinished: Bool { control.withLock { $0.finished || $0.thread == nil } }
 
     private var stopping: Bool { control.withLock { $0.stopping } }
 
@@ -156,7 +178,8 @@ public final class GPSDSession: Sendable {
             counters.withLock { $0.connections += 1 }
             serve(connection, into: &consumer)
             if !stopping {
-                log("gpsd input lost: gpsd closed the connection")
+                // The main session says it once; a receiver's watch loses its connection with it.
+                if case .device = configuration.watch {} else { log("gpsd input lost: gpsd closed the connection") }
                 consumer.event(.connectionLost, now: monotonicNanoseconds())
                 pause(configuration.initialBackoff)
             }
@@ -169,7 +192,7 @@ public final class GPSDSession: Sendable {
         // restart may not be the gpsd that answered before (GPSDTrust).
         let verdict = GPSDTrust.check(connected: connection.descriptor, alsoTrusted: configuration.privateGPSDUser)
         guard verdict.isUsable else { throw GPSDError("refusing to read this gpsd: \(verdict)") }
-        try connection.watch()
+        try connection.watch(configuration.watch)
         return connection
     }
 
@@ -197,7 +220,8 @@ public final class GPSDSession: Sendable {
                 do { try connection.send("?DEVICES;") } catch { return }
             }
             if !ready {
-                if !quietReported, now - lastHeard > configuration.silenceTimeout {
+                // A watch without NMEA is never quiet: its silence says nothing about a receiver.
+                if !quietReported, configuration.watch != .devices, now - lastHeard > configuration.silenceTimeout {
                     quietReported = true
                     consumer.event(.quiet(seconds: Double(configuration.silenceTimeout) / 1e9), now: now)
                 }

@@ -34,3 +34,17 @@ public protocol GPSDStreamConsumer: Sendable {
     /// whatever waits on the clock.
     mutating func idle(now: Int64)
 }
+
+/// What a session's `?WATCH` asks gpsd for.
+public enum GPSDWatch: Sendable, Equatable {
+    /// Device reports and every device's NMEA. gpsd 3.22 does not say which device sent a
+    /// sentence, so this is one stream only while gpsd reads one receiver.
+    case everything
+    /// Device reports only (`DEVICES`, `DEVICE`): what the bridge's main session watches, the
+    /// NMEA coming from one `device` watch per receiver.
+    case devices
+    /// Only this device's NMEA and reports (gpsd's `"device"` member; checked against gpsd 3.22:
+    /// other devices' sentences never arrive, and the watch outlives the device's close and
+    /// resumes when gpsd opens the same path again).
+    case device(String)
+}

@@ -181,6 +181,8 @@ struct RunCommand: Equatable {
         var options = ReceiverInput.Options(runtimeDirectory: runtime)
         options.dropTo = dropTo.map { (uid: $0.uid, gid: $0.gid) }
         options.devices = configuration.devices
+        options.preferredReceivers = configuration.preferredReceivers
+        options.bluetooth = Self.bluetoothBindings(configuration)
         options.gpsd = configuration.gpsd
         options.gpsdControlSocket = configuration.gpsdControlSocket
         options.discovery = configuration.discovery
@@ -307,10 +309,22 @@ struct RunCommand: Equatable {
         return Credentials(user: user, uid: account.uid, group: group, gid: gid)
     }
 
-    /// Bluetooth receivers are configured: a `device` that is an rfcomm tty. Binding one again
+    /// Bluetooth receivers are configured: a `bluetooth` line, or a `device` that is an rfcomm
+    /// tty. Binding one again
     /// after its link drops (RFCOMMCREATEDEV) needs CAP_NET_ADMIN.
     static func needsBluetooth(_ configuration: BridgeConfiguration) -> Bool {
-        configuration.devices.contains { RFCOMMTTY.deviceNumber(fromName: $0) != nil }
+        !configuration.bluetoothReceivers.isEmpty
+            || configuration.devices.contains { RFCOMMTTY.deviceNumber(fromName: $0) != nil }
+    }
+
+    /// The `bluetooth` lines as the rfcomm bindings the input side keeps (addresses were
+    /// checked when the lines were read, so none is dropped here).
+    static func bluetoothBindings(_ configuration: BridgeConfiguration) -> [RFCOMMBinding] {
+        configuration.bluetoothReceivers.withTTYNumbers.compactMap { setting, rfcomm in
+            BluetoothAddress(rawValue: setting.address).map {
+                RFCOMMBinding(device: rfcomm, address: $0, channel: setting.channel)
+            }
+        }
     }
 
     /// Hands what start-up created as root to the target user, then drops to it, and says so.

@@ -110,7 +110,7 @@ struct WatchCommand: Equatable {
                             } else {
                                 Output.standard(describe(position) + "\n")
                             }
-                        case .receiverConnected, .receiverDisconnected, .inputLost, .inputRestored,
+                        case .receiverConnected, .receiverDisconnected, .servedReceiver, .inputLost, .inputRestored,
                             .receiverControlFinished:
                             break  // the input side logs these itself (and watch asks for no REST changes)
                         }

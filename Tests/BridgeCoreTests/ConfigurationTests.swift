@@ -155,7 +155,7 @@ struct ConfigurationTests {
         c.clear("device")
         #expect(c.listenAddresses == nil && c.devices.isEmpty)
         #expect(BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
-            == ["allow-app-id", "allowed-origins", "device", "listen"])
+            == ["allow-app-id", "allowed-origins", "bluetooth", "device", "listen", "prefer"])
     }
 
     @Test func allowedOriginsAreAListInAnySpellingNormalised() throws {
@@ -271,6 +271,8 @@ struct ConfigurationFileTests {
         ("allowed-origins = https://a.example\nallowed-origins = https://b.example/",
          "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: an origin has no path, query or fragment (drop everything from the '/' after the host)"),
         ("d\u{E9}vice = 1", "t.conf:1: 'd\u{E9}vice' is not an option name"),
+        ("\n\nprefer = ", "t.conf:3: prefer needs a device path (/dev/ttyUSB0) or a serial number"),
+        ("prefer = /dev/ttyUSB0\nprefer = 12\"34", "t.conf:2: prefer: '12\"34' is neither a device path nor a serial number"),
     ])
     func malformedLinesNameTheFileAndLine(_ text: String, _ message: String) {
         do {

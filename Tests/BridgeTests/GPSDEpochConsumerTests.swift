@@ -23,6 +23,9 @@ private func describe(_ events: [ReceiverInputEvent]) -> [String] {
         case .position(let position): "position \(cycleNumber(position).map(String.init) ?? "?")"
         case .gpsd(.device(let device)): "device \(device.path) \(device.isActive ? "open" : "closed")"
         case .gpsd(let other): "\(other)"
+        case .receiverPosition(let path, let position, _): "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
+        case .receiverQuiet(let path, let seconds): "\(path) quiet \(seconds)"
+        case .receiverWatching(let path): "\(path) watched"
         }
     }
 }
@@ -171,9 +174,12 @@ struct InputPathTests {
 
 @Suite("GPSDEpochConsumer allocates nothing between drains", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct GPSDEpochConsumerAllocationTests {
-    @Test func linesAndEpochsAllocateNothing() throws {
+    /// A watch on everything, and one receiver's watch (its epochs tagged with the path, held by
+    /// the consumer: posting it copies a reference, or a short path's inline bytes).
+    @Test(arguments: [nil, "/dev/serial/by-id/usb-Trimble_Navigation_R12i_5432A12345-if00"])
+    func linesAndEpochsAllocateNothing(_ receiver: String?) throws {
         let inbox = try Inbox<ReceiverInputEvent>(capacity: 4096)
-        var consumer = GPSDEpochConsumer(inbox: inbox)
+        var consumer = GPSDEpochConsumer(inbox: inbox, receiver: receiver)
         let lines = (0..<1000).flatMap { TestNMEA.cycle($0) }
         // The first pass grows the inbox's storage; the drain leaves it (capacity kept) for the next.
         for line in lines { consumer.sentence(line.span, now: 0) }

@@ -296,13 +296,25 @@ final class PtyReceiver {
     }
 
     /// `silentFor` seconds pass before the first epoch (a receiver that is still starting up).
-    init(silentFor seconds: Double = 0) throws {
-        pty = try Pseudoterminal()
+    convenience init(silentFor seconds: Double = 0) throws {
         var epochs: [[UInt8]] = []
         for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
             if line[3...5].elementsEqual("GGA".utf8) { epochs.append([]) }
             epochs[epochs.count - 1] += line + [13, 10]
         }
+        try self.init(epochs: epochs, silentFor: seconds)
+    }
+
+    /// A receiver at `latitude` (NMEA ddmm.mmmmmmm, north), playing a minute of TestNMEA's
+    /// cycles: several of them tell apart whose positions a client gets.
+    convenience init(latitude: String) throws {
+        try self.init(epochs: (0..<600).map { TestNMEA.cycle($0, latitude: latitude).flatMap { $0 + [13, 10] } }, silentFor: 0)
+    }
+
+    /// Closing the pty (dropping the receiver) is unplugging it: gpsd keeps the device open and
+    /// hears nothing more.
+    init(epochs: [[UInt8]], silentFor seconds: Double) throws {
+        pty = try Pseudoterminal()
         try pty.controller.setNonBlocking(true)
         feeder = Feeder(fd: pty.controller.rawValue, epochs: epochs, silence: Int64(seconds * 1e9))
         Thread.detachNewThread { [feeder] in feeder.run() }

@@ -43,6 +43,10 @@ struct RunCommandTests {
         ("allowed-origins = https://app.example\nallowed-origins = app.example:8080\n",
          ":2: allowed-origins: 'app.example:8080' is not an origin: an origin is scheme://host[:port]"),
         ("allowed-origins = *, https://app.example\n", ":1: allowed-origins: * (any origin) cannot be combined"),
+        ("# two receivers\nbluetooth = 00:07:80:AB:CD:EF\nbluetooth = 00:07:80:AB:CD\n",
+         ":3: bluetooth: '00:07:80:AB:CD' is not a Bluetooth address"),
+        ("bluetooth = 00:07:80:AB:CD:EF channel 31\n", ":1: bluetooth: channel must be an RFCOMM channel from 1 to 30, not '31'"),
+        ("bluetooth = 00:07:80:AB:CD:EF\nbluetooth = 00:07:80:ab:cd:ef rfcomm 3\n", "bluetooth: a receiver is given twice"),
     ])
     func badConfigurationFilesExit78NamingTheLine(_ contents: String, _ message: String) throws {
         let directory = temporaryDirectory()

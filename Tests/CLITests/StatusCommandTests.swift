@@ -54,7 +54,8 @@ struct StatusCommandTests {
         #expect(first.clients.total == 0)
         #expect(first.gpsd.kind == (EndToEnd.systemGPSDAnswers ? "system" : "private"))
         #expect(first.registration.policy == "open" && first.registration.registered == 0)
-        #expect(first.servedReceiver == nil)
+        #expect(first.servedReceiver == nil || first.servedReceiver?.hasPrefix("/dev/pts/") == true,
+                "none yet, or the replayed capture's pty: \(String(describing: first.servedReceiver))")
 
         // Positions flow: the replayed capture's pty is the receiver, with a fix and a rate.
         var flowing: DaemonStatus?
@@ -69,6 +70,7 @@ struct StatusCommandTests {
         let receiver = try #require(live.receivers.first, "no receiver in \(live)")
         #expect(receiver.foundBy == "replay" && receiver.connected && receiver.openInGPSD, "\(receiver)")
         #expect(receiver.path.hasPrefix("/dev/pts/"))
+        #expect(live.servedReceiver == receiver.path, "the one receiver is the served one")
 
         // A LocationV1 client is counted on its socket and its stream, and forgotten when it goes.
         let port = try #require(daemon.ports["locationPort"])

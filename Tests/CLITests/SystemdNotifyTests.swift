@@ -109,9 +109,11 @@ struct SystemdNotifyTests {
             return notify.messages.contains { $0.text.hasPrefix("STATUS=receiver /dev/pts/") && $0.text.contains(" Hz, 0 clients") }
         }, "no STATUS= with a fix: \(notify.messages.map(\.text))\n\(daemon.log)")
         let statuses = notify.messages.filter { $0.text.hasPrefix("STATUS=") }
+        // Messages are stamped when the test drains its socket (waitUntil polls every 20 ms), not
+        // when they arrived: a message that waited for a drain looks up to a poll later.
         for (earlier, later) in zip([ready] + statuses, statuses) {
             // The daemon paces by its own clock; the receive times here add scheduling jitter
-            // (a loaded machine delays one datagram's read by tens of ms), hence the margin.
+            // (this test drains every 20 ms, and a loaded machine delays a read by tens of ms).
             #expect(later.at - earlier.at >= 900_000_000, "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
             #expect(later.text != earlier.text, "an unchanged STATUS= was sent again: \(later.text)")
         }

@@ -27,6 +27,9 @@ struct WatchCommandTests {
         // and flushing the tty (see GPSDSessionTests): bytes written from now on are read.
         let handedOver = waitUntil(15) { errors.text.contains("handed \(pty.devicePath) to gpsd") }
         #expect(handedOver, "\(errors.text)")
+        // The receiver's own watch starts once gpsd has opened it (a device watch for a device
+        // gpsd lacks is refused): what the receiver sends before is not read.
+        #expect(waitUntil(15) { errors.text.contains("reading \(pty.devicePath) through its own gpsd watch") }, "\(errors.text)")
         var epochs: [[UInt8]] = []
         for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
             if line[3...5].elementsEqual("GGA".utf8) { epochs.append([]) }

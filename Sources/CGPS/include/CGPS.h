@@ -36,8 +36,10 @@ cgps_session *cgps_open(const char *host, const char *port, int *error);
 void cgps_close(cgps_session *session);
 /// The socket descriptor (for poll/epoll); owned by the session.
 int cgps_fd(const cgps_session *session);
-/// ?WATCH={"enable":true,"json":true,"nmea":true}. Returns 0 or -1.
-int cgps_watch(cgps_session *session);
+/// ?WATCH={"enable":true,"json":true,...}: JSON reports always, NMEA sentences when `nmea` is
+/// non-zero, and only `device`'s data when it is not NULL (gpsd's `"device"` member: gpsd 3.22
+/// passes every device's sentences untagged to an unfiltered watch). Returns 0 or -1.
+int cgps_watch(cgps_session *session, int nmea, const char *device);
 /// Waits up to timeout_us for input: 1 ready, 0 timeout or interrupted by a signal, -1 error.
 int cgps_wait(cgps_session *session, int timeout_us);
 /// Reads one line into line[0..cap) (NUL-terminated, line end stripped) and returns the
