@@ -36,18 +36,25 @@ extension BridgeServer {
 
     /// Everything `tmm-bridge status` reports, as of `now` (monotonic nanoseconds).
     public func daemonStatus(now: Int64 = monotonicNanoseconds()) -> DaemonStatus {
-        DaemonStatus(
+        var status = DaemonStatus(
             version: environment.version, pid: CurrentProcess.processID,
             uptimeSeconds: Int((now - operatorState.startedAt) / 1_000_000_000),
-            receivers: statusReceivers(),
+            receivers: statusReceivers(now: now),
             servedReceiver: input.servedReceiver,
             fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
             registration: statusRegistration())
+        status.bluetooth = input.bluetooth.map { binding in
+            DaemonStatus.BluetoothBinding(
+                address: "\(binding.binding.address)", channel: Int(binding.binding.channel), device: binding.devicePath,
+                bound: binding.isBound, link: binding.link.map { "\($0)" }, lastError: binding.lastError.map { "\($0)" },
+                failures: binding.failures, binds: binding.binds)
+        }
+        return status
     }
 
     /// The inventory's receivers (connected first, then by id), then what gpsd has open that the
     /// inventory does not know (a device added to a system gpsd by someone else).
-    private func statusReceivers() -> [DaemonStatus.Receiver] {
+    private func statusReceivers(now: Int64) -> [DaemonStatus.Receiver] {
         let open = input.activeDevices
         let snapshots = input.inventory.snapshots.sorted { ($0.isConnected ? 0 : 1, $0.id) < ($1.isConnected ? 0 : 1, $1.id) }
         let replay = input.replayDevicePath
@@ -69,6 +76,17 @@ extension BridgeServer {
                 path: path, connected: true, foundBy: "gpsd", openInGPSD: true,
                 gpsdDriver: device.driver.isEmpty ? nil : device.driver,
                 gpsdSubtype: device.subtype.isEmpty ? nil : device.subtype))
+        }
+        // Each open receiver's own stream (its watch), from the input side's tracker.
+        for stream in input.receivers {
+            guard let index = receivers.firstIndex(where: { $0.path == stream.track.path }) else { continue }
+            let track = stream.track
+            receivers[index].served = stream.isServed
+            receivers[index].epochs = track.epochs
+            receivers[index].epochRate = track.epochRate
+            receivers[index].fixQuality = track.epochs > 0 ? "\(track.quality)" : nil
+            receivers[index].lastEpochAgeSeconds = track.lastEpochAt.map { Double(now - $0) / 1e9 }
+            receivers[index].silent = track.isSilent
         }
         return Array(receivers.prefix(DaemonStatus.listLimit))
     }

@@ -102,6 +102,13 @@ extension DaemonStatus {
         for (index, receiver) in receivers.enumerated() {
             lines.append((index == 0 ? "receivers" : "", Self.describe(receiver, served: receiver.path == servedReceiver)))
         }
+        for (index, binding) in bluetooth.enumerated() {
+            var text = "\(binding.address) channel \(binding.channel) → \(binding.device): "
+            text += binding.bound ? "bound" + (binding.link.map { ", link \($0)" } ?? "") : "not bound"
+            if binding.binds > 1 { text += ", re-bound \(binding.binds - 1) times" }
+            if let error = binding.lastError { text += "; \(binding.failures) failed: \(error)" }
+            lines.append((index == 0 ? "bluetooth" : "", text))
+        }
         var fixLine = fixDescription
         if let rate = fix.epochRate { fixLine += ", " + Self.fixed(rate, decimals: 1) + " Hz" }
         if let age = fix.lastEpochAgeSeconds { fixLine += ", last epoch " + Self.fixed(age, decimals: 1) + " s ago" }
@@ -159,6 +166,13 @@ extension DaemonStatus {
             facts.append(receiver.connected ? "not open in gpsd" : "disconnected")
         }
         if served { facts.append("SERVED") }
+        if let epochs = receiver.epochs {
+            var stream = receiver.silent == true ? "silent" : "\(epochs) epochs"
+            if let rate = receiver.epochRate, receiver.silent != true { stream += " at " + fixed(rate, decimals: 1) + " Hz" }
+            if let quality = receiver.fixQuality { stream += ", " + quality }
+            if let age = receiver.lastEpochAgeSeconds { stream += ", last " + fixed(age, decimals: 1) + " s ago" }
+            facts.append(stream)
+        }
         return receiver.path + "  " + facts.joined(separator: ", ")
     }
 

@@ -41,10 +41,11 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// Receivers the bridge knows: the inventory (discovery, configured devices) and whatever gpsd
     /// has open besides; connected ones first. At most `listLimit`.
     public var receivers: [Receiver]
-    /// The device path of the receiver whose positions TMM clients are served. Absent (nil) until
-    /// the daemon chooses one receiver among several: today every receiver gpsd has open feeds the
-    /// one stream, so there is no single served receiver to name.
+    /// The device path of the receiver whose positions TMM clients are served (docs/input.md,
+    /// "Several receivers"); absent while gpsd has none open.
     public var servedReceiver: String?
+    /// The Bluetooth receivers of the configuration (`bluetooth =`) and their rfcomm bindings.
+    public var bluetooth: [BluetoothBinding] = []
     public var fix: Fix
     public var gpsd: GPSD
     /// Bound port per server, by TMM's key (`locationPort`, `locationSecurePort`, `apiPort`,
@@ -94,11 +95,22 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var openInGPSD: Bool
         public var gpsdDriver: String?
         public var gpsdSubtype: String?
+        /// Its own stream (every receiver gpsd has open is read on its own watch): whether TMM
+        /// clients get it, epochs read, rate (Hz), the latest epoch's fix quality (FixQuality's
+        /// case name) and age (s), and whether it has gone silent. Nil while gpsd has it closed.
+        public var served: Bool?
+        public var epochs: Int?
+        public var epochRate: Double?
+        public var fixQuality: String?
+        public var lastEpochAgeSeconds: Double?
+        public var silent: Bool?
 
         public init(path: String, connected: Bool, foundBy: String, connection: String? = nil, brand: String? = nil,
                     model: String? = nil, manufacturer: String? = nil, serialNumber: String? = nil, usbID: String? = nil,
                     bluetoothAddress: String? = nil, bluetoothName: String? = nil, classification: String? = nil,
-                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil) {
+                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil, served: Bool? = nil,
+                    epochs: Int? = nil, epochRate: Double? = nil, fixQuality: String? = nil,
+                    lastEpochAgeSeconds: Double? = nil, silent: Bool? = nil) {
             self.path = path
             self.connected = connected
             self.foundBy = foundBy
@@ -114,6 +126,40 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.openInGPSD = openInGPSD
             self.gpsdDriver = gpsdDriver
             self.gpsdSubtype = gpsdSubtype
+            self.served = served
+            self.epochs = epochs
+            self.epochRate = epochRate
+            self.fixQuality = fixQuality
+            self.lastEpochAgeSeconds = lastEpochAgeSeconds
+            self.silent = silent
+        }
+    }
+
+    /// A configured Bluetooth receiver's rfcomm binding (RFCOMMKeeper).
+    public struct BluetoothBinding: Codable, Sendable, Equatable {
+        public var address: String
+        public var channel: Int
+        /// `/dev/rfcommN`.
+        public var device: String
+        public var bound: Bool
+        /// The link when last asked (`connected`, `clean`, `closed`, ...); nil if unknown.
+        public var link: String?
+        /// The last bind failure, until a bind succeeds.
+        public var lastError: String?
+        /// Failed bind attempts since it was last bound, and binds made since start.
+        public var failures: Int
+        public var binds: Int
+
+        public init(address: String, channel: Int, device: String, bound: Bool, link: String? = nil,
+                    lastError: String? = nil, failures: Int = 0, binds: Int = 0) {
+            self.address = address
+            self.channel = channel
+            self.device = device
+            self.bound = bound
+            self.link = link
+            self.lastError = lastError
+            self.failures = failures
+            self.binds = binds
         }
     }
 

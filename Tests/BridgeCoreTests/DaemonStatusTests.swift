@@ -156,6 +156,32 @@ struct StatusTextTests {
             """)
     }
 
+    /// Two receivers, each on its own watch, one served; a configured Bluetooth receiver that
+    /// cannot be bound: each stream and the binding on its own line, and in the JSON.
+    @Test func severalReceiversAndABluetoothBinding() throws {
+        var status = serving()
+        status.servedReceiver = "/dev/ttyACM0"
+        status.receivers[0].served = true
+        status.receivers[0].epochs = 1200
+        status.receivers[0].epochRate = 9.98
+        status.receivers[0].fixQuality = "rtkFixed"
+        status.receivers[0].lastEpochAgeSeconds = 0.04
+        status.receivers.append(DaemonStatus.Receiver(path: "/dev/ttyACM1", connected: true, foundBy: "configured",
+                                                      openInGPSD: true, served: false, epochs: 300, epochRate: 1,
+                                                      fixQuality: "autonomous", lastEpochAgeSeconds: 7.5, silent: true))
+        status.bluetooth = [DaemonStatus.BluetoothBinding(address: "00:11:22:33:44:55", channel: 1, device: "/dev/rfcomm0",
+                                                          bound: false, lastError: "no Bluetooth adapter", failures: 3)]
+        let lines = status.report.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasSuffix("open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago") },
+                "\(lines)")
+        #expect(lines.contains("           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago"),
+                "\(lines)")
+        #expect(lines.contains("bluetooth  00:11:22:33:44:55 channel 1 → /dev/rfcomm0: not bound; 3 failed: no Bluetooth adapter"),
+                "\(lines)")
+        let decoded = try JSONDecoder().decode(DaemonStatus.self, from: JSONEncoder().encode(status))
+        #expect(decoded == status)
+    }
+
     @Test func aLongRegistryIsListedInPart() {
         var status = serving()
         status.registration.registered = 500
