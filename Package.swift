@@ -55,9 +55,9 @@ let package = Package(
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
-        .executableTarget(name: "tmm-latency", dependencies: ["Bridge", "GPSD", "Posix", "GNSS"], path: "Benchmarks/tmm-latency",
+        .executableTarget(name: "tmm-latency", dependencies: ["Bridge", "GPSD", "Posix", "GNSS", "Logging"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
-        .executableTarget(name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket"], path: "Benchmarks/tmm-fanout",
+        .executableTarget(name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket", "Logging"], path: "Benchmarks/tmm-fanout",
                           swiftSettings: common),
         // Tests.
         // DWARF 4: the toolchain's clang writes DWARF 5 by default, whose forms Debian 12's
@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Bridge", "Posix", "GNSS", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Bridge", "Posix", "GNSS", "Logging", "TestSupport"], swiftSettings: common),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "PosixTests", dependencies: ["Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),

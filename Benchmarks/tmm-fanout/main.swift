@@ -23,6 +23,7 @@
 // Prints progress, one `RESULT` line per measurement, and a table of medians over the runs.
 // Exits 1 only when the harness itself fails (not when a server misses a target).
 import GPSD
+import Logging
 import Glibc
 import Posix
 import Synchronization
@@ -186,7 +187,7 @@ do {
 } catch {
     fail("\(error)")
 }
-let gpsd = PrivateGPSD(gpsdConfiguration) { _ in }
+let gpsd = PrivateGPSD(gpsdConfiguration, log: Logger(format: .plain(program: ""), level: .error) { _ in })
 do { try gpsd.start() } catch { fail("\(error)") }
 
 let pty: Pseudoterminal

@@ -12,6 +12,7 @@
 import Bridge
 import GNSS
 import GPSD
+import Logging
 import Glibc
 import Posix
 import Synchronization
@@ -79,7 +80,7 @@ do {
 } catch {
     fail("\(error)")
 }
-let gpsd = PrivateGPSD(gpsdConfiguration) { _ in }
+let gpsd = PrivateGPSD(gpsdConfiguration, log: Logger(format: .plain(program: ""), level: .error) { _ in })
 do { try gpsd.start() } catch { fail("\(error)") }
 
 // Baseline: a plain gpsd client on its own thread.
@@ -107,7 +108,7 @@ let bridge = Arrivals()
 let inbox = try Inbox<ReceiverInputEvent>(capacity: 100_000)
 var configuration = GPSDSession.Configuration(port: gpsdConfiguration.port)
 configuration.controlSocket = gpsdConfiguration.controlSocket
-let session = GPSDSession(configuration) { _ in }
+let session = GPSDSession(configuration, log: Logger(format: .plain(program: ""), level: .error) { _ in })
 try session.start(feeding: GPSDEpochConsumer(inbox: inbox, sentenceObserver: { bridge.record($0) }))
 
 let pty = try Pseudoterminal()

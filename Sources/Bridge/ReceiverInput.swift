@@ -101,7 +101,7 @@ public final class ReceiverInput {
     public let events: Inbox<ReceiverInputEvent>
     private let found: Inbox<DiscoveryEvent>
     private let options: Options
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
     private var session: GPSDSession?
     /// One device-filtered watch per receiver gpsd has open (its own gpsd thread, decoder and
     /// stream), by path: gpsd 3.22 passes NMEA through untagged, so one watch on everything
@@ -149,7 +149,7 @@ public final class ReceiverInput {
     }
 
     /// The real input side (started by `start()`).
-    public init(options: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {
+    public init(options: Options, log: Logger) throws(Errno) {
         self.options = options
         self.log = log
         tracker = InputTracker(streams: .perReceiver, preferences: options.preferredReceivers)
@@ -168,7 +168,7 @@ public final class ReceiverInput {
     /// there, through a session that is never started: the gpsd commands are real, the positions
     /// are still whatever is posted to `events`.
     public static func injected(gpsdControlSocket: String? = nil,
-                                log: @escaping @Sendable (String) -> Void) throws(Errno) -> ReceiverInput {
+                                log: Logger) throws(Errno) -> ReceiverInput {
         var options = Options(runtimeDirectory: "/nonexistent")
         options.discovery = false
         let input = try ReceiverInput(injectedOptions: options, log: log)
@@ -185,7 +185,7 @@ public final class ReceiverInput {
 
     private var isInjected = false
 
-    private convenience init(injectedOptions: Options, log: @escaping @Sendable (String) -> Void) throws(Errno) {
+    private convenience init(injectedOptions: Options, log: Logger) throws(Errno) {
         try self.init(options: injectedOptions, log: log)
         isInjected = true
     }
@@ -246,7 +246,7 @@ public final class ReceiverInput {
                 try makeDirectories(options.runtimeDirectory, mode: 0o755, alsoOwnedBy: options.dropTo?.uid)
                 var gpsdConfiguration = try PrivateGPSD.Configuration.inRuntimeDirectory(options.runtimeDirectory)
                 gpsdConfiguration.user = options.dropTo
-                let gpsd = PrivateGPSD(gpsdConfiguration) { [log] in log($0) }
+                let gpsd = PrivateGPSD(gpsdConfiguration, log: log)
                 try gpsd.start()
                 privateGPSD = gpsd
                 configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
@@ -261,7 +261,7 @@ public final class ReceiverInput {
         }
         controlSocket = configuration.controlSocket
         if controlSocket == nil && (options.discovery || !devices.isEmpty) {
-            log("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
+            log.warning("no gpsd control socket (configure gpsd-control): receivers are not handed to gpsd")
         }
         // This session watches gpsd's device reports only; each receiver's NMEA comes through a
         // watch of its own, started when gpsd opens it (startWatch).
@@ -269,7 +269,7 @@ public final class ReceiverInput {
         receiverConfiguration.controlSocket = nil
         watchConfiguration = receiverConfiguration
         configuration.watch = .devices
-        let session = GPSDSession(configuration) { [log] in log($0) }
+        let session = GPSDSession(configuration, log: log)
         do { try session.start(feeding: GPSDEpochConsumer(inbox: events)) } catch { throw .gpsdThread(error) }
         self.session = session
         tracker.preferences = resolvedPreferences()
@@ -280,7 +280,7 @@ public final class ReceiverInput {
                 try monitor.start()
                 udev = monitor
             } catch {
-                log("udev discovery unavailable (\(error)); only configured devices are used")
+                log.warning("udev discovery unavailable (\(error)); only configured devices are used")
             }
         }
         for path in devices {
@@ -309,7 +309,7 @@ public final class ReceiverInput {
         do {
             try bluetoothTimer.arm(afterNanoseconds: max(tick.next, 1_000_000))
         } catch {
-            log("bluetooth: cannot arm the rebind timer: \(error); the bindings are no longer checked")
+            log.error("bluetooth: cannot arm the rebind timer: \(error); the bindings are no longer checked")
         }
     }
 
@@ -356,7 +356,7 @@ public final class ReceiverInput {
             log("using the system gpsd at 127.0.0.1:2947: \(verdict)")
             return configuration
         case .untrusted, .unknown, .remote:
-            log("not using the gpsd at 127.0.0.1:2947: \(verdict); starting a private gpsd")
+            log.warning("not using the gpsd at 127.0.0.1:2947: \(verdict); starting a private gpsd")
             return nil
         case .unreachable:
             return nil
@@ -448,8 +448,8 @@ public final class ReceiverInput {
             tracker.apply(event, into: &changes)
             for change in changes[first...] {
                 switch change {
-                case .inputLost(let reason): log("input lost: \(reason)")
-                case .inputRestored: log("input restored")
+                case .inputLost(let reason): log.warning("input lost: \(reason)")
+                case .inputRestored: log.notice("input restored")
                 case .receiverConnected(let path): startWatch(path)
                 case .receiverDisconnected(let path): stopWatch(path)
                 case .servedReceiver(let path):
@@ -471,12 +471,13 @@ public final class ReceiverInput {
     private func startWatch(_ path: String) {
         guard var configuration = watchConfiguration, receiverWatches[path] == nil else { return }
         configuration.watch = .device(path)
-        let watch = GPSDSession(configuration) { [log] in log("\(path): \($0)") }
+        configuration.logPrefix = path + ": "
+        let watch = GPSDSession(configuration, log: log)
         do {
             try watch.start(feeding: GPSDEpochConsumer(inbox: events, receiver: path))
             receiverWatches[path] = watch
         } catch {
-            log("cannot start the gpsd thread for \(path): \(error); its positions are not read")
+            log.error("cannot start the gpsd thread for \(path): \(error); its positions are not read")
         }
     }
 

@@ -12,6 +12,8 @@ public final class GPSDSession: Sendable {
     public struct Configuration: Sendable {
         public var host: String
         public var port: UInt16
+        /// Starts this session's log lines (a receiver's watch: "/dev/ttyACM0: ").
+        public var logPrefix = ""
         /// First reconnect attempt after a loss, then doubled up to `maximumBackoff`.
         public var initialBackoff: Int64 = 250_000_000
         public var maximumBackoff: Int64 = 5_000_000_000
@@ -50,7 +52,7 @@ public final class GPSDSession: Sendable {
     public let configuration: Configuration
     private let control = Mutex(Control())
     private let counters = Mutex(Statistics())
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
 
     private struct Control {
         var stopping = false
@@ -63,7 +65,7 @@ public final class GPSDSession: Sendable {
 
     /// A session that is not started yet: `addDevice` and `removeDevice` work at once (they only
     /// talk to gpsd's control socket); lines flow once `start` hands over a consumer.
-    public init(_ configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
+    public init(_ configuration: Configuration, log: Logger) {
         self.configuration = configuration
         self.log = log
     }
@@ -147,9 +149,9 @@ public final class GPSDSession: Sendable {
         do {
             try GPSDControlSocket(path: socket).add(path)
             control.withLock { $0.wanted[path] = monotonicNanoseconds() }
-            log("re-added \(path) to gpsd")
+            log("\(configuration.logPrefix)re-added \(path) to gpsd")
         } catch {
-            log("cannot re-add \(path) to gpsd: \(error)")
+            log.warning("\(configuration.logPrefix)cannot re-add \(path) to gpsd: \(error)")
         }
     }
 
@@ -166,7 +168,7 @@ public final class GPSDSession: Sendable {
             } catch {
                 if !everConnected && reportedFailure != error.description {
                     reportedFailure = error.description
-                    log("gpsd at \(configuration.host):\(configuration.port): \(error); retrying")
+                    log.warning("\(configuration.logPrefix)gpsd at \(configuration.host):\(configuration.port): \(error); retrying")
                     consumer.event(.unreachable(error.description), now: monotonicNanoseconds())
                 }
                 pause(backoff)
@@ -179,7 +181,7 @@ public final class GPSDSession: Sendable {
             serve(connection, into: &consumer)
             if !stopping {
                 // The main session says it once; a receiver's watch loses its connection with it.
-                if case .device = configuration.watch {} else { log("gpsd input lost: gpsd closed the connection") }
+                if case .device = configuration.watch {} else { log.warning("\(configuration.logPrefix)gpsd input lost: gpsd closed the connection") }
                 consumer.event(.connectionLost, now: monotonicNanoseconds())
                 pause(configuration.initialBackoff)
             }

@@ -127,7 +127,7 @@ public final class PrivateGPSD: Sendable {
 
     public let configuration: Configuration
     private let state = Mutex(State())
-    private let log: @Sendable (String) -> Void
+    private let log: Logger
 
     private struct State {
         var child: ChildProcess?
@@ -140,7 +140,7 @@ public final class PrivateGPSD: Sendable {
         var sockets: (listener: HeldListener, control: HeldControlSocket)?
     }
 
-    public init(_ configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
+    public init(_ configuration: Configuration, log: Logger) {
         self.configuration = configuration
         self.log = log
     }
@@ -206,7 +206,7 @@ public final class PrivateGPSD: Sendable {
             } else if let user = Credentials.user(named: "gpsd") {
                 supervision.user = user
             } else {
-                log("no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal")
+                log.warning("no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal")
             }
         }
         // fd 3: the control socket, fd 4: the TCP listener (gpsd's order for systemd's sockets).
@@ -276,7 +276,7 @@ public final class PrivateGPSD: Sendable {
                 return
             }
             if let child, let ended = child.poll() {
-                log("private gpsd (pid \(child.pid)) \(ended); restarting in \(delay / 1_000_000) ms")
+                log.warning("private gpsd (pid \(child.pid)) \(ended); restarting in \(delay / 1_000_000) ms")
                 state.withLock { $0.child = nil }
                 sleep(nanoseconds: delay)
                 if state.withLock({ $0.stopping }) { continue }
@@ -293,7 +293,7 @@ public final class PrivateGPSD: Sendable {
             state.withLock { $0.restarts += 1 }
             delay = configuration.restartDelay
         } catch {
-            log("private gpsd restart failed: \(error)")
+            log.error("private gpsd restart failed: \(error)")
             sleep(nanoseconds: delay)
             delay = min(delay * 2, configuration.maximumRestartDelay)
         }
@@ -309,7 +309,7 @@ public final class PrivateGPSD: Sendable {
         do {
             try AtomicFile.write(Array("\(child.pid) \(stat.startTime) \(executable)\n".utf8), to: path, mode: 0o644)
         } catch {
-            log("cannot record the private gpsd's pid: \(error)")
+            log.warning("cannot record the private gpsd's pid: \(error)")
         }
     }
 
@@ -327,13 +327,13 @@ public final class PrivateGPSD: Sendable {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o022 == 0
         else {
-            log("ignoring the private gpsd record at \(path): it is not a file only this user can write")
+            log.warning("ignoring the private gpsd record at \(path): it is not a file only this user can write")
             return
         }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first?
             .split(separator: " ", maxSplits: 2) ?? []
         guard fields.count == 3, let pid = pid_t(fields[0]), pid > 1, let startTime = UInt64(fields[1]) else {
-            log("ignoring a malformed private gpsd record at \(path)")
+            log.warning("ignoring a malformed private gpsd record at \(path)")
             return
         }
         let executable = String(fields[2])

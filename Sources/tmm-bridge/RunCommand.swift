@@ -191,7 +191,7 @@ struct RunCommand: Equatable {
 
         let input: ReceiverInput
         do {
-            input = try ReceiverInput(options: options, log: logger.lines())
+            input = try ReceiverInput(options: options, log: logger)
         } catch {
             throw .inputSetup(error)
         }

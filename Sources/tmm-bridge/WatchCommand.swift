@@ -87,7 +87,7 @@ struct WatchCommand: Equatable {
         options.discovery = discovery
         let input: ReceiverInput
         do {
-            input = try ReceiverInput(options: options) { log($0) }
+            input = try ReceiverInput(options: options, log: logger)
             try input.start()
         } catch {
             return fail("\(error)")

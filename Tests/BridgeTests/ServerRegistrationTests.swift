@@ -172,7 +172,7 @@ struct ServerRegistrationTests {
         var configuration = BridgeConfiguration()
         configuration.listenAddresses = ["127.0.0.1"]
         configuration.basePorts = try freePorts()
-        let input = try ReceiverInput.injected { _ in }
+        let input = try ReceiverInput.injected(log: Logger(format: .journal) { _ in })
         do {
             _ = try BridgeServer(configuration: configuration, environment: environment, input: input,
                                  log: Logger(format: .journal) { _ in })

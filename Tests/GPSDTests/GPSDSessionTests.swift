@@ -6,6 +6,7 @@ import Bridge
 import Foundation
 import GNSS
 import GPSD
+import Logging
 import Glibc
 import Posix
 import Synchronization
@@ -85,6 +86,10 @@ final class Messages: Sendable {
     private let lines = Mutex<[String]>([])
     func append(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
+    /// A logger that keeps every line here (all levels, no prefix, no trailing newline).
+    var logger: Logger {
+        Logger(format: .plain(program: ""), level: .debug) { [self] line in append(String(line.dropLast())) }
+    }
 }
 
 /// A private gpsd plus a session reading it: the input side as the bridge runs it.
@@ -98,11 +103,11 @@ final class InputHarness {
     init() throws {
         let configuration = try PrivateGPSD.Configuration.inRuntimeDirectory(runtime.path)
         let messages = self.messages
-        gpsd = PrivateGPSD(configuration) { line in messages.append(line) }
+        gpsd = PrivateGPSD(configuration, log: messages.logger)
         try gpsd.start()
         var sessionConfiguration = GPSDSession.Configuration(port: configuration.port)
         sessionConfiguration.controlSocket = configuration.controlSocket
-        session = GPSDSession(sessionConfiguration) { line in messages.append(line) }
+        session = GPSDSession(sessionConfiguration, log: messages.logger)
         try session.start(feeding: log.consumer)
     }
 
@@ -316,7 +321,7 @@ struct GPSDBadInputTests {
         var configuration = GPSDSession.Configuration(port: port)
         configuration.initialBackoff = 10_000_000
         configuration.maximumBackoff = 20_000_000
-        let session = GPSDSession(configuration) { _ in }
+        let session = GPSDSession(configuration, log: Messages().logger)
         try session.start(feeding: log.consumer)
         defer { session.stop() }
         #expect(log.waitForChange(milliseconds: 2000) { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } })
@@ -343,7 +348,7 @@ struct GPSDBadInputTests {
         for _ in 0..<5 {
             let log = try EventLog()
             let before = openDescriptorCount()
-            let session = GPSDSession(GPSDSession.Configuration(port: server.port)) { _ in }
+            let session = GPSDSession(GPSDSession.Configuration(port: server.port), log: Messages().logger)
             try session.start(feeding: log.consumer)
             #expect(log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) },
                     "the hang-up is reported: \(log.events)")

@@ -46,7 +46,7 @@ struct GPSDTrustSessionTests {
                 "the fake gpsd never listened")
         let log = try EventLog()
         let messages = Messages()
-        let session = GPSDSession(GPSDSession.Configuration(port: port)) { messages.append($0) }
+        let session = GPSDSession(GPSDSession.Configuration(port: port), log: messages.logger)
         try session.start(feeding: log.consumer)
         defer { session.stop() }
         if asNobody {

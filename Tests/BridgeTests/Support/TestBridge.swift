@@ -65,7 +65,7 @@ final class TestBridge: Sendable {
                 logs.lines.withLock { $0.append(String(line.dropLast())) }
             }
             do {
-                let input = try ReceiverInput.injected(gpsdControlSocket: gpsdControlSocket, log: log.lines())
+                let input = try ReceiverInput.injected(gpsdControlSocket: gpsdControlSocket, log: log)
                 let environment = BridgeServer.Environment(
                     stateDirectory: state, runtimeDirectory: runtime, version: "9.8.7", handleSignals: false,
                     notifySystemd: false)

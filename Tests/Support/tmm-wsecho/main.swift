@@ -77,7 +77,7 @@ environment.dataMessageReply = { message in
 }
 
 do {
-    let input = try ReceiverInput.injected(log: logger.lines())
+    let input = try ReceiverInput.injected(log: logger)
     let server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
     // The listeners are bound (connections wait in their backlog until the loop runs).
     // Unbuffered: a parent reading the pipe sees the lines at once.
