@@ -172,6 +172,10 @@ class Bench:
             arguments += [f"--{option}", str(TMM_PORTS[key])]
         for application_id in self.allowed_ids:
             arguments += ["--allow-app-id", application_id]
+        if os.geteuid() == 0:
+            # Always the same user after the drop, whether or not a tmm-bridge user exists (the
+            # .deb's package test makes one and removes it; a restart must not change users).
+            arguments += ["--user", "nobody"]
         return arguments + self.extra_arguments
 
     def start_bridge(self) -> float:
