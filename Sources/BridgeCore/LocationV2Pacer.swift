@@ -138,6 +138,13 @@ public struct LocationV2Pacer: Sendable {
             refilledAt = now
             return
         }
+        // A full bucket gains nothing while it waits: its next token is one interval after it
+        // is first spent, not after it last filled (else a burst right after an idle spell would
+        // get one token early).
+        if tokens >= burst {
+            refilledAt = now
+            return
+        }
         let gained = (now - last) / minimumInterval
         guard gained > 0 else { return }
         if gained >= Int64(burst - tokens) {

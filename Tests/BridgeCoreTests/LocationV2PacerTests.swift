@@ -49,6 +49,20 @@ struct LocationV2PacerTests {
         #expect(pacer.release(now: 50 * ms) == .nothing)
     }
 
+    /// A bucket that stayed full while idle gets its next token one interval after it is spent:
+    /// a burst 5 ms after an idle release gets its burst now and the next epoch 50 ms later, not
+    /// 45 (ServerRateTests found the early token as one frame over T × rate + burst).
+    @Test func anIdleFullBucketGainsNothing() {
+        var pacer = LocationV2Pacer(minimumInterval: 50 * ms)  // burst 2
+        #expect(pacer.release(now: 0) == .nothing, "idle: the bucket fills")
+        for i in 0..<3 { _ = pacer.accept(epoch(7, Int64(i) * 10), now: 5 * ms) }
+        #expect(pacer.release(now: 5 * ms) == .send(epoch(7, 10)))
+        #expect(pacer.release(now: 5 * ms) == .send(epoch(7, 20)))
+        #expect(pacer.release(now: 5 * ms) == .nothing)
+        _ = pacer.accept(epoch(7, 30), now: 6 * ms)
+        #expect(pacer.release(now: 6 * ms) == .armTimer(at: 55 * ms))
+    }
+
     /// Two 10 Hz epochs drained at once (the io thread was late): both are fresh, both go out.
     @Test func freshEpochsDrainedTogetherAreAllSent() {
         var pacer = LocationV2Pacer(minimumInterval: 10 * ms)  // the default 100 Hz: a burst of 10
