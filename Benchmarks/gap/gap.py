@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,22 +41,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tmmclient  # noqa: E402
 import websockets  # noqa: E402
 
-
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-def sentence(body):
-    checksum = 0
-    for byte in body.encode("ascii"):
-        checksum ^= byte
-    return f"${body}*{checksum:02X}\r\n".encode("ascii")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hwtests"))
+from sim.nmea import sentence  # noqa: E402  (the one NMEA writer of the Python tools: $body*hh CR LF)
 
 
 class Receiver(threading.Thread):
@@ -256,7 +241,7 @@ def main():
     os.chmod(scratch, 0o755)  # run as root, the daemon drops to its user, who must reach its directories
     receiver = Receiver(args.rate)
     receiver.start()
-    location, location_secure, api, api_secure, v2, v2_secure = free_ports(6)
+    location, location_secure, api, api_secure, v2, v2_secure = tmmclient.free_ports(6)
     log = open(os.path.join(scratch, "daemon.log"), "w")
     daemon = subprocess.Popen(
         [args.bridge, "run", "--device", receiver.path, "--registration", "open", "--no-discovery",
@@ -264,7 +249,7 @@ def main():
          "--location-port", str(location), "--location-secure-port", str(location_secure),
          "--api-port", str(api), "--api-secure-port", str(api_secure),
          "--location-v2-port", str(v2), "--location-v2-secure-port", str(v2_secure),
-         "--fallback-port-start", str(free_ports(1)[0])],
+         "--fallback-port-start", str(tmmclient.free_ports(1)[0])],
         stdout=log, stderr=subprocess.STDOUT)
     context = {"bridge": args.bridge, "runtimeDir": scratch + "/run"}
     try:

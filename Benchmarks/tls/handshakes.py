@@ -26,8 +26,12 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "EndToEnd"))
+import tmmclient  # noqa: E402  (free_ports, shared with the end-to-end scripts)
 
 MODES = [
     ("full TLS 1.3", ["-new"]),
@@ -35,16 +39,6 @@ MODES = [
     ("resumed TLS 1.2 (session id)", ["-reuse", "-tls1_2"]),
     ("resumed TLS 1.3 (ticket, + GET /)", ["-reuse", "-www", "/"]),
 ]
-
-
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def cpu_seconds(pid):
@@ -98,7 +92,7 @@ def main():
 
     scratch = tempfile.mkdtemp(prefix="tmm-handshakes-")
     os.chmod(scratch, 0o755)  # the daemon drops to its user, who must reach its directories
-    ports = free_ports(8)
+    ports = tmmclient.free_ports(8)
     log = open(os.path.join(scratch, "daemon.log"), "w")
     daemon = subprocess.Popen(
         [args.bridge, "run", "--demo", "--registration", "open", "--no-discovery",

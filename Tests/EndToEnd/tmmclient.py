@@ -122,6 +122,21 @@ class Response:
 TMM_HOST = "tmm-api-local.fieldsystems.trimble.com"
 
 
+def free_ports(count):
+    """`count` ports free now on 127.0.0.1 (all held at once, so they differ). The bridge reports
+    the ports it really took, so a port taken in between costs nothing but the fallback."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def tls_context(cafile):
     """What a strict client checks (iOS, browsers): the chain to `cafile` and the Trimble name."""
     context = ssl.create_default_context(cafile=cafile)

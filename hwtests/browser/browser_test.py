@@ -27,7 +27,6 @@ import io
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -85,21 +84,6 @@ def missing_tools() -> list[str]:
     return missing
 
 
-def free_ports(count: int) -> list[int]:
-    """`count` ports free now on 127.0.0.1 (all held at once, so they differ). The bridge reports
-    the ports it really took, so a port taken in between costs nothing but the fallback."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 # --- the bridge ----------------------------------------------------------------------------------
 
 class Bridge:
@@ -111,7 +95,7 @@ class Bridge:
         self.runtime_dir = os.path.join(scratch, "run")
         self.log_path = log_path
         keys = list(PORT_OPTIONS)
-        chosen = free_ports(len(keys) + 1)
+        chosen = tmmclient.free_ports(len(keys) + 1)
         arguments = [binary, "run", "--demo", "--no-discovery", "--registration", "allowlist",
                      "--allow-app-id", application_id, "--state-dir", self.state_dir,
                      "--runtime-dir", self.runtime_dir, "--listen", "127.0.0.1",
