@@ -132,7 +132,7 @@ extension BridgeServer {
     }
 
     /// An epoch from the input side: the latest for V1, and waiting for V2 unless it is stale
-    /// (LocationV2Pacer; what it coalesces is counted in `carryOut`).
+    /// (LocationV2Pacer, which also counts what it coalesces: `hub.pacer.coalesced`).
     func accept(_ position: Position, now: Int64) {
         statistics.positions += 1
         switch hub.pacer.accept(position, now: now) {
@@ -156,7 +156,6 @@ extension BridgeServer {
     /// Sends every epoch the cap lets out now (a burst may hold several), then arms the timer
     /// if more wait.
     private func carryOut(_ release: LocationV2Pacer.Release, now: Int64) {
-        defer { statistics.positionsCoalesced = hub.pacer.coalesced }
         var next = release
         while true {
             switch next {

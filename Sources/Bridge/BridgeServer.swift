@@ -159,8 +159,6 @@ public final class BridgeServer {
         public var positions = 0
         /// Positions a slow client's queue replaced by a newer one (OutboundQueue).
         public var positionsDropped = 0
-        /// Epochs dropped unsent by the V2 rate cap (coalesced to a newer one) or as a backlog.
-        public var positionsCoalesced = 0
         /// Epochs older than the newest accepted (see `accept`), dropped.
         public var positionsStale = 0
         public var slowClientsClosed = 0
