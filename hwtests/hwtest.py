@@ -112,7 +112,6 @@ class Run:
                 simulator = self.simulate(bench, scenario_file, out)
                 simulator.run_to_end(on_event, timeout=scenario.duration / self.speed + 60)
                 # The last epochs are on their way: wait until V2 has the final one (or 2 s).
-                time.sleep(0)  # yield
                 last = verify.load_timeline(simulator.timeline_path).truths[-1]
                 try:
                     wait_for(lambda: any(m.get("utcTimeStamp") and verify.utc_key(m["utcTimeStamp"]) == verify.utc_key(last.get("utc"))

@@ -22,7 +22,8 @@ from . import reliability, verify
 from .bench import TMM_PORTS, Bench, BenchError, wait_for
 from .clients import Recorder
 
-SOLUTION = {1: "Autonomous", 2: "DGPS", 4: "RTK Fixed", 5: "RTK Float"}
+# diffStatus → the solutionType it must come with (verify's two tables, keyed by diffStatus).
+SOLUTION = {verify.DIFF_STATUS[q]: verify.SOLUTION_TYPE[q] for q in verify.DIFF_STATUS if q != "none"}
 
 
 class GpsdWatch:

@@ -21,7 +21,7 @@ import uuid
 import websockets
 
 from . import verify
-from .bench import HERE, ROOT, TMM_PORTS, Bench, BenchError, wait_for
+from .bench import HERE, ROOT, TMM_PORTS, Bench, BenchError, Simulator, wait_for
 from .clients import Recorder
 from sim.driver import Pty
 
@@ -202,7 +202,6 @@ def kill_during_registrations(bench: Bench, rounds: int, figures: dict) -> list:
 def soak(run, bench: Bench, seconds: float, out: str, figures: dict) -> list:
     """The steady scenario for `seconds`: memory and thread/descriptor counts sampled every
     few seconds, the epoch rate per window, and every epoch at the healthy client."""
-    from .bench import Simulator
     application_id = str(uuid.uuid4())
     bench.register(application_id)
     v2 = Recorder(f"ws://127.0.0.1:{TMM_PORTS['locationV2Port']}/locationV2", "v2").start()
