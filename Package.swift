@@ -29,11 +29,13 @@ let package = Package(
         .target(name: "HTTP1", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "WebSocket", dependencies: ["ByteCoding", "HTTP1"], swiftSettings: pure),
         .target(name: "Logging", swiftSettings: pure),
+        // The input side's rules (pure): the receiver model, which stream a receiver's epochs come from.
+        .target(name: "Input", dependencies: ["GNSS", "NMEA0183"], swiftSettings: pure, linkerSettings: libm),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
         .target(name: "Posix", dependencies: ["CLinux", "Logging"], swiftSettings: common),
-        .target(name: "GPSD", dependencies: ["CGPS", "Posix"], swiftSettings: common),
+        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "GNSS"], swiftSettings: common),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
@@ -45,7 +47,7 @@ let package = Package(
         // Assembly tier.
         .target(
             name: "Bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
                            "Discovery", "TLS", "Logging"],
             swiftSettings: common),
         .executableTarget(

@@ -1,5 +1,6 @@
 import GNSS
 import GPSD
+import Input
 import Posix
 
 /// What the gpsd threads hand to the input side's loop, in order: gpsd's events as the session
@@ -21,8 +22,10 @@ public enum ReceiverInputEvent: Sendable, Equatable {
 }
 
 /// The gpsd session's consumer for the daemon and `tmm-bridge watch` (both through
-/// `ReceiverInput`): each NMEA line is decoded on the gpsd thread by the one `EpochStream`, and
-/// an epoch is posted to the inbox the moment its closing sentence is decoded. gpsd's events are
+/// `ReceiverInput`): each NMEA line and each of gpsd's reports goes, on the gpsd thread, to the
+/// receiver's `ReceiverEpochs`, which reads the stream its gpsd driver makes exact (the NMEA
+/// parser for NMEA receivers, gpsd's TPV/SKY/GST for binary ones; the driver comes with gpsd's
+/// DEVICE reports), and an epoch is posted to the inbox the moment it is complete. gpsd's events are
 /// forwarded as they are, after applying what they mean for the cycle in progress: a device gpsd
 /// closed ends its source (its last cycle is emitted before the close is), a lost connection
 /// cuts the source off (the partial cycle is dropped; the reconnected stream starts afresh).
@@ -36,7 +39,7 @@ public enum ReceiverInputEvent: Sendable, Equatable {
 public struct GPSDEpochConsumer: GPSDStreamConsumer {
     private let inbox: Inbox<ReceiverInputEvent>
     private let receiver: String?
-    private var stream = EpochStream()
+    private var stream = ReceiverEpochs()
     /// Called after each sentence is decoded, with the time it was read (the latency benchmark's
     /// hook; nil in the bridge).
     private let sentenceObserver: (@Sendable (Int64) -> Void)?
@@ -48,8 +51,10 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         self.sentenceObserver = sentenceObserver
     }
 
-    /// The decoder's counters so far.
-    public var statistics: NMEAStreamDecoder.Statistics { stream.decoder.statistics }
+    /// The NMEA decoder's counters so far.
+    public var statistics: NMEAStreamDecoder.Statistics { stream.nmea.decoder.statistics }
+    /// The receiver's epoch sources (which one serves, the reports' counters).
+    public var epochs: ReceiverEpochs { stream }
 
     public mutating func sentence(_ line: Span<UInt8>, now: Int64) {
         // The closures capture the inbox alone, not `self`, whose stream they run inside of.
@@ -59,9 +64,25 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         sentenceObserver?(now)
     }
 
+    public mutating func report(_ report: GPSDReport, now: Int64) {
+        let inbox = self.inbox
+        let receiver = self.receiver
+        stream.report(report) { position in Self.post(position, from: receiver, at: now, to: inbox) }
+    }
+
     public mutating func event(_ event: GPSDEvent, now: Int64) {
         let inbox = self.inbox
         let receiver = self.receiver
+        switch event {
+        case .device(let device) where device.isActive && (receiver == nil || receiver == device.path):
+            stream.driver(device.driver)
+        case .devices(let devices):
+            if let own = devices.first(where: { receiver == nil ? $0.isActive : $0.path == receiver }), own.isActive {
+                stream.driver(own.driver)
+            }
+        default:
+            break
+        }
         switch event {
         case .device(let device) where !device.isActive && (receiver == nil || receiver == device.path):
             stream.sourceClosed { position in Self.post(position, from: receiver, at: now, to: inbox) }

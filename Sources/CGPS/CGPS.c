@@ -10,6 +10,8 @@ struct cgps_session {
     char release[64];        // copied from VERSION: the union holding it is reused
     int last_device_closed;  // the last DEVICE said "activated":0
     char closed_path[GPS_PATH_MAX];
+    int unconnected;         // made by cgps_parser: no socket to close
+    char scratch[16384];      // cgps_unpack's copy of the line (gpsd's longest report is ~10 KB)
 };
 
 /// gpsd reports a closed device as {"class":"DEVICE","path":"...","activated":0}, which
@@ -66,7 +68,7 @@ cgps_session *cgps_open(const char *host, const char *port, int *error) {
 
 void cgps_close(cgps_session *session) {
     if (session == NULL) return;
-    (void)gps_close(&session->data);
+    if (!session->unconnected) (void)gps_close(&session->data);
     free(session);
 }
 
@@ -90,15 +92,20 @@ int cgps_wait(cgps_session *session, int timeout_us) {
     return errno == 0 ? 0 : -1;
 }
 
-int cgps_read(cgps_session *session, char *line, int cap, int *length) {
-    line[0] = '\0';
-    session->data.set = 0;
-    int status = gps_read(&session->data, line, cap);
-    if (status < 0) return -1;
-    size_t n = strnlen(line, (size_t)cap);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-    *length = (int)n;
-    if (n > 0 && (line[0] == '$' || line[0] == '!')) return CGPS_LINE_NMEA;
+/// The class of a gpsd JSON object, from the line itself: gpsd writes "class" first, and the
+/// `set` bits cannot tell a TPV from a SKY (both may set TIME_SET and DOPs).
+static int report_kind(const char *line, gps_mask_t set) {
+    static const char prefix[] = "{\"class\":\"";
+    if (strncmp(line, prefix, sizeof(prefix) - 1) != 0) return 0;
+    const char *class = line + sizeof(prefix) - 1;
+    if (strncmp(class, "TPV\"", 4) == 0) return CGPS_LINE_TPV;
+    if (strncmp(class, "SKY\"", 4) == 0 && (set & SATELLITE_SET)) return CGPS_LINE_SKY;
+    if (strncmp(class, "GST\"", 4) == 0 && (set & GST_SET)) return CGPS_LINE_GST;
+    return 0;
+}
+
+/// What an unpacked line was (its CGPS_LINE_* bits); `line` is NUL-terminated, line end stripped.
+static int classify(cgps_session *session, const char *line) {
     gps_mask_t set = session->data.set;
     int kind = 0;
     session->last_device_closed = closed_device_line(line, session->closed_path, sizeof(session->closed_path));
@@ -109,7 +116,102 @@ int cgps_read(cgps_session *session, char *line, int cap, int *length) {
         copy_text(session->release, sizeof(session->release), session->data.version.release);
     }
     if (set & ERROR_SET) kind |= CGPS_LINE_ERROR;
+    kind |= report_kind(line, set);
     return kind == 0 ? CGPS_LINE_OTHER : kind;
+}
+
+int cgps_read(cgps_session *session, char *line, int cap, int *length) {
+    line[0] = '\0';
+    session->data.set = 0;
+    int status = gps_read(&session->data, line, cap);
+    if (status < 0) return -1;
+    size_t n = strnlen(line, (size_t)cap);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    *length = (int)n;
+    if (n > 0 && (line[0] == '$' || line[0] == '!')) return CGPS_LINE_NMEA;
+    return classify(session, line);
+}
+
+cgps_session *cgps_parser(void) {
+    cgps_session *session = calloc(1, sizeof(*session));
+    if (session == NULL) return NULL;
+    session->data.gps_fd = -1;
+    session->unconnected = 1;
+    return session;
+}
+
+int cgps_unpack(cgps_session *session, const char *line, int length) {
+    while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) length--;
+    if (length <= 0) return 0;
+    if (line[0] == '$' || line[0] == '!') return CGPS_LINE_NMEA;
+    if (line[0] != '{' || (size_t)length >= sizeof(session->scratch)) return 0;
+    // libgps's parser writes into the buffer it is given: a copy, NUL-terminated.
+    memcpy(session->scratch, line, (size_t)length);
+    session->scratch[length] = '\0';
+    session->data.set = 0;
+    if (gps_unpack(session->scratch, &session->data) != 0) return 0;
+    int kind = classify(session, session->scratch);
+    return kind == CGPS_LINE_OTHER && session->data.set == 0 ? 0 : kind;
+}
+
+static void split_time(timespec_t time, int64_t *sec, int32_t *nsec) {
+    *sec = (int64_t)time.tv_sec;
+    *nsec = (int32_t)time.tv_nsec;
+}
+
+void cgps_last_fix(const cgps_session *session, cgps_fix *out) {
+    const struct gps_fix_t *fix = &session->data.fix;
+    split_time(fix->time, &out->time_sec, &out->time_nsec);
+    out->mode = fix->mode;
+#if GPSD_API_MAJOR_VERSION >= 10
+    out->status = fix->status;
+#else
+    out->status = session->data.status;
+#endif
+    out->latitude = fix->latitude;
+    out->longitude = fix->longitude;
+    out->alt_hae = fix->altHAE;
+    out->alt_msl = fix->altMSL;
+    out->geoid_sep = fix->geoid_sep;
+    out->speed = fix->speed;
+    out->track = fix->track;
+    out->climb = fix->climb;
+    out->eph = fix->eph;
+    out->epv = fix->epv;
+    out->dgps_age = fix->dgps_age;
+    out->dgps_station = fix->dgps_station;
+}
+
+void cgps_last_noise(const cgps_session *session, cgps_noise *out) {
+    const struct gst_t *gst = &session->data.gst;
+    split_time(gst->utctime, &out->time_sec, &out->time_nsec);
+    out->rms = gst->rms_deviation;
+    out->lat_err = gst->lat_err_deviation;
+    out->lon_err = gst->lon_err_deviation;
+    out->alt_err = gst->alt_err_deviation;
+}
+
+void cgps_last_sky(const cgps_session *session, cgps_sky *out) {
+    split_time(session->data.skyview_time, &out->time_sec, &out->time_nsec);
+    out->pdop = session->data.dop.pdop;
+    out->hdop = session->data.dop.hdop;
+    out->vdop = session->data.dop.vdop;
+    out->satellites_used = session->data.satellites_used;
+    int count = session->data.satellites_visible;
+    out->count = count < 0 ? 0 : (count > MAXCHANNELS ? MAXCHANNELS : count);
+}
+
+void cgps_satellite_at(const cgps_session *session, int index, cgps_satellite *out) {
+    memset(out, 0, sizeof(*out));
+    if (index < 0 || index >= MAXCHANNELS) return;
+    const struct satellite_t *sat = &session->data.skyview[index];
+    out->prn = sat->PRN;
+    out->gnssid = sat->svid != 0 ? (int)sat->gnssid : -1;
+    out->svid = sat->svid;
+    out->elevation = sat->elevation;
+    out->azimuth = sat->azimuth;
+    out->snr = sat->ss;
+    out->used = sat->used ? 1 : 0;
 }
 
 int cgps_send(cgps_session *session, const char *command) {

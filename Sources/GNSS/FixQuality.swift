@@ -75,3 +75,27 @@ public enum FixQuality: UInt8, Sendable, Equatable, CaseIterable {
         }
     }
 }
+
+extension FixQuality {
+    /// gpsd's TPV `mode` and `status` (gpsd 3.22, gps.h): no fix below mode 2; status 0 (gpsd
+    /// leaves a plain fix's out) and 1 GPS → autonomous, 2 DGPS, 3 RTK fixed, 4 RTK float,
+    /// 5 dead reckoning → estimated, 6 GNSS plus dead reckoning → autonomous (a GNSS fix, aided),
+    /// 7 time only (surveyed-in position) → manual, 8 simulated, 9 P(Y) code → PPS. Any other
+    /// status with a fix is autonomous. docs/input.md has the table.
+    public init(gpsdMode mode: Int, status: Int) {
+        guard mode >= 2 else {
+            self = .noFix
+            return
+        }
+        switch status {
+        case 2: self = .dgps
+        case 3: self = .rtkFixed
+        case 4: self = .rtkFloat
+        case 5: self = .estimated
+        case 7: self = .manual
+        case 8: self = .simulated
+        case 9: self = .pps
+        default: self = .autonomous
+        }
+    }
+}

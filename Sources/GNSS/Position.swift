@@ -44,6 +44,11 @@ public struct Position: Sendable, Equatable {
     public var sigmaAltitude: Double?
     /// GST RMS of the pseudorange residuals, metres.
     public var rangeRMS: Double?
+    /// Horizontal and vertical accuracy as the receiver itself estimated them, metres, where it
+    /// reports them and there is no GST: a u-blox receiver's hAcc/vAcc, which gpsd passes as
+    /// `eph`/`epv` (never gpsd's own DOP-based estimate). docs/input.md, "Two sources".
+    public var receiverHorizontalAccuracy: Double?
+    public var receiverVerticalAccuracy: Double?
 
     /// Satellites used in the solution as the position sentence reported it (GGA/GNS/GGK field).
     public var satellitesInUse: Int?
@@ -59,14 +64,15 @@ public struct Position: Sendable, Equatable {
         return mslHeight + undulation
     }
 
-    /// Horizontal RMS accuracy, metres: sqrt(σlat² + σlon²) from GST; never derived from DOPs.
+    /// Horizontal RMS accuracy, metres: sqrt(σlat² + σlon²) from GST, else the receiver's own
+    /// horizontal accuracy estimate; never derived from DOPs.
     public var hrms: Double? {
-        guard let sigmaLatitude, let sigmaLongitude else { return nil }
+        guard let sigmaLatitude, let sigmaLongitude else { return receiverHorizontalAccuracy }
         return (sigmaLatitude * sigmaLatitude + sigmaLongitude * sigmaLongitude).squareRoot()
     }
 
-    /// Vertical RMS accuracy, metres: σalt from GST.
-    public var vrms: Double? { sigmaAltitude }
+    /// Vertical RMS accuracy, metres: σalt from GST, else the receiver's own vertical estimate.
+    public var vrms: Double? { sigmaAltitude ?? receiverVerticalAccuracy }
 
     /// Satellites in view: the GSV sky when the receiver sends GSV; otherwise the satellites in
     /// use, since a receiver that sends no GSV (nmea-rtk.log: GGA and RMC only) sees at least those.

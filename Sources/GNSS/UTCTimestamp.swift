@@ -117,3 +117,20 @@ public enum LeapSeconds {
         return offset
     }
 }
+
+extension UTCTimestamp {
+    /// The instant `seconds` (plus `nanoseconds`) after the Unix epoch, as gpsd's JSON times are
+    /// kept by libgps.
+    public init(unixSeconds seconds: Int64, nanoseconds: Int64 = 0) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        self.init(date: CalendarDate(daysSinceEpoch: Int(days)),
+                  nanosecondsOfDay: secondOfDay * 1_000_000_000 + nanoseconds)
+    }
+
+    /// Nanoseconds since the Unix epoch when the date is known: an exact key for ordering epochs.
+    public var unixNanoseconds: Int64? {
+        guard let date else { return nil }
+        return Int64(date.daysSinceEpoch) * Self.nanosecondsPerDay + nanosecondsOfDay
+    }
+}

@@ -46,6 +46,8 @@ public final class GPSDSession: Sendable {
     public struct Statistics: Sendable, Equatable {
         public var connections = 0
         public var nmeaLines = 0
+        /// TPV, SKY and GST objects handed to the consumer.
+        public var reports = 0
         public var otherLines = 0
     }
 
@@ -253,6 +255,17 @@ public final class GPSDSession: Sendable {
                     quietReported = false
                 }
                 consumer.event(.device(device), now: now)
+            case .report(let report):
+                // The device watch hears every device's reports; what they say is a receiver's
+                // watch's to read (a binary receiver's epochs).
+                guard configuration.watch != .devices else {
+                    counters.withLock { $0.otherLines += 1 }
+                    continue
+                }
+                lastHeard = now
+                quietReported = false
+                counters.withLock { $0.reports += 1 }
+                consumer.report(report, now: now)
             case .error, .other:
                 counters.withLock { $0.otherLines += 1 }
             }

@@ -1,3 +1,5 @@
+import GNSS
+
 /// What the gpsd session learned from gpsd, other than the NMEA lines themselves: facts about
 /// the connection and the devices, never conclusions about the input (whether input is lost is
 /// decided by whoever consumes these; see docs/ARCHITECTURE.md, "Threads").
@@ -28,6 +30,9 @@ public protocol GPSDStreamConsumer: Sendable {
     /// One NMEA sentence exactly as gpsd passed it through, line end stripped. The bytes are the
     /// session's read buffer: valid during this call only, overwritten by the next read.
     mutating func sentence(_ line: Span<UInt8>, now: Int64)
+    /// One of gpsd's reports (TPV, SKY, GST) of the watched device(s), as libgps unpacked it.
+    /// Not called on a `GPSDWatch.devices` session.
+    mutating func report(_ report: GPSDReport, now: Int64)
     /// Anything else gpsd said, or that happened to the connection.
     mutating func event(_ event: GPSDEvent, now: Int64)
     /// A poll interval passed without a line (`GPSDSession.Configuration.pollInterval`): time for

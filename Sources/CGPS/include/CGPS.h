@@ -59,3 +59,67 @@ const char *cgps_error_text(int error);
 int cgps_api_major(void);
 /// gpsd's release string from the last VERSION object ("3.22"), or "".
 const char *cgps_release(const cgps_session *session);
+
+// ---------------------------------------------------------------------------------------------
+// gpsd's reports (TPV, SKY, GST) as libgps unpacked them: the binary receivers' epochs
+// (docs/input.md, "Two sources"). Values gpsd did not send are NaN (libgps's defaults), counts
+// and flags -1 where the header says so. Times are split in seconds and nanoseconds as libgps
+// keeps them, 0/0 when the report had none.
+
+enum {
+    CGPS_LINE_TPV = 64,      // a TPV object: cgps_last_fix is fresh
+    CGPS_LINE_SKY = 128,     // a SKY object: cgps_last_sky and cgps_satellite_at are fresh
+    CGPS_LINE_GST = 256,     // a GST object: cgps_last_noise is fresh
+};
+
+/// A TPV report.
+typedef struct cgps_fix {
+    int64_t time_sec;
+    int32_t time_nsec;
+    int mode;                // 0 not seen, 1 no fix, 2 2D, 3 3D
+    int status;              // gpsd 3.22's STATUS_*: 0 none or not said (gpsd omits a plain fix's), 1 GPS, 2 DGPS, 3 RTK fixed, 4 RTK float, 5 DR, 6 GNSS+DR, 7 time only, 8 simulated, 9 P(Y)
+    double latitude, longitude;
+    double alt_hae, alt_msl, geoid_sep;
+    double speed, track, climb;
+    double eph, epv;
+    double dgps_age;
+    int dgps_station;        // -1 when not given
+} cgps_fix;
+
+/// A GST report (pseudorange noise: 1-sigma errors in metres).
+typedef struct cgps_noise {
+    int64_t time_sec;
+    int32_t time_nsec;
+    double rms, lat_err, lon_err, alt_err;
+} cgps_noise;
+
+/// A SKY report's header; its satellites through cgps_satellite_at.
+typedef struct cgps_sky {
+    int64_t time_sec;
+    int32_t time_nsec;
+    double pdop, hdop, vdop;
+    int satellites_used;     // -1 when not given
+    int count;               // satellites listed (0 when the report carried none: DOPs only)
+} cgps_sky;
+
+/// One satellite of a SKY report.
+typedef struct cgps_satellite {
+    int prn;                 // gpsd's NMEA-style number (GLONASS 65-96, Galileo 301-336, BeiDou 401-437, ...)
+    int gnssid;              // u-blox numbering: 0 GPS, 1 SBAS, 2 Galileo, 3 BeiDou, 4 IMES, 5 QZSS, 6 GLONASS, 7 NavIC; -1 unknown
+    int svid;                // the constellation's own number, 0 when not given
+    double elevation, azimuth, snr;
+    int used;
+} cgps_satellite;
+
+void cgps_last_fix(const cgps_session *session, cgps_fix *out);
+void cgps_last_noise(const cgps_session *session, cgps_noise *out);
+void cgps_last_sky(const cgps_session *session, cgps_sky *out);
+void cgps_satellite_at(const cgps_session *session, int index, cgps_satellite *out);
+
+/// A session with no connection, for unpacking gpsd JSON read from elsewhere (`tmm-bridge
+/// decode` of a `gpspipe -w` capture). Free with cgps_close. NULL when out of memory.
+cgps_session *cgps_parser(void);
+/// Unpacks one line (NUL-terminated, line end optional) as gps_read would have: returns the
+/// CGPS_LINE_* bits, CGPS_LINE_NMEA for a sentence (not unpacked), 0 for an empty line or JSON
+/// libgps refused. `line` is modified by libgps's parser (it is copied first).
+int cgps_unpack(cgps_session *session, const char *line, int length);
