@@ -52,7 +52,7 @@ let package = Package(
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS", "Logging"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS", "Logging"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
