@@ -74,6 +74,7 @@ let package = Package(
                           path: "Tests/Support/tmm-wsecho", swiftSettings: common),
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "InputTests", dependencies: ["Input", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Bridge", "Posix", "GNSS", "Logging", "TestSupport"], swiftSettings: common),

@@ -48,6 +48,8 @@ public final class GPSDSession: Sendable {
         public var nmeaLines = 0
         /// TPV, SKY and GST objects handed to the consumer.
         public var reports = 0
+        /// TPV, SKY and GST lines that were not well-formed JSON, dropped.
+        public var malformedReports = 0
         public var otherLines = 0
     }
 
@@ -266,6 +268,9 @@ public final class GPSDSession: Sendable {
                 quietReported = false
                 counters.withLock { $0.reports += 1 }
                 consumer.report(report, now: now)
+            case .malformedReport:
+                counters.withLock { $0.malformedReports += 1 }
+                log.warning("\(configuration.logPrefix)gpsd sent a report that is not well-formed JSON: dropped")
             case .error, .other:
                 counters.withLock { $0.otherLines += 1 }
             }
