@@ -24,12 +24,13 @@ GREIS, SkyTraq, NavCom, ...: `scripts/fetch-gpsd-suite.sh` puts them in
    V2 stayed silent for `--settle` seconds (conditions, no fixed sleep);
 6. comparison, epoch by epoch, keyed by time: every time at which gpsd printed a TPV with
    mode >= 2 (gpsd's last TPV of that time) must reach V2 exactly once, with latitude and
-   longitude equal to 1e-9 degree, `altitude` = altHAE and `mslHeight` = altMSL to 1 mm,
-   `undulation` = geoidSep to 1 mm, `diffStatus` mapped from TPV `status` (gps.h of 3.22: absent
-   or 1 GPS → 1, 2 DGPS → 2, 3 RTK fixed → 4, 4 RTK float → 5; 5/6 dead reckoning, 7 time only,
-   8 simulated → 1 as docs/protocol-choices.md says), and where gpsd printed a GST for that
-   time hrms = sqrt(lat_err² + lon_err²) and vrms = alt_err (to gpsd's 3 decimals). A V2 fix at
-   a time gpsd has no fix for is an extra.
+   longitude equal to 1e-9 degree, `altitude` = altHAE, `mslHeight` = altMSL and `undulation`
+   = geoidSep (else altHAE - altMSL) to 1 mm, `diffStatus` mapped from TPV `status` (gps.h of
+   3.22: absent or 1 GPS → 1, 2 DGPS → 2, 3 RTK fixed → 4, 4 RTK float → 5; 5/6 dead
+   reckoning, 7 time only, 8 simulated, 9 P(Y) → 1, as docs/input.md and
+   docs/protocol-choices.md say), and where gpsd printed a GST for that time hrms =
+   sqrt(lat_err² + lon_err²) and vrms = alt_err (to gpsd's 3 decimals). A V2 fix at a time
+   gpsd has no fix for is an extra. TPVs with a fix but no time cannot be matched: counted.
 
 The reference is the gpsd of this run (the reference client's TPVs: what the bridge was told);
 the table also says whether that gpsd printed the same fixes as the `.chk` (gpsfake's run). See
@@ -69,9 +70,7 @@ from gps import fake as gpsfake  # noqa: E402  (Debian's python3-gps: gpsd's lex
 
 # TPV "status" (gps.h, gpsd 3.22) -> LocationV2 diffStatus (docs/protocol-choices.md: 1/2/4/5;
 # dead reckoning, time only and simulated fixes are reported as 1).
-DIFF_STATUS = {None: 1, 1: 1, 2: 2, 3: 4, 4: 5, 5: 1, 6: 1, 7: 1, 8: 1}
-STATUS_NAMES = {None: "GPS", 1: "GPS", 2: "DGPS", 3: "RTK fixed", 4: "RTK float", 5: "DR", 6: "GNSS+DR",
-                7: "time only", 8: "simulated"}
+DIFF_STATUS = {None: 1, 1: 1, 2: 2, 3: 4, 4: 5, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1}
 DEGREES = 1e-9      # latitude/longitude tolerance
 METRES = 1e-3       # heights
 GST_TOLERANCE = 1.5e-3  # gpsd prints GST errors with 3 decimals
@@ -519,8 +518,10 @@ def compare(reference, messages):
         hae = tpv.get("altHAE")
         if hae is None and tpv.get("altMSL") is not None and tpv.get("geoidSep") is not None:
             hae = tpv["altMSL"] + tpv["geoidSep"]
-        for name, expected in (("altitude", hae), ("mslHeight", tpv.get("altMSL")),
-                               ("undulation", tpv.get("geoidSep"))):
+        separation = tpv.get("geoidSep")
+        if separation is None and tpv.get("altHAE") is not None and tpv.get("altMSL") is not None:
+            separation = tpv["altHAE"] - tpv["altMSL"]  # TSIP, ublox-8-time: no geoidSep printed
+        for name, expected in (("altitude", hae), ("mslHeight", tpv.get("altMSL")), ("undulation", separation)):
             actual = message.get(name)
             if expected is None and actual is None:
                 continue
@@ -630,6 +631,7 @@ def run_log(bridge, suite, name, options):
             "chkFixes": len(chk_fixes),
             "chkUntimedFixes": chk_untimed,
             "liveUntimedFixes": live_untimed,
+            "tpvsPerFixTimeMax": max((entry["tpvs"] for entry in live_fixes.values()), default=0),
             "liveDiffersFromChk": same_fixes(live_fixes, chk_fixes),
             "againstChk": {k: v for k, v in compare(chk_fixes, messages).items()
                            if k in ("reached", "once", "extras", "horizontalErrorMaxMetres", "heightErrorMaxMetres",
@@ -670,6 +672,8 @@ def verdict(result):
     if "harnessError" in result:
         return "harness error"
     if result["expected"] == 0:
+        if result["liveUntimedFixes"]:
+            return f"gpsd's fixes have no time ({result['liveUntimedFixes']} TPVs): nothing to match"
         return "gpsd makes no fix" + (" (.chk: none either)" if result["chkFixes"] == 0 else f" (.chk: {result['chkFixes']})")
     if result["exact"]:
         return "**exact**"
@@ -697,6 +701,8 @@ def table(results):
             lines.append(f"| {r['log']} | | | | | | | | harness error: {r['harnessError'][:80]!r} | {r['seconds']:.1f} |")
             continue
         fixes = str(r["expected"]) + (f" (.chk {r['chkFixes']})" if r["chkFixes"] != r["expected"] else "")
+        if r["liveUntimedFixes"]:
+            fixes += f" + {r['liveUntimedFixes']} untimed"
         if r["gstEpochs"]:
             gst = f"{r['gstExact']}/{r['gstEpochs']} GST epochs exact"
         else:
