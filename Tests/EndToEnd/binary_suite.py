@@ -25,8 +25,8 @@ GREIS, SkyTraq, NavCom, ...: `scripts/fetch-gpsd-suite.sh` puts them in
 6. comparison, epoch by epoch, keyed by time: every time at which gpsd printed a TPV with
    mode >= 2 (gpsd's last TPV of that time) must reach V2 exactly once, with latitude and
    longitude equal to 1e-9 degree, `altitude` = altHAE, `mslHeight` = altMSL and `undulation`
-   = geoidSep (else altHAE - altMSL) to 1 mm, `diffStatus` mapped from TPV `status` (gps.h of
-   3.22: absent or 1 GPS → 1, 2 DGPS → 2, 3 RTK fixed → 4, 4 RTK float → 5; 5/6 dead
+   = geoidSep to 1 mm (without geoidSep: null, or altHAE - altMSL to 1 mm), `diffStatus`
+   mapped from TPV `status` (gps.h of 3.22: absent or 1 GPS → 1, 2 DGPS → 2, 3 RTK fixed → 4, 4 RTK float → 5; 5/6 dead
    reckoning, 7 time only, 8 simulated, 9 P(Y) → 1, as docs/input.md and
    docs/protocol-choices.md say), and where gpsd printed a GST for that time hrms =
    sqrt(lat_err² + lon_err²) and vrms = alt_err (to gpsd's 3 decimals). A V2 fix at a time
@@ -519,11 +519,18 @@ def compare(reference, messages):
         if hae is None and tpv.get("altMSL") is not None and tpv.get("geoidSep") is not None:
             hae = tpv["altMSL"] + tpv["geoidSep"]
         separation = tpv.get("geoidSep")
+        implied = None
         if separation is None and tpv.get("altHAE") is not None and tpv.get("altMSL") is not None:
-            separation = tpv["altHAE"] - tpv["altMSL"]  # TSIP, ublox-8-time: no geoidSep printed
+            implied = tpv["altHAE"] - tpv["altMSL"]  # TSIP, SkyTraq, ublox-8-time: no geoidSep printed
         for name, expected in (("altitude", hae), ("mslHeight", tpv.get("altMSL")), ("undulation", separation)):
             actual = message.get(name)
             if expected is None and actual is None:
+                continue
+            if name == "undulation" and expected is None and implied is not None:
+                # gpsd printed no geoidSep: null, or altHAE - altMSL to 1 mm, are both its word.
+                if not isinstance(actual, (int, float)) or abs(actual - implied) > METRES:
+                    problems[name] += 1
+                    issues.append(f"undulation {actual!r}: gpsd printed none, altHAE - altMSL = {implied:.4f}")
                 continue
             if expected is None or actual is None:
                 problems[name] += 1
