@@ -214,7 +214,10 @@ public final class GPSDSession: Sendable {
         while !stopping {
             let ready: Bool
             do {
-                ready = try connection.wait(microseconds: Int32(configuration.pollInterval / 1000))
+                // A held fix's deadline shortens the wait, so its `idle` comes on time.
+                var timeout = configuration.pollInterval
+                if let deadline = consumer.deadline { timeout = max(0, min(timeout, deadline - monotonicNanoseconds())) }
+                ready = try connection.wait(microseconds: Int32(timeout / 1000))
             } catch {
                 return
             }
@@ -225,6 +228,7 @@ public final class GPSDSession: Sendable {
                 // restoreWanted): the session keeps no copy of which devices gpsd has open.
                 do { try connection.send("?DEVICES;") } catch { return }
             }
+            if ready, let deadline = consumer.deadline, now >= deadline { consumer.idle(now: now) }
             if !ready {
                 // A watch without NMEA is never quiet: its silence says nothing about a receiver.
                 if !quietReported, configuration.watch != .devices, now - lastHeard > configuration.silenceTimeout {

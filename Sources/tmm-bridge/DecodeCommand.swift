@@ -141,7 +141,7 @@ struct DecodeSession {
         }
         if case .gpsdJSON(let reader) = input {
             var reports = self.reports
-            reader.feed(chunk) { item in Self.read(item, into: &reports) { position in self.append(position) } }
+            reader.feed(chunk) { item in Self.read(item, now: now, into: &reports) { position in self.append(position) } }
             self.reports = reports
             return flush()
         }
@@ -153,10 +153,10 @@ struct DecodeSession {
 
     /// One item of a gpsd JSON capture: reports make epochs; a device's driver says whether its
     /// TPV error estimates are the receiver's own (`GPSDDriver.reportsReceiverAccuracy`).
-    private static func read(_ item: GPSDCaptureReader.Item, into reports: inout GPSDReportAssembler,
+    private static func read(_ item: GPSDCaptureReader.Item, now: Int64, into reports: inout GPSDReportAssembler,
                              _ emit: (Position) -> Void) {
         switch item {
-        case .report(let report): reports.report(report, emit)
+        case .report(let report): reports.report(report, now: now, emit)
         case .device(let device) where device.isActive:
             reports.receiverAccuracy = GPSDDriver(device.driver).reportsReceiverAccuracy
         case .device: break
@@ -164,6 +164,13 @@ struct DecodeSession {
     }
 
     mutating func flushIfStale(now: Int64) {
+        if case .gpsdJSON = input {
+            var reports = self.reports
+            reports.idle(now: now) { position in self.append(position) }
+            self.reports = reports
+            _ = flush()
+            return
+        }
         guard case .nmea = input else { return }
         var stream = self.stream
         stream.idle(now: now) { position in self.append(position) }
@@ -202,7 +209,8 @@ struct DecodeSession {
     /// End of a gpsd JSON capture: the last line, a summary on stderr when lines were dropped.
     private mutating func finishReports(_ reader: GPSDCaptureReader, name: String) -> Int32 {
         var reports = self.reports
-        reader.finish { item in Self.read(item, into: &reports) { position in self.append(position) } }
+        reader.finish { item in Self.read(item, now: .max, into: &reports) { position in self.append(position) } }
+        reports.flush { position in self.append(position) }
         self.reports = reports
         _ = flush()
         let lines = reader.statistics

@@ -21,15 +21,21 @@ struct GPSDReportAssemblerTests {
                 climb: 0.104, eph: 14.360, epv: 12.851)
     }
 
+    /// Plays the reports 1 ms apart, then lets the hold end.
     static func run(_ reports: [GPSDReport], receiverAccuracy: Bool = false) -> (positions: [Position], GPSDReportAssembler) {
         var assembler = GPSDReportAssembler()
         assembler.receiverAccuracy = receiverAccuracy
         var positions: [Position] = []
-        for report in reports { assembler.report(report) { positions.append($0) } }
+        var now: Int64 = 0
+        for report in reports {
+            now += 1_000_000
+            assembler.report(report, now: now) { positions.append($0) }
+        }
+        assembler.idle(now: now + GPSDReportAssembler.longestHold) { positions.append($0) }
         return (positions, assembler)
     }
 
-    @Test("A TPV is one epoch at once, at gpsd's full precision, heights as gpsd gives them")
+    @Test("A TPV is one epoch, at gpsd's full precision, heights as gpsd gives them")
     func fixIsAnEpoch() throws {
         let (positions, _) = Self.run([.fix(Self.fix(Self.t0))])
         let p = try #require(positions.first)
@@ -63,24 +69,53 @@ struct GPSDReportAssemblerTests {
         #expect(other.first?.hrms == nil)
     }
 
-    @Test("One epoch per time: a repeated TPV is dropped and counted, the first served")
+    @Test("One epoch per time: the last TPV of a time is served, the earlier ones counted")
     func oneEpochPerTime() {
-        // sirfstarv: MID 2 and MID 41 each report the second 02:17:18.
+        // sirfstarv: MID 2 and MID 41 each report the second 02:17:18; u-blox: NAV-PVT, then
+        // NAV-HPPOSLLH at the cycle's end.
         let (positions, assembler) = Self.run([
             .fix(Self.fix(Self.t0, latitude: 44.068759300)), .fix(Self.fix(Self.t0, latitude: 44.068761122)),
             .fix(Self.fix(Self.t0 + 1)),
         ])
-        #expect(positions.map(\.latitude) == [44.068759300, -45.877525200])
+        #expect(positions.map(\.latitude) == [44.068761122, -45.877525200])
         #expect(assembler.statistics.repeated == 1)
         #expect(assembler.statistics.epochs == 2)
     }
 
-    @Test("A fix follows a no-fix report of the same time; a late TPV is dropped")
+    @Test("The hold: a fix is served when a later time arrives or the hold ends, not before")
+    func hold() {
+        var assembler = GPSDReportAssembler()
+        var served: [UTCTimestamp?] = []
+        assembler.fix(Self.fix(Self.t0), now: 0) { served.append($0.time) }
+        #expect(served.isEmpty && assembler.deadline == GPSDReportAssembler.longestHold)
+        assembler.idle(now: GPSDReportAssembler.longestHold - 1) { served.append($0.time) }
+        #expect(served.isEmpty)
+        assembler.fix(Self.fix(Self.t0 + 1), now: 1_000) { served.append($0.time) }
+        #expect(served == [Self.time(Self.t0)], "a later time serves the held fix at once")
+        // The period is now known (1 s): a quarter of it is over the longest hold.
+        #expect(assembler.hold == GPSDReportAssembler.longestHold)
+        assembler.idle(now: 1_000 + GPSDReportAssembler.longestHold) { served.append($0.time) }
+        #expect(served.count == 2)
+        // 20 Hz: a quarter period, 12.5 ms.
+        var fast = GPSDReportAssembler()
+        for k: Int64 in 0..<3 {
+            fast.fix(GPSDFix(time: Self.time(Self.t0, k * 50_000_000), mode: 3, latitude: 1, longitude: 2), now: k) { _ in }
+        }
+        #expect(fast.hold == 12_500_000)
+    }
+
+    @Test("A report without a fix never replaces a held fix of its time")
+    func noFixDoesNotReplace() {
+        let (positions, _) = Self.run([.fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0, mode: 1))])
+        #expect(positions.map(\.hasFix) == [true])
+    }
+
+    @Test("A fix replaces a no-fix report of the same time; a late TPV is dropped")
     func noFixThenFixAndLate() {
         let (positions, assembler) = Self.run([
             .fix(Self.fix(Self.t0, mode: 1)), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)), .fix(Self.fix(Self.t0)),
         ])
-        #expect(positions.map(\.hasFix) == [false, true, true])
+        #expect(positions.map(\.hasFix) == [true, true])
         #expect(assembler.statistics.late == 1)
     }
 
@@ -124,14 +159,16 @@ struct GPSDReportAssemblerTests {
         var assembler = GPSDReportAssembler()
         var served: [UTCTimestamp?] = []
         assembler.continueAfter(Self.time(Self.t0))
-        for t in [Self.t0 - 1, Self.t0, Self.t0 + 1] { assembler.fix(Self.fix(t)) { served.append($0.time) } }
+        for t in [Self.t0 - 1, Self.t0, Self.t0 + 1] { assembler.fix(Self.fix(t), now: 0) { served.append($0.time) } }
+        assembler.flush { served.append($0.time) }
         #expect(served == [Self.time(Self.t0 + 1)])
 
         var timeOfDay = GPSDReportAssembler()
         served = []
         let noDate = UTCTimestamp(date: nil, nanosecondsOfDay: Self.time(Self.t0).nanosecondsOfDay)
         timeOfDay.continueAfter(noDate)
-        for t in [Self.t0, Self.t0 + 1] { timeOfDay.fix(Self.fix(t)) { served.append($0.time) } }
+        for t in [Self.t0, Self.t0 + 1] { timeOfDay.fix(Self.fix(t), now: 0) { served.append($0.time) } }
+        timeOfDay.flush { served.append($0.time) }
         #expect(served == [Self.time(Self.t0 + 1)])
     }
 

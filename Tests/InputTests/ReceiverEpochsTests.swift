@@ -53,8 +53,8 @@ struct ReceiverEpochsTests {
     func nmeaSource() {
         var epochs = ReceiverEpochs()
         let collector = Collector()
-        epochs.driver("NMEA0183")
-        epochs.report(Self.tpv(76_761)) { collector.positions.append($0) }
+        epochs.driver("NMEA0183") { collector.positions.append($0) }
+        epochs.report(Self.tpv(76_761), now: 0) { collector.positions.append($0) }
         Self.feed(&epochs, Self.cycle(21) + Self.cycle(22), into: collector)
         epochs.finish { collector.positions.append($0) }
         #expect(collector.positions.count == 2)
@@ -66,9 +66,11 @@ struct ReceiverEpochsTests {
     func reportSource() {
         var epochs = ReceiverEpochs()
         let collector = Collector()
-        epochs.driver("u-blox")
+        epochs.driver("u-blox") { collector.positions.append($0) }
         Self.feed(&epochs, Self.cycle(21), into: collector)
-        epochs.report(Self.tpv(76_761)) { collector.positions.append($0) }
+        epochs.report(Self.tpv(76_761), now: 0) { collector.positions.append($0) }
+        #expect(collector.positions.isEmpty && epochs.deadline != nil, "held for a later report of its time")
+        epochs.finish { collector.positions.append($0) }
         #expect(collector.positions.map(\.latitude) == [-45.8775252])
         #expect(epochs.statistics.ignoredSentences == 2)
     }
@@ -77,15 +79,16 @@ struct ReceiverEpochsTests {
     func switchMidStream() throws {
         var epochs = ReceiverEpochs()
         let collector = Collector()
-        epochs.driver("NMEA0183")
+        epochs.driver("NMEA0183") { collector.positions.append($0) }
         // Cycles 21 and 22 complete on NMEA (22's end is learned from 21's), 23 is cut by the switch.
         Self.feed(&epochs, Self.cycle(21) + Self.cycle(22) + Self.cycle(22) + [Self.cycle(23)[0]], into: collector)
         let servedOnNMEA = collector.positions.count
-        epochs.driver("u-blox")
+        epochs.driver("u-blox") { collector.positions.append($0) }
         // gpsd's reports of 22 (already served) and 23 (cut short on NMEA) and 24.
         for second: Int64 in [76_762, 76_763, 76_764] {
-            epochs.report(Self.tpv(second, latitude: -45.87752)) { collector.positions.append($0) }
+            epochs.report(Self.tpv(second, latitude: -45.87752), now: second) { collector.positions.append($0) }
         }
+        epochs.finish { collector.positions.append($0) }
         let seconds = collector.positions.compactMap { $0.time.map { $0.nanosecondsOfDay / 1_000_000_000 } }
         #expect(seconds == Array(76_761...76_764).prefix(servedOnNMEA).map { $0 } + Array(76_763...76_764))
         #expect(Set(seconds).count == seconds.count, "an epoch served twice")
@@ -98,8 +101,11 @@ struct ReceiverEpochsTests {
     @Test("A closed device forgets its driver: the next one starts on the parser")
     func closeForgetsDriver() {
         var epochs = ReceiverEpochs()
-        epochs.driver("u-blox")
-        epochs.sourceClosed { _ in }
+        var served = 0
+        epochs.driver("u-blox") { _ in }
+        epochs.report(Self.tpv(76_761), now: 0) { _ in served += 1 }
+        epochs.sourceClosed { _ in served += 1 }
+        #expect(served == 1, "the held fix is served when the device closes")
         #expect(epochs.source == .nmea)
     }
 }
