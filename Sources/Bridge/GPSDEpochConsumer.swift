@@ -19,6 +19,10 @@ public enum ReceiverInputEvent: Sendable, Equatable {
     /// That receiver's own watch is in place (gpsd answered it with its device list): its
     /// sentences are read from now on, those gpsd read before are not.
     case receiverWatching(path: String)
+    /// That receiver's own watch saw gpsd close it (or list it no longer), after posting the
+    /// epochs gpsd reported before the close: nothing more comes from it. The main session's
+    /// DEVICE report of the close is a different thread's and may overtake them.
+    case receiverClosed(path: String)
 }
 
 /// The gpsd session's consumer for the daemon and `tmm-bridge watch` (both through
@@ -99,7 +103,11 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         }
         switch event {
         case .quiet(let seconds): inbox.post(.receiverQuiet(path: receiver, seconds: seconds))
-        case .devices: inbox.post(.receiverWatching(path: receiver))
+        case .devices(let devices):
+            inbox.post(.receiverWatching(path: receiver))
+            if !devices.contains(where: { $0.path == receiver && $0.isActive }) { inbox.post(.receiverClosed(path: receiver)) }
+        case .device(let device) where !device.isActive && device.path == receiver:
+            inbox.post(.receiverClosed(path: receiver))
         case .connected, .device, .unreachable, .connectionLost: break
         }
     }

@@ -83,6 +83,12 @@ public struct InputTracker: Sendable {
     public var serialNumbers: [String: String] = [:]
     /// The order the next receiver gpsd opens gets.
     private var nextOrder = 0
+    /// Receivers whose own watch is reading them (`receiverWatching`, `perReceiver`), and of
+    /// those, the ones gpsd closed whose watch has not yet said so (`receiverClosed`): the main
+    /// session's DEVICE report comes from another thread and can overtake the watch's last
+    /// epochs, so a watched receiver is removed when its watch is done with it, last epoch first.
+    private var watched: Set<String> = []
+    private var closing: [String: GPSDDevice] = [:]
 
     public init(streams: InputStreams = .single, preferences: [ReceiverPreference] = []) {
         self.streams = streams
@@ -115,14 +121,19 @@ public struct InputTracker: Sendable {
             if !wasDelivering { reselect(into: &changes) }
             if path == served { publish(position, into: &changes) }
         case .receiverQuiet(let path, let seconds):
+            // A watch quiet after the close has posted all it will.
+            if let device = closing[path] { return removed(device, into: &changes) }
             guard receivers[path] != nil, !receivers[path]!.isSilent else { return }
             receivers[path]!.isSilent = true
             if path == served {
                 lose(.receiverSilent(seconds: seconds), into: &changes)
                 reselect(into: &changes)
             }
-        case .receiverWatching:
-            break  // only logged: it changes what is read, not what the input is
+        case .receiverWatching(let path):
+            // It changes what is read, not what the input is; a close is waited for from now on.
+            if streams == .perReceiver, receivers[path] != nil { watched.insert(path) }
+        case .receiverClosed(let path):
+            if let device = closing[path] { removed(device, into: &changes) } else { watched.remove(path) }
         case .gpsd(.connected(let release)):
             gpsdRelease = release
         case .gpsd(.devices(let list)):
@@ -130,6 +141,8 @@ public struct InputTracker: Sendable {
             for device in list where device.isActive { active[device.path] = device }
             for path in receivers.keys.sorted() where active[path] == nil {
                 receivers[path] = nil
+                watched.remove(path)
+                closing[path] = nil
                 changes.append(.receiverDisconnected(path: path))
             }
             for device in list where device.isActive {
@@ -138,18 +151,13 @@ public struct InputTracker: Sendable {
             reselect(into: &changes)
         case .gpsd(.device(let device)):
             if device.isActive {
+                closing[device.path] = nil
                 if receivers[device.path] == nil { opened(device, into: &changes) } else { receivers[device.path]!.device = device }
                 reselect(into: &changes)
+            } else if watched.contains(device.path), receivers[device.path] != nil {
+                closing[device.path] = device  // removed at its watch's `receiverClosed`
             } else {
-                if receivers.removeValue(forKey: device.path) != nil {
-                    changes.append(.receiverDisconnected(path: device.path))
-                }
-                let lost = switch streams {
-                case .single: receivers.isEmpty
-                case .perReceiver: device.path == served || receivers.isEmpty
-                }
-                if lost { lose(.receiverRemoved(path: device.path), into: &changes) }
-                reselect(into: &changes)
+                removed(device, into: &changes)
             }
         case .gpsd(.unreachable(let reason)):
             disconnectAll(into: &changes)
@@ -176,6 +184,21 @@ public struct InputTracker: Sendable {
         if streams == .perReceiver { changes.append(.servedReceiver(path: choice)) }
     }
 
+    /// gpsd closed `device` (and its watch, if any, posted its last epoch).
+    private mutating func removed(_ device: GPSDDevice, into changes: inout [InputChange]) {
+        watched.remove(device.path)
+        closing[device.path] = nil
+        if receivers.removeValue(forKey: device.path) != nil {
+            changes.append(.receiverDisconnected(path: device.path))
+        }
+        let lost = switch streams {
+        case .single: receivers.isEmpty
+        case .perReceiver: device.path == served || receivers.isEmpty
+        }
+        if lost { lose(.receiverRemoved(path: device.path), into: &changes) }
+        reselect(into: &changes)
+    }
+
     private mutating func opened(_ device: GPSDDevice, into changes: inout [InputChange]) {
         receivers[device.path] = ReceiverTrack(device: device, order: nextOrder)
         nextOrder += 1
@@ -194,6 +217,8 @@ public struct InputTracker: Sendable {
     private mutating func disconnectAll(into changes: inout [InputChange]) {
         for path in receivers.keys.sorted() { changes.append(.receiverDisconnected(path: path)) }
         receivers = [:]
+        watched = []
+        closing = [:]
         gpsdRelease = nil
         reselect(into: &changes)
     }

@@ -417,7 +417,7 @@ public final class ReceiverInput {
             // Bookkeeping beside the state (the inventory's view of gpsd, log lines) needs the
             // devices as they were before the event.
             switch event {
-            case .position, .receiverPosition, .receiverQuiet:
+            case .position, .receiverPosition, .receiverQuiet, .receiverClosed:
                 break
             case .receiverWatching(let path):
                 log("reading \(path) through its own gpsd watch")
@@ -481,9 +481,8 @@ public final class ReceiverInput {
         }
     }
 
-    /// Stops the watch of a receiver gpsd closed. The watch sees the close too and posts the
-    /// cycle in progress; if that comes after the main session's close, the tracker drops it (the
-    /// receiver is gone by then).
+    /// Stops the watch of a receiver gpsd closed. A watching receiver is removed only once its
+    /// watch has posted its last epoch and `receiverClosed` (InputTracker), so nothing is lost.
     private func stopWatch(_ path: String) {
         guard let watch = receiverWatches.removeValue(forKey: path) else { return }
         watch.requestStop()

@@ -26,6 +26,7 @@ private func describe(_ events: [ReceiverInputEvent]) -> [String] {
         case .receiverPosition(let path, let position, _): "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
         case .receiverQuiet(let path, let seconds): "\(path) quiet \(seconds)"
         case .receiverWatching(let path): "\(path) watched"
+        case .receiverClosed(let path): "\(path) closed"
         }
     }
 }
@@ -63,6 +64,21 @@ struct GPSDEpochConsumerTests {
         consumer.event(.device(GPSDDevice(path: device.path)), now: 0)
         #expect(describe(inbox.drain()) == ["device /dev/ttyACM0 open", "position 0", "position 1", "position 2",
                                             "device /dev/ttyACM0 closed"])
+    }
+
+    @Test func aReceiversWatchSaysItIsClosedAfterItsLastCycle() throws {
+        let inbox = try Inbox<ReceiverInputEvent>(capacity: 64)
+        let path = "/dev/ttyACM0"
+        var consumer = GPSDEpochConsumer(inbox: inbox, receiver: path)
+        consumer.event(.devices([GPSDDevice(path: path, activated: 1)]), now: 0)
+        consumer.feed(TestNMEA.cycle(0) + TestNMEA.cycle(1))
+        consumer.feed(Array(TestNMEA.cycle(2).prefix(2)))
+        consumer.event(.device(GPSDDevice(path: path)), now: 0)
+        #expect(describe(inbox.drain()) == ["\(path) watched", "\(path) position 0", "\(path) position 1",
+                                            "\(path) position 2", "\(path) closed"])
+        // A watch (re)connected to a gpsd that no longer lists it: closed too.
+        consumer.event(.devices([]), now: 0)
+        #expect(describe(inbox.drain()) == ["\(path) watched", "\(path) closed"])
     }
 
     @Test func aReconnectDropsThePartialCycleAndDecodesTheNewStreamAfresh() throws {

@@ -50,6 +50,24 @@ struct ReceiverFailoverTests {
         #expect(tracker.receiversInOrder.map(\.path) == [a.path, b.path])
     }
 
+    /// The main session's DEVICE close and the receiver's own watch are two threads: the close
+    /// can reach the inbox before the last epoch the watch flushed on it (a binary receiver's
+    /// held fix; ublox-zed-f9p-hp.log lost 21:19:48). A watching receiver goes when its watch
+    /// says so, after that epoch.
+    @Test func aWatchedReceiversLastEpochIsPublishedWhenTheCloseOvertakesIt() {
+        var tracker = InputTracker(streams: .perReceiver)
+        _ = apply([.gpsd(.devices([a, b])), .receiverWatching(path: a.path), fromA(0), fromB(0)], to: &tracker)
+        var changes = apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker)
+        #expect(changes == [], "the removal waits for A's watch")
+        changes = apply([fromA(1), .receiverClosed(path: a.path), fromB(1)], to: &tracker)
+        #expect(changes == [.position(epoch(1)), .receiverDisconnected(path: a.path),
+                            .inputLost(.receiverRemoved(path: a.path)), .servedReceiver(path: b.path),
+                            .inputRestored, .position(epoch(2))])
+        // A watch that saw the device gone first: the main session's close removes at once.
+        _ = apply([.gpsd(.device(a)), .receiverWatching(path: a.path), .receiverClosed(path: a.path)], to: &tracker)
+        #expect(apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker) == [.receiverDisconnected(path: a.path)])
+    }
+
     @Test func theServedOneUnpluggedIsALossAndTheOtherOnesFirstEpochTheRestore() {
         var tracker = InputTracker(streams: .perReceiver)
         _ = apply([.gpsd(.devices([a, b])), fromA(0), fromB(0)], to: &tracker)
