@@ -2,8 +2,21 @@
 
 #include <errno.h>
 #include <gps.h>
+#include <poll.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+
+/// libgps's parser for one JSON object, exported by libgps since its JSON protocol (3.x) but
+/// declared only in gpsd's private gps_json.h. Called directly, once per line, because
+/// `gps_unpack` (and so `gps_read`) loops over a buffer's objects without checking progress:
+/// a line like {"class":"TPV","mode":"x","class":"TPV"} makes it spin forever (found by
+/// Fuzz/run-gpsd-json.sh), and it throws the parser's status away.
+extern int libgps_json_unpack(const char *, struct gps_data_t *, const char **);
+
+/// The longest line kept from gpsd (its longest report, a SKY of 140 signals, is under 10 KB);
+/// the read buffer holds two.
+enum { CGPS_LINE_MAX = 16384 };
 
 struct cgps_session {
     struct gps_data_t data;  // 24 KB with API 11: heap, never on a thread stack
@@ -11,6 +24,9 @@ struct cgps_session {
     int last_device_closed;  // the last DEVICE said "activated":0
     char closed_path[GPS_PATH_MAX];
     int unconnected;         // made by cgps_parser: no socket to close
+    char input[2 * CGPS_LINE_MAX];  // bytes read from gpsd, not yet returned as lines
+    size_t input_length;
+    int discarding;          // dropping the rest of an overlong line
     char scratch[16384];      // cgps_unpack's copy of the line (gpsd's longest report is ~10 KB)
 };
 
@@ -83,13 +99,17 @@ int cgps_watch(cgps_session *session, int nmea, const char *device) {
 }
 
 int cgps_wait(cgps_session *session, int timeout_us) {
-    errno = 0;
-    if (gps_waiting(&session->data, timeout_us)) return 1;
+    // A whole line already read is ready at once.
+    if (memchr(session->input, '\n', session->input_length) != NULL) return 1;
+    struct pollfd fd = {.fd = session->data.gps_fd, .events = POLLIN};
+    // Milliseconds, rounded up: a deadline is never woken for early.
+    int ready = poll(&fd, 1, timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000);
+    if (ready > 0) return 1;
     // A signal handler ran during the wait: nothing happened to the connection. glibc sends
     // every thread its internal SIGSETXID (which no mask blocks) when the process drops
     // privileges; taken for an error, that made the session drop a healthy gpsd connection.
-    if (errno == EINTR) return 0;
-    return errno == 0 ? 0 : -1;
+    if (ready == 0 || errno == EINTR) return 0;
+    return -1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,16 +235,55 @@ static int classify(cgps_session *session, const char *line) {
     return kind == 0 ? CGPS_LINE_OTHER : kind;
 }
 
+/// Unpacks one JSON line (NUL-terminated) with libgps's parser, once, and classifies it. A report
+/// libgps could not parse whole is malformed: libgps keeps what it read before the fault.
+static int unpack_json(cgps_session *session, const char *line) {
+    session->data.set = 0;
+    const char *end = line;
+    int status = libgps_json_unpack(line, &session->data, &end);
+    int kind = classify(session, line);
+    if (status != 0 && (kind & (CGPS_LINE_TPV | CGPS_LINE_SKY | CGPS_LINE_GST))) return CGPS_LINE_MALFORMED;
+    return kind;
+}
+
 int cgps_read(cgps_session *session, char *line, int cap, int *length) {
     line[0] = '\0';
-    session->data.set = 0;
-    int status = gps_read(&session->data, line, cap);
-    if (status < 0) return -1;
-    size_t n = strnlen(line, (size_t)cap);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    *length = 0;
+    char *newline = memchr(session->input, '\n', session->input_length);
+    if (newline == NULL) {
+        if (session->input_length == sizeof(session->input)) {
+            // No line end in two line lengths: drop it all, and the rest of the line after it.
+            session->input_length = 0;
+            session->discarding = 1;
+            return CGPS_LINE_OVERLONG;
+        }
+        ssize_t n = read(session->data.gps_fd, session->input + session->input_length,
+                         sizeof(session->input) - session->input_length);
+        if (n == 0) return -1;
+        if (n < 0) return errno == EINTR || errno == EAGAIN ? CGPS_LINE_NONE : -1;
+        session->input_length += (size_t)n;
+        newline = memchr(session->input, '\n', session->input_length);
+        if (newline == NULL) return CGPS_LINE_NONE;
+    }
+    size_t n = (size_t)(newline - session->input);
+    int discard = session->discarding || n >= (size_t)cap || n >= CGPS_LINE_MAX;
+    if (!discard) {
+        memcpy(line, session->input, n);
+        line[n] = '\0';
+    }
+    session->input_length -= n + 1;
+    memmove(session->input, newline + 1, session->input_length);
+    if (discard) {
+        int was_discarding = session->discarding;
+        session->discarding = 0;
+        return was_discarding ? CGPS_LINE_NONE : CGPS_LINE_OVERLONG;
+    }
+    while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
     *length = (int)n;
-    if (n > 0 && (line[0] == '$' || line[0] == '!')) return CGPS_LINE_NMEA;
-    return classify(session, line);
+    if (n == 0) return CGPS_LINE_NONE;
+    if (line[0] == '$' || line[0] == '!') return CGPS_LINE_NMEA;
+    if (line[0] != '{') return CGPS_LINE_OTHER;
+    return unpack_json(session, line);
 }
 
 cgps_session *cgps_parser(void) {
@@ -243,9 +302,7 @@ int cgps_unpack(cgps_session *session, const char *line, int length) {
     // libgps's parser writes into the buffer it is given: a copy, NUL-terminated.
     memcpy(session->scratch, line, (size_t)length);
     session->scratch[length] = '\0';
-    session->data.set = 0;
-    if (gps_unpack(session->scratch, &session->data) != 0) return 0;
-    int kind = classify(session, session->scratch);
+    int kind = unpack_json(session, session->scratch);
     if (kind & CGPS_LINE_MALFORMED) return 0;
     return kind == CGPS_LINE_OTHER && session->data.set == 0 ? 0 : kind;
 }

@@ -17,6 +17,8 @@
 ///   the stream starts afresh.
 /// - a TPV without a time serves only when it ends a fix (mode below 2 after a fix): clients
 ///   learn at once that the fix is gone; more of them say nothing new.
+/// - **checked**: a fix without a latitude and longitude in range, or with a time Int64
+///   nanoseconds cannot hold, is dropped and counted (`invalid`), never served.
 /// - **heights as gpsd gives them**: altHAE, altMSL and geoidSep, never re-derived.
 /// - **accuracy** from GST sigmas of the same time; else, for drivers that pass the receiver's
 ///   own estimate (`receiverAccuracy`: u-blox hAcc/vAcc), TPV's eph/epv; else none.
@@ -29,6 +31,9 @@ public struct GPSDReportAssembler: Sendable {
         public var repeated = 0
         /// TPVs older than the last served time.
         public var late = 0
+        /// TPVs that claim a fix without a usable position (latitude or longitude missing or out
+        /// of range: a hostile or broken gpsd), or with a time no epoch can carry: dropped.
+        public var invalid = 0
         public var skies = 0
         public var noises = 0
 
@@ -58,6 +63,9 @@ public struct GPSDReportAssembler: Sendable {
     /// The last served epoch's time (Unix nanoseconds) and whether it had a fix.
     private var lastTime: Int64?
     private var lastHadFix = false
+    /// Whether the last epoch served showed a fix (a timeless no-fix report ends it, without
+    /// making the last time's fix servable again).
+    private var showingFix = false
     /// The smallest step between two fix times seen: the receiver's period.
     private var period: Int64?
     /// `continueAfter` a time without a date (an NMEA cycle with no RMC or ZDA): fixes at or
@@ -80,13 +88,24 @@ public struct GPSDReportAssembler: Sendable {
     public mutating func fix(_ fix: GPSDFix, now: Int64, _ emit: (Position) -> Void) {
         statistics.fixes += 1
         let hasFix = fix.quality != .noFix
+        if hasFix {
+            guard let latitude = fix.latitude, let longitude = fix.longitude,
+                  (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude) else {
+                statistics.invalid += 1
+                return
+            }
+        }
+        if fix.time != nil && fix.time?.unixNanoseconds == nil {
+            statistics.invalid += 1
+            return
+        }
         guard let time = fix.time?.unixNanoseconds else {
             flush(emit)
-            guard !hasFix, lastHadFix else {
+            guard !hasFix, showingFix else {
                 statistics.repeated += 1
                 return
             }
-            lastHadFix = false
+            showingFix = false
             serve(fix, emit)
             return
         }
@@ -140,6 +159,7 @@ public struct GPSDReportAssembler: Sendable {
         pending = nil
         lastTime = held.time
         lastHadFix = held.fix.quality != .noFix
+        showingFix = lastHadFix
         serve(held.fix, emit)
     }
 
@@ -177,6 +197,7 @@ public struct GPSDReportAssembler: Sendable {
         pending = nil
         lastTime = time?.unixNanoseconds
         lastHadFix = lastTime != nil
+        showingFix = lastHadFix
         afterTimeOfDay = lastTime == nil ? time?.nanosecondsOfDay : nil
     }
 

@@ -129,8 +129,12 @@ extension UTCTimestamp {
     }
 
     /// Nanoseconds since the Unix epoch when the date is known: an exact key for ordering epochs.
+    /// Nil as well for an instant Int64 nanoseconds cannot hold (before 1677 or after 2262).
     public var unixNanoseconds: Int64? {
         guard let date else { return nil }
-        return Int64(date.daysSinceEpoch) * Self.nanosecondsPerDay + nanosecondsOfDay
+        let (days, overflow) = Int64(date.daysSinceEpoch).multipliedReportingOverflow(by: Self.nanosecondsPerDay)
+        guard !overflow else { return nil }
+        let (total, overflowed) = days.addingReportingOverflow(nanosecondsOfDay)
+        return overflowed ? nil : total
     }
 }

@@ -24,9 +24,9 @@ public struct GPSDError: Error, Equatable, Sendable, CustomStringConvertible {
 struct GPSDConnection: ~Copyable {
     private let session: OpaquePointer
 
-    /// Longest line kept from gpsd. NMEA is at most ~100 bytes; JSON objects we only need for
-    /// their parsed fields (libgps unpacks them before truncating the copy).
-    static let lineCapacity = 8192
+    /// Longest line kept from gpsd: NMEA is at most ~100 bytes, gpsd's longest report (a SKY of
+    /// 140 signals) under 10 KB; CGPS drops longer lines whole.
+    static let lineCapacity = 16_384
 
     init(host: String, port: UInt16) throws(GPSDError) {
         var error: Int32 = 0
@@ -71,9 +71,13 @@ struct GPSDConnection: ~Copyable {
         case version(String)
         /// A TPV, SKY or GST object (as libgps unpacked it).
         case report(GPSDReport)
-        /// A TPV, SKY or GST line that is not well-formed JSON (libgps would have passed what it
-        /// parsed before the fault): dropped.
+        /// A TPV, SKY or GST line that is not well-formed JSON, or that libgps could not parse
+        /// whole (it would have kept what it parsed before the fault): dropped.
         case malformedReport
+        /// A line longer than `lineCapacity`: dropped whole.
+        case overlong
+        /// No whole line yet (a read ended mid-line), or an empty one.
+        case none
         case error
         case other
     }
@@ -85,6 +89,8 @@ struct GPSDConnection: ~Copyable {
             raw.withMemoryRebound(to: CChar.self) { cgps_read(session, $0.baseAddress, Int32($0.count), &length) }
         }
         guard kind >= 0 else { throw GPSDError("gpsd closed the connection") }
+        if kind & Int32(CGPS_LINE_NONE) != 0 { return .none }
+        if kind & Int32(CGPS_LINE_OVERLONG) != 0 { return .overlong }
         if kind & Int32(CGPS_LINE_NMEA) != 0 { return .nmea(length: Int(length)) }
         if kind & Int32(CGPS_LINE_DEVICES) != 0 {
             var devices: [GPSDDevice] = []

@@ -48,7 +48,8 @@ public final class GPSDSession: Sendable {
         public var nmeaLines = 0
         /// TPV, SKY and GST objects handed to the consumer.
         public var reports = 0
-        /// TPV, SKY and GST lines that were not well-formed JSON, dropped.
+        /// TPV, SKY and GST lines that were not well-formed JSON or that libgps could not parse
+        /// whole, and lines over `GPSDConnection.lineCapacity`: dropped.
         public var malformedReports = 0
         public var otherLines = 0
     }
@@ -275,6 +276,11 @@ public final class GPSDSession: Sendable {
             case .malformedReport:
                 counters.withLock { $0.malformedReports += 1 }
                 log.warning("\(configuration.logPrefix)gpsd sent a report that is not well-formed JSON: dropped")
+            case .overlong:
+                counters.withLock { $0.malformedReports += 1 }
+                log.warning("\(configuration.logPrefix)gpsd sent a line over \(GPSDConnection.lineCapacity) bytes: dropped")
+            case .none:
+                continue
             case .error, .other:
                 counters.withLock { $0.otherLines += 1 }
             }

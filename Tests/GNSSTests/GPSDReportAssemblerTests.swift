@@ -147,11 +147,33 @@ struct GPSDReportAssemblerTests {
         sky.satellites.merge(Satellite(id: 25, constellation: .gps, elevation: 67, azimuth: 225, snr: 22, used: true))
         sky.satellites.merge(Satellite(id: 29, constellation: .gps, elevation: 61, azimuth: 312, snr: 25))
         let dopsOnly = GPSDSky(time: Self.time(Self.t0 + 1), pdop: 6.4, hdop: 2.6, vdop: 5.8)
-        let (positions, _) = Self.run([.sky(sky), .fix(Self.fix(Self.t0)), .sky(dopsOnly), .fix(Self.fix(Self.t0 + 1))])
+        // The first fix is served (by the second's arrival) before the DOPs-only SKY comes.
+        let (positions, _) = Self.run([.sky(sky), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)), .sky(dopsOnly),
+                                       .fix(Self.fix(Self.t0 + 2))])
         let first = try #require(positions.first)
         #expect(first.sky.count == 2 && first.satellitesUsed == 1 && first.satellitesInView == 2)
         #expect(first.pdop == 5.8 && first.hdop == 2.2 && first.vdop == 5.4)
-        #expect(positions[1].sky.count == 2 && positions[1].hdop == 2.6)
+        #expect(positions[2].sky.count == 2 && positions[2].hdop == 2.6)
+    }
+
+    @Test("Checked: a fix out of range, without a position or at a time no epoch can hold is dropped (Fuzz/run-gpsd-json.sh's findings)")
+    func invalidFixes() {
+        var outside = Self.fix(Self.t0, latitude: 92.57)
+        var noLongitude = Self.fix(Self.t0 + 1)
+        noLongitude.longitude = nil
+        var year720 = Self.fix(nil)
+        year720.time = UTCTimestamp(date: CalendarDate(year: 720, month: 1, day: 1), nanosecondsOfDay: 0)
+        outside.status = 2
+        let (positions, assembler) = Self.run([.fix(outside), .fix(noLongitude), .fix(year720), .fix(Self.fix(Self.t0 + 2))])
+        #expect(positions.count == 1 && positions[0].time == Self.time(Self.t0 + 2))
+        #expect(assembler.statistics.invalid == 3)
+        #expect(year720.time?.unixNanoseconds == nil, "no trap: nil")
+    }
+
+    @Test("A timeless no-fix report between two reports of one time does not serve that time twice")
+    func timelessNoFixDoesNotReopenATime() {
+        let (positions, _) = Self.run([.fix(Self.fix(Self.t0)), .fix(Self.fix(nil, mode: 1)), .fix(Self.fix(Self.t0))])
+        #expect(positions.map(\.hasFix) == [true, false])
     }
 
     @Test("continueAfter: fixes up to the last NMEA epoch are not served again, by date or by time of day")

@@ -43,8 +43,9 @@ int cgps_watch(cgps_session *session, int nmea, const char *device);
 /// Waits up to timeout_us for input: 1 ready, 0 timeout or interrupted by a signal, -1 error.
 int cgps_wait(cgps_session *session, int timeout_us);
 /// Reads one line into line[0..cap) (NUL-terminated, line end stripped) and returns the
-/// CGPS_LINE_* bits; *length receives the line length. Returns -1 when gpsd closed the
-/// connection or the socket failed.
+/// CGPS_LINE_* bits; *length receives the line length. Lines are framed here, not by gps_read
+/// (see libgps_json_unpack in CGPS.c); one read(2) at most, so call it when cgps_wait says ready.
+/// Returns -1 when gpsd closed the connection or the socket failed.
 int cgps_read(cgps_session *session, char *line, int cap, int *length);
 /// Sends a raw command (e.g. "?DEVICES;"). Returns 0 or -1.
 int cgps_send(cgps_session *session, const char *command);
@@ -70,7 +71,9 @@ enum {
     CGPS_LINE_TPV = 64,      // a TPV object: cgps_last_fix is fresh
     CGPS_LINE_SKY = 128,     // a SKY object: cgps_last_sky and cgps_satellite_at are fresh
     CGPS_LINE_GST = 256,     // a GST object: cgps_last_noise is fresh
-    CGPS_LINE_MALFORMED = 512,  // a TPV, SKY or GST line that is not well-formed JSON: dropped
+    CGPS_LINE_MALFORMED = 512,  // a TPV, SKY or GST line that is not well-formed JSON, or that libgps could not parse whole: dropped
+    CGPS_LINE_OVERLONG = 1024,  // a line longer than the caller's buffer or 16 KiB: dropped
+    CGPS_LINE_NONE = 2048,      // no whole line yet (or an empty one): nothing to do
 };
 
 /// A TPV report.
