@@ -264,9 +264,10 @@ browser-test: ## A real browser (headless chromium) as a TMM web client: CORS, A
 	/usr/bin/python3 -B hwtests/browser/browser_test.py --bridge "$$($(SWIFT) build --show-bin-path)/tmm-bridge" $(BROWSER_ARGS)
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
-FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh
+FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh \
+	Fuzz/run-gpsd-json.sh
 
-fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access codes, Bridge configuration/control/replay, the TLS input path) for FUZZ_SECONDS seconds each (default 60)
+fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access codes, Bridge configuration/control/replay, the TLS input path, gpsd's JSON reports through libgps) for FUZZ_SECONDS seconds each (default 60)
 	@status=0; \
 	for fuzzer in $(FUZZERS); do \
 		if [[ ! -x $$fuzzer ]]; then echo "make fuzz: $$fuzzer is missing or not executable" >&2; status=1; continue; fi; \

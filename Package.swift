@@ -66,6 +66,8 @@ let package = Package(
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
+        .executableTarget(name: "tmm-inputcost", dependencies: ["GNSS", "GPSD", "Input", "CAllocationCounter"],
+                          path: "Benchmarks/tmm-inputcost", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["InputLoop", "Input", "GPSD", "Posix", "GNSS", "Logging"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
         .executableTarget(name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket", "Logging"], path: "Benchmarks/tmm-fanout",

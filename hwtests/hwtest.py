@@ -26,8 +26,8 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from harness import device, reliability, verify  # noqa: E402
-from harness.bench import TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, running_bench, tmmclient, wait_for  # noqa: E402
+from harness import device, gpsdcheck, reliability, verify  # noqa: E402
+from harness.bench import GPSD_PORT, TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, running_bench, tmmclient, wait_for  # noqa: E402
 from harness.clients import Recorder, SlowClient  # noqa: E402
 from harness.report import Report  # noqa: E402
 from sim.scenario import load  # noqa: E402
@@ -90,13 +90,16 @@ class Run:
             print(f"   {'ok' if check.passed else 'FAIL'}: {check.name}" + (f" — {check.detail}" if check.detail else ""), flush=True)
         self.report.add(name, checks, seconds=time.monotonic() - started, figures=figures)
 
-    def stream_scenario(self, scenario_name: str, extra=None):
-        """A scenario file played through gpsd into the bridge, checked against its timeline."""
+    def stream_scenario(self, scenario_name: str, extra=None, watch_gpsd: bool = False):
+        """A scenario file played through gpsd into the bridge, checked against its timeline.
+        `watch_gpsd`: also gpsd's own JSON, checked first (verify.gpsd_checks), so a failure is
+        placed before or after gpsd."""
         scenario_file = os.path.join(SCENARIOS, scenario_name + ".toml")
         scenario = load(scenario_file)
 
         def body(out):
             with running_bench(out, keep=self.keep) as bench:
+                watch = gpsdcheck.Watch(GPSD_PORT) if watch_gpsd else None
                 recorders = self.streaming(bench, str(uuid.uuid4()))
                 actions = []
 
@@ -128,6 +131,11 @@ class Run:
                         action["recovery"] = 6.0
                 checks, figures = verify.stream_checks(timeline, recorders["v2"].messages, recorders["v1"].messages,
                                                        recorders["events"].messages, scenario.expect)
+                if watch:
+                    watch.close()
+                    messages = scenario.receiver.ubx_messages
+                    gpsd_expect = dict(scenario.expect, sky="SAT" in messages, hpposllh="HPPOSLLH" in messages)
+                    checks = verify.gpsd_checks(timeline, watch.reports, gpsd_expect)[0] + checks
                 checks.append(verify.Check("clients stayed connected (no reconnect needed)",
                                            all(len(r.connects) == 1 for r in recorders.values()),
                                            ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items())))
@@ -417,6 +425,8 @@ def main() -> int:
             self_test(run)
         if selected("rtk-cold-start"):
             run.stream_scenario("rtk-cold-start", run.cold_start_extra)
+        if selected("rtk-cold-start-ubx"):
+            run.stream_scenario("rtk-cold-start-ubx", watch_gpsd=True)
         for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
             if selected(name):
                 run.stream_scenario(name)

@@ -31,6 +31,9 @@
 #   BENCH_PERF=1          also record `perf record -g` of `tmm-bridge decode CORPUS` and print
 #                         the top of `perf report` (children and self)
 #   BENCH_LATENCY=0       skip the receiver input latency run (tmm-latency; needs gpsd)
+#   BENCH_INPUTCOST=0     skip the input paths' cost per epoch (tmm-inputcost: NMEA receiver vs binary
+#                         receiver on recordings of gpsd's live watch; BENCH_INPUTCOST_RUNS (7) timed
+#                         runs of BENCH_INPUTCOST_PASSES (50) passes, then callgrind per path)
 #   BENCH_GAP=0           skip the largest-gap run (Benchmarks/gap/gap.py: a 10 Hz V2 client while
 #                         20 applications register; needs gpsd and /usr/bin/python3 with websockets)
 #   BENCH_TLS=0           skip the TLS runs (issue 11; need openssl, gpsd and /usr/bin/python3 with
@@ -397,6 +400,72 @@ echo "| $today | $short_rev | $pipe_ns | $pipe_epoch_ns | $pipe_epoch_min | $pip
 if [ -n "$decode_done" ]; then
     echo "Decode vs gpsdecode:"
     echo "| $today | $short_rev | $decode_wall | $decode_cpu | $gpsdecode_wall | $gpsdecode_cpu | $(calc "\"%.2fx\", $decode_ratio") | $(calc "\"%.2fx\", $decode_cpu_ratio") | $pairs |"
+fi
+
+# Input paths per epoch (issue 20, "Cost"): what the gpsd thread does per epoch for an NMEA
+# receiver (its sentences parsed, gpsd's TPV/SKY unpacked by libgps and ignored) and for a binary
+# one (gpsd's TPV/SKY through libgps and GPSDReportAssembler, its pseudo-NMEA dropped), on
+# recordings of gpsd 3.22's live watch (Tests/Fixtures/gpsd-json). BENCH_INPUTCOST=0 skips it.
+if [ "${BENCH_INPUTCOST:-1}" != 0 ]; then
+    echo
+    echo "## Input paths per epoch (tmm-inputcost)"
+    echo
+    swift build -c release --product tmm-inputcost --package-path "$package" --scratch-path "$scratch" 2>&1 |
+        grep -E 'error|warning' || true
+    ic_runs=${BENCH_INPUTCOST_RUNS:-7}
+    ic_passes=${BENCH_INPUTCOST_PASSES:-50}
+    ic_fixtures=$root/Tests/Fixtures/gpsd-json
+    declare -A ic_instr=()
+    "$bindir/tmm-inputcost" --fixtures "$ic_fixtures" --runs "$ic_runs" --passes "$ic_passes" | tee "$tmp/inputcost.txt"
+    echo
+    echo "command:  tmm-inputcost --runs $ic_runs --passes $ic_passes (from scripts/bench.sh); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+        # Debian 12's valgrind (3.19) cannot read the DWARF 5 of the C targets (CGPS): callgrind
+        # runs a copy without debug information (symbols suffice for --toggle-collect).
+        objcopy --strip-debug "$bindir/tmm-inputcost" "$tmp/tmm-inputcost"
+        # The reader's byte loop stands in for libgps's socket framing, which the live gpsd thread
+        # does instead: counted apart (GPSDCaptureReader.feed minus its endLine, inclusive).
+        inclusive() { callgrind_annotate --inclusive=yes "$1" 2>/dev/null | grep -F "$2" | head -1 | awk '{ gsub(",", "", $1); print $1 }' || true; }
+        echo
+        echo "callgrind (one warm-up pass untoggled, then 5 passes; instructions per epoch of each path):"
+        echo
+        echo "| pair | parser alone | NMEA path | JSON path | JSON / NMEA | NMEA path, no reader framing | JSON path, no reader framing | JSON / NMEA |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+        for pair in sirf ublox; do
+            declare -A per=() bare=()
+            for stage in parser nmea json; do
+                valgrind --tool=callgrind --callgrind-out-file="$tmp/ic-$pair-$stage.out" --toggle-collect='*measured*' \
+                    "$tmp/tmm-inputcost" --fixtures "$ic_fixtures" --callgrind --pairs "$pair" --stages "$stage" --passes 5 \
+                    > "$tmp/ic-$pair-$stage.txt" 2> "$tmp/ic-$pair-$stage.err" || true
+                collected=$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$tmp/ic-$pair-$stage.err" | tail -1)
+                epochs=$(result "$tmp/ic-$pair-$stage.txt" "${pair}_${stage}_measured_epochs")
+                if [ -z "$collected" ] || [ -z "$epochs" ] || [ "$epochs" -eq 0 ]; then per[$stage]=; continue; fi
+                per[$stage]=$((collected / epochs))
+                feed=$(inclusive "$tmp/ic-$pair-$stage.out" 'GPSDCaptureReaderC4feed')
+                line=$(inclusive "$tmp/ic-$pair-$stage.out" 'GPSDCaptureReaderC7endLine')
+                if [ -n "$feed" ] && [ -n "$line" ]; then
+                    bare[$stage]=$(((collected - feed + line) / epochs))
+                else
+                    bare[$stage]=${per[$stage]}
+                fi
+            done
+            ratio=n/a bare_ratio=n/a
+            [ -n "${per[nmea]}" ] && [ -n "${per[json]}" ] && ratio=$(calc "\"%.2fx\", ${per[json]} / ${per[nmea]}") &&
+                bare_ratio=$(calc "\"%.2fx\", ${bare[json]} / ${bare[nmea]}")
+            row="| $pair | ${per[parser]:-n/a} | ${per[nmea]:-n/a} | ${per[json]:-n/a} | $ratio | ${bare[nmea]:-n/a} | ${bare[json]:-n/a} | $bare_ratio |"
+            echo "$row"
+            ic_instr[$pair]="${per[parser]:-n/a} | ${per[nmea]:-n/a} | ${per[json]:-n/a} | **$ratio** | ${bare[nmea]:-n/a} | ${bare[json]:-n/a} | $bare_ratio"
+            unset per bare
+        done
+    fi
+    echo
+    echo "Rows for BENCHMARKS.md (Input paths; $today, $short_rev):"
+    for pair in sirf ublox; do
+        r() { result "$tmp/inputcost.txt" "${pair}_$1"; }
+        echo "| $today | $short_rev | $pair | ${ic_instr[$pair]:-n/a | n/a | n/a | n/a | n/a | n/a | n/a} |" \
+            "$(r nmea_cpu_ns_per_epoch) | $(r json_cpu_ns_per_epoch) | $(r json_nmea_cpu_ratio)x |" \
+            "$(r nmea_allocations_per_epoch), $(r json_allocations_per_epoch) |"
+    done
 fi
 
 # The largest inter-frame gap of a healthy LocationV2 client while the daemon writes its registry

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches gpsd 3.22's whole regression suite (test/daemon/*.log and their .log.chk golden
 # outputs) from Debian 12's gpsd source package and selects the NMEA 0183 text captures, for
-# Tests/GNSSTests/GPSDSuiteComparisonTests.swift. See Tests/Fixtures/gpsd-suite.md.
+# Tests/GNSSTests/GPSDSuiteComparisonTests.swift, and the logs gpsd decodes with a binary driver,
+# for Tests/EndToEnd/binary_suite.py. See Tests/Fixtures/gpsd-suite.md.
 #
 #   scripts/fetch-gpsd-suite.sh [DIR]     default DIR: $GPSD_SUITE_DIR, else .build/gpsd-suite
 #                                         (git-ignored); GPSD_SUITE_SKIP=1 does nothing
@@ -9,7 +10,9 @@
 #
 # Result, in DIR:
 #   nmea/NAME.log, nmea/NAME.log.chk   the selected NMEA 0183 text captures, unmodified
-#   captures.tsv                       every log of the suite: verdict, reason, line counts
+#   binary/NAME.log, binary/NAME.log.chk  the logs gpsd reads with a binary driver, unmodified
+#   captures.tsv                       every log of the suite: verdict, reason, line counts, and
+#                                      for the logs not selected as NMEA what gpsd made of them
 #   COPYING                            gpsd's licence (BSD-2-Clause), from the same package
 #   downloads/                         the source package as apt fetched it (.dsc, tarballs)
 #   complete                           stamp: package version and selection rule version
@@ -36,15 +39,33 @@
 #   of bytes binary).
 #   Everything else (SiRF, TSIP, UBX, GREIS, RTCM, Zodiac, Oncore, iTalk, NavCom, SuperStar II,
 #   Garmin binary, JSON passthrough, NTRIP source table, ...) is excluded with the reason.
+#
+# Binary rule (rule 3; decided by gpsd itself, not by the bytes): every log the NMEA rule does not
+# select is played once through Debian's gpsd exactly as gpsd's regress-driver made the .chk
+# files (`gpsfake -s 38400 -1 -p LOG`, 4 at a time) and gpsd's DEVICE objects are read (the .chk
+# files carry none: regress-driver filters DEVICE out). The driver gpsd settles on is the last
+# one a DEVICE names. A log is binary when that driver is one of gpsd 3.22's binary GNSS drivers
+# (a driver whose lexer packet type is not NMEA, RTCM, AIS or JSON: u-blox, SiRF, Trimble TSIP,
+# GREIS, Skytraq, Navcom NCT, Motorola Oncore, Zodiac, iTalk, GeoStar, SuperStarII, EverMore,
+# Garmin Serial/USB binary, NMEA2000). RTCM104V2/V3, AIVDM, JSON slave driver and text drivers
+# (NMEA0183, MTK-3301, True North, ...) are not. Binary logs in which gpsd makes no fix stay
+# selected (binary_suite.py reports them as such); captures.tsv says so. This step needs gpsd and
+# gpsfake (Debian's gpsd and gpsd-clients); without them nmea/ is still made, binary/ is not, and
+# the stamp says so, so that a later run with the tools completes it.
 set -euo pipefail
 
 readonly VERSION=3.22-4.1+deb12u1
-readonly RULE_VERSION=2
+readonly RULE_VERSION=3
 readonly SOURCES_FILE=/etc/apt/sources.list.d/tmm-bridge-gpsd-src.sources
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${1:-${GPSD_SUITE_DIR:-$root/.build/gpsd-suite}}
 stamp_text="gpsd $VERSION rule $RULE_VERSION"
+if ! command -v gpsd >/dev/null 2>&1 && [[ ! -x /usr/sbin/gpsd ]] || ! command -v gpsfake >/dev/null 2>&1; then
+    have_gpsd=0
+else
+    have_gpsd=1
+fi
 
 say() { echo "fetch-gpsd-suite: $*"; }
 die() { echo "fetch-gpsd-suite: $*" >&2; exit 1; }
@@ -54,7 +75,11 @@ if [[ "${GPSD_SUITE_SKIP-}" == 1 ]]; then
     exit 0
 fi
 if [[ -f "$dir/complete" && "$(cat "$dir/complete")" == "$stamp_text" ]]; then
-    say "already there: $(find "$dir/nmea" -name '*.log' | wc -l) NMEA captures of gpsd $VERSION in $dir"
+    say "already there: $(find "$dir/nmea" -name '*.log' | wc -l) NMEA captures and $(find "$dir/binary" -name '*.log' | wc -l) binary logs of gpsd $VERSION in $dir"
+    exit 0
+fi
+if ((have_gpsd == 0)) && [[ -f "$dir/complete" && "$(cat "$dir/complete")" == "$stamp_text without binary" ]]; then
+    say "already there: $(find "$dir/nmea" -name '*.log' | wc -l) NMEA captures of gpsd $VERSION in $dir (no binary/: gpsd or gpsfake not installed)"
     exit 0
 fi
 
@@ -169,10 +194,83 @@ with open(table, "w") as out:
     out.write("log\tverdict\treason\tdata_lines\tdollar_lines\tnon_ascii_bytes\n")
     out.write("\n".join(rows) + "\n")
 EOF
+
+# --- binary: what driver gpsd settles on, for every log the NMEA rule left out ---------------
+rm -rf "$dir/binary.new"
+if ((have_gpsd)); then
+    mkdir -p "$dir/binary.new" "$work/gpsfake"
+    say "playing the $(grep -c $'\texcluded\t' "$dir/captures.tsv") other logs through gpsd (gpsfake) to read its driver"
+    export PATH="$PATH:/usr/sbin"
+    # gpsfake writes its control socket in TMPDIR; gpsd's "unable to connect to the DBUS" is noise.
+    awk -F'\t' '$2 == "excluded" {print $1}' "$dir/captures.tsv" |
+        (cd "$work/gpsd/test/daemon" && TMPDIR="$work/gpsfake" xargs -P 4 -I{} \
+            sh -c 'timeout 120 gpsfake -s 38400 -1 -p "$1" >"$2/$1.out" 2>"$2/$1.err" || echo "exit $?" >>"$2/$1.err"' \
+            gpsfake {} "$work/gpsfake")
+    python3 - "$work/gpsd/test/daemon" "$work/gpsfake" "$dir/binary.new" "$dir/captures.tsv" <<'EOF'
+import json, os, shutil, sys
+
+src, played, dst, table = sys.argv[1:5]
+# gpsd 3.22's drivers whose lexer packet type is a binary GNSS protocol (drivers/*.c).
+BINARY = {"u-blox", "SiRF", "Trimble TSIP", "GREIS", "Skytraq", "Navcom NCT", "Motorola Oncore", "Zodiac",
+          "iTalk", "GeoStar", "SuperStarII", "EverMore", "Garmin Serial binary", "Garmin USB binary", "NMEA2000"}
+lines = open(table).read().splitlines()
+out = [lines[0] + "\tgpsd_drivers\tgpsd_tpv\tgpsd_fixes"]
+for line in lines[1:]:
+    row = line.split("\t")
+    name, verdict = row[0], row[1]
+    if verdict != "excluded":
+        out.append(line + "\t\t\t")
+        continue
+    drivers, tpv, fixes = [], 0, 0
+    try:
+        output = open(os.path.join(played, name + ".out"), "rb").read().splitlines()
+    except OSError:
+        output = []
+    for raw in output:
+        if not raw.startswith(b"{"):
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        kind = obj.get("class")
+        for device in obj.get("devices", []) if kind == "DEVICES" else [obj] if kind == "DEVICE" else []:
+            driver = device.get("driver")
+            if driver and (not drivers or drivers[-1] != driver):
+                drivers.append(driver)
+        if kind == "TPV":
+            tpv += 1
+            fixes += (obj.get("mode") or 0) >= 2
+    settled = drivers[-1] if drivers else ""
+    reason = row[2]
+    if settled in BINARY and os.path.exists(os.path.join(src, name + ".chk")):
+        row[1] = "binary"
+        row[2] = "gpsd driver %s%s; %d TPVs, %d with a fix%s" % (
+            settled, " (after %s)" % " > ".join(drivers[:-1]) if len(drivers) > 1 else "", tpv, fixes,
+            "" if fixes else "; gpsd makes no fix")
+        for f in (name, name + ".chk"):
+            shutil.copyfile(os.path.join(src, f), os.path.join(dst, f))
+    else:
+        row[2] = "%s; gpsd driver %s, %d TPVs" % (reason, settled or "none", tpv)
+    out.append("\t".join(row + [" > ".join(drivers), str(tpv), str(fixes)]))
+with open(table, "w") as f:
+    f.write("\n".join(out) + "\n")
+EOF
+else
+    say "gpsd or gpsfake not installed (apt-get install gpsd gpsd-clients): no binary/ selection this time"
+fi
+
 cp "$work/gpsd/COPYING" "$dir/COPYING"
 rm -rf "$dir/nmea"
 mv "$dir/nmea.new" "$dir/nmea"
-echo "$stamp_text" >"$dir/complete"
+rm -rf "$dir/binary"
+if ((have_gpsd)); then
+    mv "$dir/binary.new" "$dir/binary"
+    echo "$stamp_text" >"$dir/complete"
+else
+    echo "$stamp_text without binary" >"$dir/complete"
+fi
 selected=$(grep -c $'\tnmea\t' "$dir/captures.tsv")
+binary=$(grep -c $'\tbinary\t' "$dir/captures.tsv" || true)
 total=$(($(wc -l <"$dir/captures.tsv") - 1))
-say "$selected NMEA captures of $total logs in $dir/nmea ($(du -sh "$dir/nmea" | cut -f1)); rule and exclusions in $dir/captures.tsv"
+say "$selected NMEA captures of $total logs in $dir/nmea ($(du -sh "$dir/nmea" | cut -f1)), $binary binary logs in $dir/binary; rules and exclusions in $dir/captures.tsv"

@@ -7,6 +7,8 @@
 #   scripts/install-deps.sh --browser  also the browser test's (make browser-test): headless
 #                                      chromium, chromedriver, Selenium, certutil, PIL; about
 #                                      390 MiB installed, so only on request
+#   scripts/install-deps.sh --ubx-tests  also pyubx2 from PyPI, for tmm-sim's UBX tests only
+#                                      (hwtests/tests/test_sim.py; they skip without it)
 #
 # As root it installs what is missing with apt-get. As another user it prints the one
 # `sudo apt-get install` command to run and exits 1.
@@ -26,14 +28,16 @@ bench_packages=(gpsd-clients)
 browser_packages=(chromium chromium-driver python3-selenium libnss3-tools python3-pil fonts-dejavu-core)
 
 usage() {
-    echo "usage: $0 [--bench] [--browser]" >&2
+    echo "usage: $0 [--bench] [--browser] [--ubx-tests]" >&2
     exit 64
 }
 
+ubx_tests=0
 for option in "$@"; do
     case "$option" in
         --bench) packages+=("${bench_packages[@]}") ;;
         --browser) packages+=("${browser_packages[@]}") ;;
+        --ubx-tests) ubx_tests=1 ;;
         -h | --help) usage ;;
         *) echo "install-deps: unknown option '$option'" >&2; usage ;;
     esac
@@ -63,6 +67,26 @@ if ((${#missing[@]} > 0)); then
         echo "install-deps: missing Debian packages; install them with:" >&2
         echo "sudo apt-get install -y ${missing[*]}"
         exit 1
+    fi
+fi
+
+# --- pyubx2 for tmm-sim's UBX tests (--ubx-tests only) -------------------------------------
+# The simulator writes UBX with the standard library (hwtests/sim/ubx.py); its tests check the
+# frames with an independent decoder, pyubx2, which Debian 12 does not package. It goes into
+# Debian's /usr/bin/python3 (the one with python3-gps that the tools run under), from PyPI with
+# pip; skipped when already importable, so running this again changes nothing.
+if ((ubx_tests)) && ! /usr/bin/python3 -c 'import pyubx2' >/dev/null 2>&1; then
+    if [[ $(id -u) -eq 0 ]]; then
+        if ! /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+            apt-get update
+            DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
+        fi
+        echo "install-deps: installing pyubx2 (PyPI) for /usr/bin/python3"
+        /usr/bin/python3 -m pip install --break-system-packages --root-user-action=ignore 'pyubx2>=1.2,<2'
+    else
+        echo "install-deps: pyubx2 missing for the UBX tests; install it with:" >&2
+        echo "sudo /usr/bin/python3 -m pip install --break-system-packages 'pyubx2>=1.2,<2'"
+        status=1
     fi
 fi
 

@@ -92,16 +92,111 @@ int cgps_wait(cgps_session *session, int timeout_us) {
     return errno == 0 ? 0 : -1;
 }
 
+// ---------------------------------------------------------------------------------------------
+// libgps's gps_unpack keeps what it parsed before an error and reports no error (libgps_sock.c
+// ignores libgps_json_unpack's status), so a truncated or garbled report would pass as a report
+// with fewer fields. Reports are therefore checked first: one JSON object, well formed by RFC
+// 8259's grammar, nested at most JSON_DEPTH deep. libgps's own types decide the rest (a value of
+// the wrong type ends its parse; the fields after it stay unset, never stale).
+
+enum { JSON_DEPTH = 8 };
+
+static const char *json_value(const char *p, int depth);
+
+static const char *json_space(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    return p;
+}
+
+static const char *json_string(const char *p) {
+    if (*p++ != '"') return NULL;
+    for (;;) {
+        unsigned char c = (unsigned char)*p++;
+        if (c == '"') return p;
+        if (c < 0x20) return NULL;  // the end of the line included
+        if (c == '\\') {
+            c = (unsigned char)*p++;
+            if (c == 'u') {
+                for (int i = 0; i < 4; i++, p++) {
+                    unsigned char h = (unsigned char)*p;
+                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) return NULL;
+                }
+            } else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0') {
+                return NULL;
+            }
+        }
+    }
+}
+
+static const char *json_digits(const char *p) {
+    if (*p < '0' || *p > '9') return NULL;
+    while (*p >= '0' && *p <= '9') p++;
+    return p;
+}
+
+static const char *json_number(const char *p) {
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if ((p = json_digits(p)) == NULL) return NULL;
+    if (*p == '.' && (p = json_digits(p + 1)) == NULL) return NULL;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if ((p = json_digits(p)) == NULL) return NULL;
+    }
+    return p;
+}
+
+static const char *json_container(const char *p, int depth, char close) {
+    if (depth > JSON_DEPTH) return NULL;
+    p = json_space(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if ((p = json_string(p)) == NULL) return NULL;
+            p = json_space(p);
+            if (*p++ != ':') return NULL;
+        }
+        if ((p = json_value(json_space(p), depth + 1)) == NULL) return NULL;
+        p = json_space(p);
+        if (*p == close) return p + 1;
+        if (*p++ != ',') return NULL;
+        p = json_space(p);
+    }
+}
+
+static const char *json_value(const char *p, int depth) {
+    switch (*p) {
+    case '{': return json_container(p, depth, '}');
+    case '[': return json_container(p, depth, ']');
+    case '"': return json_string(p);
+    case 't': return strncmp(p, "true", 4) == 0 ? p + 4 : NULL;
+    case 'f': return strncmp(p, "false", 5) == 0 ? p + 5 : NULL;
+    case 'n': return strncmp(p, "null", 4) == 0 ? p + 4 : NULL;
+    default: return json_number(p);
+    }
+}
+
+/// True when `line` is exactly one well-formed JSON object (surrounding white space allowed).
+static int json_well_formed(const char *line) {
+    const char *p = json_space(line);
+    if (*p != '{') return 0;
+    p = json_value(p, 1);
+    return p != NULL && *json_space(p) == '\0';
+}
+
 /// The class of a gpsd JSON object, from the line itself: gpsd writes "class" first, and the
 /// `set` bits cannot tell a TPV from a SKY (both may set TIME_SET and DOPs).
 static int report_kind(const char *line, gps_mask_t set) {
     static const char prefix[] = "{\"class\":\"";
     if (strncmp(line, prefix, sizeof(prefix) - 1) != 0) return 0;
     const char *class = line + sizeof(prefix) - 1;
-    if (strncmp(class, "TPV\"", 4) == 0) return CGPS_LINE_TPV;
-    if (strncmp(class, "SKY\"", 4) == 0 && (set & SATELLITE_SET)) return CGPS_LINE_SKY;
-    if (strncmp(class, "GST\"", 4) == 0 && (set & GST_SET)) return CGPS_LINE_GST;
-    return 0;
+    int kind = 0;
+    if (strncmp(class, "TPV\"", 4) == 0) kind = CGPS_LINE_TPV;
+    else if (strncmp(class, "SKY\"", 4) == 0 && (set & SATELLITE_SET)) kind = CGPS_LINE_SKY;
+    else if (strncmp(class, "GST\"", 4) == 0 && (set & GST_SET)) kind = CGPS_LINE_GST;
+    if (kind != 0 && !json_well_formed(line)) return CGPS_LINE_MALFORMED;
+    return kind;
 }
 
 /// What an unpacked line was (its CGPS_LINE_* bits); `line` is NUL-terminated, line end stripped.
@@ -151,6 +246,7 @@ int cgps_unpack(cgps_session *session, const char *line, int length) {
     session->data.set = 0;
     if (gps_unpack(session->scratch, &session->data) != 0) return 0;
     int kind = classify(session, session->scratch);
+    if (kind & CGPS_LINE_MALFORMED) return 0;
     return kind == CGPS_LINE_OTHER && session->data.set == 0 ? 0 : kind;
 }
 

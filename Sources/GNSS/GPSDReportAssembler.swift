@@ -1,13 +1,17 @@
 /// Epochs from gpsd's reports (the JSON source; `EpochAssembler` is the NMEA one): one `Position`
-/// per fix time, emitted the moment gpsd's TPV for it is read.
+/// per fix time, gpsd's last word on that time.
 ///
-/// gpsd sends a TPV when a receiver's cycle ends (`REPORT_IS`), SKY when it has new satellites
-/// and GST only for NMEA receivers' `$GxGST`; SKY and GST are kept and attached to the fixes that
-/// follow, as the NMEA path keeps the last GSV set. Rules (docs/input.md, "Two sources"):
-/// - **one epoch per time**: the first TPV of a time with a fix is served; later TPVs of the same
-///   time (gpsd repeats some, and its SiRF and TSIP drivers report one fix per navigation
-///   message) are dropped and counted, so no client sees two positions for one instant. A TPV
-///   without a fix is served only when its time is new, and a fix of the same time still follows it.
+/// gpsd sends a TPV when it thinks a receiver's cycle ended (`REPORT_IS`), SKY when it has new
+/// satellites and GST only for NMEA receivers' `$GxGST`; SKY and GST are kept and attached to the
+/// fixes that follow, as the NMEA path keeps the last GSV set. Rules (docs/input.md, "Two
+/// sources"):
+/// - **the last TPV of a time is served**: gpsd often reports one time several times, and the
+///   later report is the better one: its u-blox driver reports at NAV-PVT (1e-7°, mm) and again at
+///   the cycle's end with NAV-HPPOSLLH's 1e-9° and 0.1 mm; SiRF reports MID 2 then MID 41; TSIP
+///   up to three navigation messages. So a fix is held for `hold` after the first TPV of its
+///   time (a quarter of the receiver's period, 10 to 100 ms), a later TPV of that time replaces it,
+///   and it is served when the hold ends or a TPV of a later time arrives, whichever is first.
+///   No client sees two positions for one instant. A report without a fix never replaces a fix.
 /// - **late** TPVs (older than the last served time) are dropped and counted, unless the time
 ///   went back by more than `timeJumpNanoseconds` (a receiver reset or a replayed capture): then
 ///   the stream starts afresh.
@@ -20,7 +24,8 @@ public struct GPSDReportAssembler: Sendable {
     public struct Statistics: Sendable, Equatable {
         public var fixes = 0
         public var epochs = 0
-        /// TPVs of a time already served.
+        /// TPVs of a time that a later TPV of the same time replaced, or that came after it was
+        /// served.
         public var repeated = 0
         /// TPVs older than the last served time.
         public var late = 0
@@ -32,6 +37,10 @@ public struct GPSDReportAssembler: Sendable {
 
     /// A time jump backwards larger than this restarts the stream instead of dropping the fix.
     public static let timeJumpNanoseconds: Int64 = 10_000_000_000
+    /// The hold: a quarter of the receiver's period (the smallest step between fix times seen),
+    /// within these bounds; the longest until a period is known.
+    public static let shortestHold: Int64 = 10_000_000
+    public static let longestHold: Int64 = 100_000_000
 
     public private(set) var statistics = Statistics()
     /// TPV's eph/epv are the receiver's own accuracy estimates (the driver's choice; see
@@ -44,20 +53,35 @@ public struct GPSDReportAssembler: Sendable {
     private var vdop: Double?
     private var satellitesUsed: Int?
     private var noise: GPSDNoise?
+    /// The fix held for its time (Unix nanoseconds), and when it is served.
+    private var pending: (fix: GPSDFix, time: Int64, deadline: Int64)?
     /// The last served epoch's time (Unix nanoseconds) and whether it had a fix.
     private var lastTime: Int64?
     private var lastHadFix = false
+    /// The smallest step between two fix times seen: the receiver's period.
+    private var period: Int64?
     /// `continueAfter` a time without a date (an NMEA cycle with no RMC or ZDA): fixes at or
     /// before this time of day, and within `timeJumpNanoseconds` of it, are not served again.
     private var afterTimeOfDay: Int64?
 
     public init() {}
 
-    /// A TPV: emits its epoch unless the rules above drop it.
-    public mutating func fix(_ fix: GPSDFix, _ emit: (Position) -> Void) {
+    /// How long a fix is held for a later report of its time.
+    public var hold: Int64 {
+        guard let period else { return Self.longestHold }
+        return min(max(period / 4, Self.shortestHold), Self.longestHold)
+    }
+
+    /// When the held fix is due (monotonic nanoseconds), for the caller's timer.
+    public var deadline: Int64? { pending?.deadline }
+
+    /// A TPV read at `now`: held, replacing a held fix of its time, or dropped by the rules above;
+    /// a held fix of an earlier time is served first.
+    public mutating func fix(_ fix: GPSDFix, now: Int64, _ emit: (Position) -> Void) {
         statistics.fixes += 1
         let hasFix = fix.quality != .noFix
         guard let time = fix.time?.unixNanoseconds else {
+            flush(emit)
             guard !hasFix, lastHadFix else {
                 statistics.repeated += 1
                 return
@@ -65,6 +89,19 @@ public struct GPSDReportAssembler: Sendable {
             lastHadFix = false
             serve(fix, emit)
             return
+        }
+        if let held = pending {
+            if time == held.time {
+                statistics.repeated += 1
+                if hasFix || held.fix.quality == .noFix { pending = (fix, time, held.deadline) }
+                return
+            }
+            if time > held.time || time < held.time - Self.timeJumpNanoseconds {
+                flush(emit)
+            } else {
+                statistics.late += 1
+                return
+            }
         }
         if lastTime == nil, let after = afterTimeOfDay, let timeOfDay = fix.time?.nanosecondsOfDay {
             let behind = after - timeOfDay
@@ -76,18 +113,34 @@ public struct GPSDReportAssembler: Sendable {
         if let lastTime {
             if time < lastTime - Self.timeJumpNanoseconds {
                 self.lastTime = nil
+                period = nil
             } else if time < lastTime {
                 statistics.late += 1
                 return
             } else if time == lastTime && (lastHadFix || !hasFix) {
                 statistics.repeated += 1
                 return
+            } else if time > lastTime {
+                let step = time - lastTime
+                period = min(period ?? step, step)
             }
         }
-        lastTime = time
-        lastHadFix = hasFix
         afterTimeOfDay = nil
-        serve(fix, emit)
+        pending = (fix, time, now + hold)
+    }
+
+    /// Time passed: a held fix whose hold has ended is served.
+    public mutating func idle(now: Int64, _ emit: (Position) -> Void) {
+        if let held = pending, now >= held.deadline { flush(emit) }
+    }
+
+    /// Serves the held fix now (end of input, the source closed).
+    public mutating func flush(_ emit: (Position) -> Void) {
+        guard let held = pending else { return }
+        pending = nil
+        lastTime = held.time
+        lastHadFix = held.fix.quality != .noFix
+        serve(held.fix, emit)
     }
 
     /// A SKY: its satellites replace the kept sky (a SKY without satellites keeps it), its DOPs
@@ -109,10 +162,10 @@ public struct GPSDReportAssembler: Sendable {
         noise = report
     }
 
-    /// Any report.
-    public mutating func report(_ report: GPSDReport, _ emit: (Position) -> Void) {
+    /// Any report, read at `now`.
+    public mutating func report(_ report: GPSDReport, now: Int64, _ emit: (Position) -> Void) {
         switch report {
-        case .fix(let fix): self.fix(fix, emit)
+        case .fix(let fix): self.fix(fix, now: now, emit)
         case .sky(let sky): self.sky(sky)
         case .noise(let noise): self.noise(noise)
         }
@@ -121,12 +174,14 @@ public struct GPSDReportAssembler: Sendable {
     /// Serves only fixes later than `time` from now on (the NMEA source served up to it, so
     /// the switch to this one neither repeats nor loses an epoch).
     public mutating func continueAfter(_ time: UTCTimestamp?) {
+        pending = nil
         lastTime = time?.unixNanoseconds
         lastHadFix = lastTime != nil
         afterTimeOfDay = lastTime == nil ? time?.nanosecondsOfDay : nil
     }
 
-    /// A new source (the device closed, the connection was lost): nothing kept carries over.
+    /// A new source (the device closed, the connection was lost): nothing kept carries over
+    /// (flush first to serve a held fix).
     public mutating func restart() {
         let kept = (statistics, receiverAccuracy)
         self = GPSDReportAssembler()

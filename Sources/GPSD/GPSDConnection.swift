@@ -72,6 +72,9 @@ struct GPSDConnection: ~Copyable {
         case version(String)
         /// A TPV, SKY or GST object (as libgps unpacked it).
         case report(GPSDReport)
+        /// A TPV, SKY or GST line that is not well-formed JSON (libgps would have passed what it
+        /// parsed before the fault): dropped.
+        case malformedReport
         case error
         case other
     }
@@ -99,6 +102,7 @@ struct GPSDConnection: ~Copyable {
             return .device(GPSDDevice(raw))
         }
         if kind & Int32(CGPS_LINE_VERSION) != 0 { return .version(String(cString: cgps_release(session))) }
+        if kind & Int32(CGPS_LINE_MALFORMED) != 0 { return .malformedReport }
         if let report = GPSDReport(kind: kind, from: session) { return .report(report) }
         if kind & Int32(CGPS_LINE_ERROR) != 0 { return .error }
         return .other

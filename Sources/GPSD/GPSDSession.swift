@@ -49,6 +49,8 @@ public final class GPSDSession: Sendable {
         public var nmeaLines = 0
         /// TPV, SKY and GST objects handed to the consumer.
         public var reports = 0
+        /// TPV, SKY and GST lines that were not well-formed JSON, dropped.
+        public var malformedReports = 0
         public var otherLines = 0
     }
 
@@ -213,7 +215,10 @@ public final class GPSDSession: Sendable {
         while !stopping {
             let ready: Bool
             do {
-                ready = try connection.wait(microseconds: Int32(configuration.pollInterval / 1000))
+                // A held fix's deadline shortens the wait, so its `idle` comes on time.
+                var timeout = configuration.pollInterval
+                if let deadline = consumer.deadline { timeout = max(0, min(timeout, deadline - monotonicNanoseconds())) }
+                ready = try connection.wait(microseconds: Int32(timeout / 1000))
             } catch {
                 return
             }
@@ -224,6 +229,7 @@ public final class GPSDSession: Sendable {
                 // restoreWanted): the session keeps no copy of which devices gpsd has open.
                 do { try connection.send("?DEVICES;") } catch { return }
             }
+            if ready, let deadline = consumer.deadline, now >= deadline { consumer.idle(now: now) }
             if !ready {
                 // A watch without NMEA is never quiet: its silence says nothing about a receiver.
                 if !quietReported, configuration.watch != .devices, now - lastHeard > configuration.silenceTimeout {
@@ -267,6 +273,9 @@ public final class GPSDSession: Sendable {
                 quietReported = false
                 counters.withLock { $0.reports += 1 }
                 consumer.report(report, now: now)
+            case .malformedReport:
+                counters.withLock { $0.malformedReports += 1 }
+                log.warning("\(configuration.logPrefix)gpsd sent a report that is not well-formed JSON: dropped")
             case .error, .other:
                 counters.withLock { $0.otherLines += 1 }
             }

@@ -19,6 +19,13 @@ public protocol GPSDStreamConsumer: Sendable {
     /// A poll interval passed without a line (`GPSDSession.Configuration.pollInterval`): time for
     /// whatever waits on the clock.
     mutating func idle(now: Int64)
+    /// When the consumer next needs `idle` (monotonic nanoseconds), if sooner than a poll
+    /// interval: a fix held for a later report of its time. The session waits no longer.
+    var deadline: Int64? { get }
+}
+
+extension GPSDStreamConsumer {
+    public var deadline: Int64? { nil }
 }
 
 /// What a session's `?WATCH` asks gpsd for.

@@ -33,8 +33,9 @@ public struct ReceiverEpochs: Sendable {
 
     public var source: EpochSource { driver.source }
 
-    /// gpsd named (or renamed) the receiver's driver.
-    public mutating func driver(_ name: String) {
+    /// gpsd named (or renamed) the receiver's driver; a fix held on gpsd's reports is served
+    /// before a switch away from them.
+    public mutating func driver(_ name: String, _ emit: (Position) -> Void) {
         let new = GPSDDriver(name)
         guard new != driver else { return }
         let old = driver.source
@@ -48,6 +49,7 @@ public struct ReceiverEpochs: Sendable {
             reports.restart()
             reports.continueAfter(lastServed)
         case .nmea:
+            servedByReports(.flush, emit)
             // gpsd falls back to the NMEA driver when a receiver is switched to NMEA output;
             // its sentences start a new cycle.
             nmea.sourceLost()
@@ -70,47 +72,83 @@ public struct ReceiverEpochs: Sendable {
         return accepted
     }
 
-    /// One of gpsd's reports for this receiver.
-    public mutating func report(_ report: GPSDReport, _ emit: (Position) -> Void) {
+    /// One of gpsd's reports for this receiver, read at `now`.
+    public mutating func report(_ report: GPSDReport, now: Int64, _ emit: (Position) -> Void) {
         guard source == .gpsdReports else {
             statistics.ignoredReports += 1
             return
         }
-        var served: UTCTimestamp?? = nil
-        reports.report(report) { position in
-            served = .some(position.time)
-            emit(position)
-        }
-        if let served, let time = served { lastServed = time }
+        servedByReports(.report(report, now: now), emit)
     }
 
-    /// Time passed without input: an overdue NMEA cycle is emitted (reports need no timer: a TPV
-    /// is a whole epoch).
+    /// When the fix held on gpsd's reports is due (monotonic nanoseconds): the reading thread
+    /// waits no longer than this for input before calling `idle`.
+    public var deadline: Int64? { source == .gpsdReports ? reports.deadline : nil }
+
+    /// Time passed without input: an overdue NMEA cycle, or a held fix whose hold has ended, is
+    /// emitted.
     public mutating func idle(now: Int64, _ emit: (Position) -> Void) {
-        guard source == .nmea else { return }
-        nmea.idle(now: now, emit)
+        switch source {
+        case .nmea: nmea.idle(now: now, emit)
+        case .gpsdReports: servedByReports(.idle(now: now), emit)
+        }
     }
 
     /// End of all input (`decode` at the end of a file).
     public mutating func finish(_ emit: (Position) -> Void) {
-        guard source == .nmea else { return }
-        nmea.finish(emit)
+        switch source {
+        case .nmea: nmea.finish(emit)
+        case .gpsdReports: servedByReports(.flush, emit)
+        }
     }
 
-    /// The source ended cleanly (gpsd closed the device): a pending NMEA cycle is emitted; the
-    /// next device starts afresh and is named again by gpsd.
+    /// The source ended cleanly (gpsd closed the device): a pending NMEA cycle or held fix is
+    /// emitted; the next device starts afresh and is named again by gpsd.
     public mutating func sourceClosed(_ emit: (Position) -> Void) {
         if source == .nmea { nmea.sourceClosed(emit) } else { nmea.sourceLost() }
+        servedByReports(.flush, emit)
         reports.restart()
         lastServed = nil
         driver = GPSDDriver("")
         reports.receiverAccuracy = false
     }
 
-    /// The source was cut off (the gpsd connection broke): the partial cycle is dropped.
-    public mutating func sourceLost() {
+    /// The source was cut off (the gpsd connection broke): the partial NMEA cycle is dropped; a
+    /// held fix is whole, and served.
+    public mutating func sourceLost(_ emit: (Position) -> Void) {
         nmea.sourceLost()
+        servedByReports(.flush, emit)
         reports.restart()
         lastServed = nil
+    }
+
+    /// What is asked of the reports' assembler.
+    private enum ReportStep {
+        case report(GPSDReport, now: Int64)
+        case idle(now: Int64)
+        case flush
+    }
+
+    /// Runs `step` on the reports' assembler and notes the time of what it served.
+    private mutating func servedByReports(_ step: ReportStep, _ emit: (Position) -> Void) {
+        var last: UTCTimestamp?? = nil
+        switch step {
+        case .report(let report, let now):
+            reports.report(report, now: now) { position in
+                last = .some(position.time)
+                emit(position)
+            }
+        case .idle(let now):
+            reports.idle(now: now) { position in
+                last = .some(position.time)
+                emit(position)
+            }
+        case .flush:
+            reports.flush { position in
+                last = .some(position.time)
+                emit(position)
+            }
+        }
+        if let last, let time = last { lastServed = time }
     }
 }

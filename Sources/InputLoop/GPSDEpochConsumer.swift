@@ -49,18 +49,20 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
     public mutating func report(_ report: GPSDReport, now: Int64) {
         let inbox = self.inbox
         let receiver = self.receiver
-        stream.report(report) { position in Self.post(position, from: receiver, at: now, to: inbox) }
+        stream.report(report, now: now) { position in Self.post(position, from: receiver, at: now, to: inbox) }
     }
+
+    public var deadline: Int64? { stream.deadline }
 
     public mutating func event(_ event: GPSDEvent, now: Int64) {
         let inbox = self.inbox
         let receiver = self.receiver
         switch event {
         case .device(let device) where device.isActive && (receiver == nil || receiver == device.path):
-            stream.driver(device.driver)
+            stream.driver(device.driver) { position in Self.post(position, from: receiver, at: now, to: inbox) }
         case .devices(let devices):
             if let own = devices.first(where: { receiver == nil ? $0.isActive : $0.path == receiver }), own.isActive {
-                stream.driver(own.driver)
+                stream.driver(own.driver) { position in Self.post(position, from: receiver, at: now, to: inbox) }
             }
         default:
             break
@@ -69,7 +71,7 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         case .device(let device) where !device.isActive && (receiver == nil || receiver == device.path):
             stream.sourceClosed { position in Self.post(position, from: receiver, at: now, to: inbox) }
         case .connectionLost:
-            stream.sourceLost()
+            stream.sourceLost { position in Self.post(position, from: receiver, at: now, to: inbox) }
         case .connected, .devices, .device, .unreachable, .quiet:
             break
         }

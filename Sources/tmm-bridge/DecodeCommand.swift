@@ -1,13 +1,17 @@
 import BridgeCore
 import ByteCoding
 import GNSS
+import GPSD
 import Glibc
+import Input
 import NMEA0183
 import Posix
 import TMMProtocol
 
-/// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same consumer
-/// (`EpochStream`) and encoders the live sockets use.
+/// `tmm-bridge decode`: a capture in, one TMM JSON object per epoch out, with the same consumers
+/// and encoders the live sockets use: NMEA 0183 through `EpochStream`, or gpsd's JSON (`gpspipe
+/// -w`, a binary receiver's capture) through libgps and `GPSDReportAssembler`. The first
+/// non-blank byte decides: `{` is gpsd's JSON, anything else NMEA.
 struct DecodeCommand {
     var path: String
     var format: LocationFormat
@@ -90,7 +94,17 @@ struct DecodeCommand {
 
 /// Decoder and encoders for one `decode` run; the encoder of the format holds a chunk's output.
 struct DecodeSession {
+    /// What the input is, decided by its first non-blank byte.
+    enum Input {
+        case undecided
+        case nmea
+        /// gpsd's JSON reports: libgps's parse state and the epochs made from them.
+        case gpsdJSON(GPSDCaptureReader)
+    }
+
+    var input = Input.undecided
     var stream = EpochStream()
+    var reports = GPSDReportAssembler()
     var v1: LocationV1Encoder
     var v2: LocationV2Encoder
     var format: LocationFormat
@@ -108,13 +122,56 @@ struct DecodeSession {
 
     /// Decodes a chunk and writes the epochs it completed; false if stdout is gone.
     mutating func feed(_ chunk: Span<UInt8>, now: Int64) -> Bool {
+        if case .undecided = input {
+            var first: UInt8?
+            for i in 0..<chunk.count where !ASCII.isBlank(chunk[i]) && chunk[i] != 0x0A && chunk[i] != 0x0D {
+                first = chunk[i]
+                break
+            }
+            guard let first else { return true }
+            if first == UInt8(ascii: "{") {
+                guard let reader = GPSDCaptureReader() else {
+                    Output.error("tmm-bridge decode: out of memory for libgps's parser\n")
+                    return false
+                }
+                input = .gpsdJSON(reader)
+            } else {
+                input = .nmea
+            }
+        }
+        if case .gpsdJSON(let reader) = input {
+            var reports = self.reports
+            reader.feed(chunk) { item in Self.read(item, now: now, into: &reports) { position in self.append(position) } }
+            self.reports = reports
+            return flush()
+        }
         var stream = self.stream
         stream.bytes(chunk, now: now) { position in self.append(position) }
         self.stream = stream
         return flush()
     }
 
+    /// One item of a gpsd JSON capture: reports make epochs; a device's driver says whether its
+    /// TPV error estimates are the receiver's own (`GPSDDriver.reportsReceiverAccuracy`).
+    private static func read(_ item: GPSDCaptureReader.Item, now: Int64, into reports: inout GPSDReportAssembler,
+                             _ emit: (Position) -> Void) {
+        switch item {
+        case .report(let report): reports.report(report, now: now, emit)
+        case .device(let device) where device.isActive:
+            reports.receiverAccuracy = GPSDDriver(device.driver).reportsReceiverAccuracy
+        case .device: break
+        }
+    }
+
     mutating func flushIfStale(now: Int64) {
+        if case .gpsdJSON = input {
+            var reports = self.reports
+            reports.idle(now: now) { position in self.append(position) }
+            self.reports = reports
+            _ = flush()
+            return
+        }
+        guard case .nmea = input else { return }
         var stream = self.stream
         stream.idle(now: now) { position in self.append(position) }
         self.stream = stream
@@ -123,6 +180,7 @@ struct DecodeSession {
 
     /// End of input: last epoch, summary on stderr, exit status.
     mutating func finish(name: String) -> Int32 {
+        if case .gpsdJSON(let reader) = input { return finishReports(reader, name: name) }
         var stream = self.stream
         stream.finish { position in self.append(position) }
         self.stream = stream
@@ -141,7 +199,30 @@ struct DecodeSession {
             Output.error(message + "\n")
         }
         guard epochs > 0 else {
-            Output.error("tmm-bridge decode: no NMEA positions found in \(name) (expected NMEA 0183 sentences such as $GPGGA)\n")
+            Output.error("tmm-bridge decode: no NMEA positions found in \(name) (expected NMEA 0183 sentences such as $GPGGA, "
+                + "or gpsd's JSON as gpspipe -w writes it)\n")
+            return ExitCode.failure
+        }
+        return ExitCode.ok
+    }
+
+    /// End of a gpsd JSON capture: the last line, a summary on stderr when lines were dropped.
+    private mutating func finishReports(_ reader: GPSDCaptureReader, name: String) -> Int32 {
+        var reports = self.reports
+        reader.finish { item in Self.read(item, now: .max, into: &reports) { position in self.append(position) } }
+        reports.flush { position in self.append(position) }
+        self.reports = reports
+        _ = flush()
+        let lines = reader.statistics
+        let fixes = reports.statistics
+        if lines.refused + lines.overlong + lines.sentences > 0 {
+            Output.error("tmm-bridge decode: \(name): \(epochs) epochs from \(fixes.fixes) TPV reports; dropped "
+                + "\(lines.refused) lines that are not gpsd JSON, \(lines.overlong) over \(GPSDCaptureReader.maximumLineLength) bytes, "
+                + "\(lines.sentences) NMEA sentences (gpsd's JSON is read, not its NMEA)\n")
+        }
+        guard epochs > 0 else {
+            Output.error("tmm-bridge decode: no TPV reports found in \(name) (expected gpsd's JSON as gpspipe -w writes it, "
+                + "or NMEA 0183 sentences such as $GPGGA)\n")
             return ExitCode.failure
         }
         return ExitCode.ok

@@ -18,6 +18,11 @@ SOLUTION_TYPE = {"autonomous": "Autonomous", "dgps": "DGPS", "fixed": "RTK Fixed
 # The bridge prints coordinates with 10 decimals (Trimble GGK carries 1e-10 minutes); 1e-8
 # degrees is about a millimetre.
 DEGREES_TOLERANCE = 1e-8
+# gpsd's TPV "status" per fix quality (gpsd JSON: 1 fix, 2 DGPS, 3 RTK fixed, 4 RTK float; gpsd
+# omits 0 and 1). gpsd 3.22 (Debian 12) reads only NAV-PVT's diffSoln, not carrSoln, so a u-blox
+# in RTK float or fixed is "status":2 there; gpsd 3.25 and later tell them apart.
+GPSD_STATUS = {"none": None, "autonomous": None, "dgps": 2, "float": 4, "fixed": 3}
+GPSD_322_UBX_STATUS = {"none": None, "autonomous": None, "dgps": 2, "float": 2, "fixed": 2}
 
 
 @dataclass
@@ -121,6 +126,33 @@ def position_difference(truth: dict, message: dict) -> str:
     return ""
 
 
+def metres_apart(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Horizontal distance for points millimetres apart (local flat earth, WGS 84 radii)."""
+    phi = math.radians((lat1 + lat2) / 2)
+    s = math.sin(phi) ** 2
+    meridian = 6378137.0 * (1 - 6.69437999014e-3) / (1 - 6.69437999014e-3 * s) ** 1.5
+    normal = 6378137.0 / math.sqrt(1 - 6.69437999014e-3 * s)
+    return math.hypot(math.radians(lat2 - lat1) * meridian, math.radians(lon2 - lon1) * normal * math.cos(phi))
+
+
+def millimetre_difference(truth: dict, message: dict, limit_m: float = 0.001) -> str:
+    """'' when a V2 message's position is within `limit_m` of the receiver's, horizontally and
+    in ellipsoidal height (UBX receivers: HPPOSLLH carries 1e-9 degrees and 0.1 mm), and it has
+    no position without a fix; else the difference."""
+    if truth["quality"] == "none":
+        return f"latitude {message.get('latitude')!r} without a fix" if message.get("latitude") is not None else ""
+    lat, lon, height = message.get("latitude"), message.get("longitude"), message.get("altitude")
+    if not all(isinstance(v, (int, float)) for v in (lat, lon, height)):
+        return f"position ({lat!r}, {lon!r}, {height!r}) incomplete"
+    horizontal = metres_apart(truth["latitude"], truth["longitude"], lat, lon)
+    if horizontal > limit_m:
+        return (f"({lat}, {lon}) is {horizontal * 1000:.2f} mm from ({truth['latitude']:.9f}, "
+                f"{truth['longitude']:.9f})")
+    if abs(height - truth["height"]) > limit_m:
+        return f"altitude {height!r} is {abs(height - truth['height']) * 1000:.2f} mm from {truth['height']:.4f}"
+    return ""
+
+
 def collapse(values):
     out = []
     for value in values:
@@ -153,15 +185,21 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
         checks.append(Check("V2: no position the receiver did not write", not unknown, f"unknown: {unknown[:3]}" if unknown else ""))
 
     wrong = []
+    millimetres = expect.get("position-mm")
     for key in sorted(matched):
         truth, _, message = matched[key]
         if truth["corrupted"]:
             continue  # gpsd dropped some of its sentences: the rest may say less
-        difference = position_difference(truth, message)
+        if millimetres is not None:
+            difference = millimetre_difference(truth, message, millimetres / 1000)
+        else:
+            difference = position_difference(truth, message)
         if difference:
             wrong.append(f"{truth['utc']}: {difference}")
-    checks.append(Check("V2: position, height, quality (diffStatus, solutionType), accuracy (hrms, vrms) and satellites equal the receiver's",
-                        not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared"))
+    name = (f"V2: every epoch's position within {millimetres:g} mm of the receiver's (horizontal and ellipsoidal height)"
+            if millimetres is not None else
+            "V2: position, height, quality (diffStatus, solutionType), accuracy (hrms, vrms) and satellites equal the receiver's")
+    checks.append(Check(name, not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared"))
 
     expected_sequence = collapse(t["quality"] for t in generated if utc_key(t["utc"]) in matched)
     seen_sequence = collapse(next((q for q, d in DIFF_STATUS.items() if d == m.get("diffStatus")), "?") for _, m in v2
@@ -241,3 +279,105 @@ def _rate_checks(generated, matched, windows):
         out.append((f"V2: {rate:g} Hz epochs arrive at {rate:g} Hz", abs(measured - rate) <= 0.1 * rate,
                     f"median interval {median * 1000:.1f} ms ({measured:.2f} Hz) over {len(arrivals)} epochs"))
     return out
+
+
+def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -> tuple[list, dict]:
+    """What gpsd itself made of the receiver's bytes (its JSON watch: `reports` are (arrival,
+    report) pairs), against the timeline: the driver, a TPV for every epoch, how many TPVs per
+    epoch, the epoch's last TPV within `position-mm` (default 1 mm) of the truth in latitude,
+    longitude, altHAE and altMSL, status and mode per fix quality, and SKY with the receiver's
+    satellites. gpsd 3.22 (Debian 12) quirks are expected where known (GPSD_322_UBX_STATUS, two
+    TPVs per UBX epoch). `expect` keys: position-mm, sky (False: the receiver writes no NAV-SAT),
+    hpposllh (False: no NAV-HPPOSLLH, one TPV per epoch)."""
+    expect = expect or {}
+    limit = expect.get("position-mm", 1.0) / 1000
+    generated = [t for t in timeline.truths if "utc" in t]
+    protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
+    version = next((r.get("release") for _, r in reports if r.get("class") == "VERSION"), "?")
+    checks: list[Check] = []
+    drivers = sorted({r["driver"] for _, r in reports if r.get("class") == "DEVICE" and r.get("driver")})
+    wanted_driver = "u-blox" if protocol == "ubx" else "NMEA0183"
+    checks.append(Check(f"gpsd {version}: the receiver is identified as driver {wanted_driver!r}",
+                        wanted_driver in drivers, f"DEVICE drivers: {drivers}"))
+
+    by_time: dict = {}
+    order = []  # (arrival, kind, report) to pair SKY with the epoch before it
+    for arrival, report in reports:
+        if report.get("class") == "TPV" and report.get("time"):
+            by_time.setdefault(utc_key(report["time"]), []).append(report)
+        order.append((arrival, report))
+    windows = exempt_windows(timeline)
+    required = [t for t in generated if not t["corrupted"] and not t.get("dropped") and not in_windows(t["t"], windows)]
+    missing = [t for t in required if utc_key(t["utc"]) not in by_time]
+    checks.append(Check(f"gpsd {version}: a TPV for every epoch", not missing,
+                        f"{len(required) - len(missing)}/{len(required)}" + (f"; first missing {missing[0]['utc']}" if missing else "")))
+    counts: dict[int, int] = {}
+    for t in required:
+        n = len(by_time.get(utc_key(t["utc"]), []))
+        counts[n] = counts.get(n, 0) + 1
+    # gpsd 3.22's u-blox driver reports a fix at every NAV-PVT (1e-7 degrees, mm) and again at the
+    # end of the cycle it detected (with NAV-HPPOSLLH's 1e-9 degrees): two TPVs with the epoch's time.
+    quirk = protocol == "ubx" and version.startswith("3.22") and expect.get("hpposllh", True)
+    per_epoch = 2 if quirk else 1
+    checks.append(Check(f"gpsd {version}: {'two TPVs per epoch (3.22: at NAV-PVT and at the cycle end)' if quirk else 'exactly one TPV per epoch'}",
+                        set(counts) <= {per_epoch},
+                        "epochs by number of TPVs: " + ", ".join(f"{n} TPV: {c}" for n, c in sorted(counts.items()))))
+
+    statuses = GPSD_322_UBX_STATUS if protocol == "ubx" and version.startswith("3.22") else GPSD_STATUS
+    far, wrong_status, worst = [], [], 0.0
+    first_worst = 0.0
+    for truth in required:
+        tpvs = by_time.get(utc_key(truth["utc"]))
+        if not tpvs:
+            continue
+        last = tpvs[-1]
+        mode = 1 if truth["quality"] == "none" else 3
+        if last.get("mode") != mode or last.get("status") != statuses[truth["quality"]]:
+            wrong_status.append(f"{truth['utc']} {truth['quality']}: mode {last.get('mode')}, status {last.get('status')}; "
+                                f"expected mode {mode}, status {statuses[truth['quality']]}")
+        if truth["quality"] == "none":
+            continue
+        if not all(isinstance(last.get(k), (int, float)) for k in ("lat", "lon", "altHAE", "altMSL")):
+            far.append(f"{truth['utc']}: incomplete TPV {last}")
+            continue
+        errors = (metres_apart(truth["latitude"], truth["longitude"], last["lat"], last["lon"]),
+                  abs(last["altHAE"] - truth["height"]), abs(last["altMSL"] - truth["msl_height"]))
+        worst = max(worst, *errors)
+        if max(errors) > limit:
+            far.append(f"{truth['utc']}: ({last['lat']}, {last['lon']}, HAE {last['altHAE']}, MSL {last['altMSL']}) vs "
+                       f"({truth['latitude']:.9f}, {truth['longitude']:.9f}, {truth['height']:.4f}, {truth['msl_height']:.4f}): "
+                       f"{errors[0] * 1000:.2f} mm horizontal, {errors[1] * 1000:.2f}/{errors[2] * 1000:.2f} mm HAE/MSL")
+        first = tpvs[0]
+        if len(tpvs) > 1 and "lat" in first:
+            first_worst = max(first_worst, metres_apart(truth["latitude"], truth["longitude"], first["lat"], first["lon"]))
+    checks.append(Check(f"gpsd {version}: each epoch's last TPV within {limit * 1000:g} mm of the receiver's (lat, lon, altHAE, altMSL)",
+                        not far, (f"{len(far)} epochs off; first: {far[0]}" if far else "") +
+                        f"{'; ' if far else ''}largest difference {worst * 1000:.3f} mm"))
+    checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({'3.22: RTK float/fixed as DGPS' if statuses is GPSD_322_UBX_STATUS else 'RTK 4 float, 3 fixed'})",
+                        not wrong_status, f"{len(wrong_status)} epochs; first: {wrong_status[0]}" if wrong_status else ""))
+
+    # SKY: paired with the epoch of the TPV before it (gpsd 3.22 stamps a UBX SKY from a GPS
+    # week it may not know), its satellites used equal the receiver's.
+    by_utc = {utc_key(t["utc"]): t for t in generated}
+    skies, sky_wrong, current = 0, [], None
+    for _, report in order:
+        if report.get("class") == "TPV" and report.get("time"):
+            current = by_utc.get(utc_key(report["time"]))
+        elif report.get("class") == "SKY" and report.get("satellites") and current and current["quality"] != "none":
+            skies += 1
+            used = sum(1 for sat in report["satellites"] if sat.get("used"))
+            if used != current["satellites"]:
+                sky_wrong.append(f"{current['utc']}: {used} used, expected {current['satellites']}")
+    fix_seconds = len({t["utc"][:19] for t in required if t["quality"] != "none"})
+    if not expect.get("sky", True):
+        checks.append(Check(f"gpsd {version}: no SKY (the receiver writes no satellites)", skies == 0, f"{skies} SKY reports"))
+        return checks, _gpsd_figures(version, worst, first_worst, counts)
+    checks.append(Check(f"gpsd {version}: SKY with the receiver's satellites in use, once a second",
+                        skies >= fix_seconds - 1 and not sky_wrong,
+                        f"{skies} SKY reports for {fix_seconds} seconds with a fix" + (f"; first wrong: {sky_wrong[0]}" if sky_wrong else "")))
+    return checks, _gpsd_figures(version, worst, first_worst, counts)
+
+
+def _gpsd_figures(version, worst, first_worst, counts) -> dict:
+    return {"gpsd_version": version, "largest_difference_mm": round(worst * 1000, 4),
+            "first_tpv_largest_horizontal_mm": round(first_worst * 1000, 3), "tpvs_per_epoch": counts}

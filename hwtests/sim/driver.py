@@ -120,7 +120,8 @@ class Driver:
         if self.out:
             s = self.receiver.scenario
             self.out.write(f"# Name: {s.name} (tmm-sim, seed {self.receiver.seed})\n".encode())
-            self.out.write(f"# Receiver: {s.receiver.vendor} {s.receiver.model} {s.receiver.serial}\n".encode())
+            protocol = " (UBX)" if s.receiver.protocol == "ubx" else ""
+            self.out.write(f"# Receiver: {s.receiver.vendor} {s.receiver.model} {s.receiver.serial}{protocol}\n".encode())
         start = time.monotonic()
         replug_at = None
         epochs = 0

@@ -16,7 +16,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from . import nmea
+from . import nmea, ubx
 from .scenario import DEFAULT_HDOP, Scenario
 
 # WGS 84, for turning metres north/east into degrees.
@@ -93,6 +93,15 @@ def _printed_degrees(text: str, hemisphere: str, degree_digits: int) -> float:
     """The value a parser reads back from a printed NMEA coordinate."""
     value = int(text[:degree_digits]) + float(text[degree_digits:]) / 60
     return -value if hemisphere in "SW" else value
+
+
+def ubx_accuracy(fix: Fix) -> tuple[float, float]:
+    """NAV-PVT/HPPOSLLH hAcc and vAcc (metres) for a fix: the horizontal one is the 2-D RMS of
+    the phase's per-axis sigma (what GST's σlat and σlon give as hrms), the vertical one its σ;
+    without a fix a receiver writes its largest value."""
+    if fix.quality == "none":
+        return 4294967.295, 4294967.295
+    return round(math.hypot(fix.accuracy.horizontal, fix.accuracy.horizontal), 4), round(fix.accuracy.vertical, 4)
 
 
 def read_capture(path: str) -> list[list[bytes]]:
@@ -187,36 +196,86 @@ class Receiver:
                    vdop=round(hdop * 1.3, 1), speed=speed, course=course, accuracy=accuracy,
                    correction_age=1.0 + (int(t) % 3), station=1)
 
+    def _used_ids(self, fix: Fix) -> dict[str, list[int]]:
+        """Satellites used: the first ones of each constellation's sky, shared out in order."""
+        remaining = fix.used
+        used_ids = {}
+        for talker in self.scenario.receiver.talkers:
+            take = min(remaining, len(self.sky[talker]))
+            used_ids[talker] = [sat.prn for sat in self.sky[talker][:take]]
+            remaining -= take
+        return used_ids
+
+    def _sky_view(self, t: float, fix: Fix, used_ids: dict) -> dict[str, list[_Satellite]]:
+        """Satellites in view per constellation, with this second's signal strengths (None: in
+        view but not tracked). Draws from the seeded generator, so it is called once a second."""
+        view = {}
+        for talker in self.scenario.receiver.talkers:
+            drift = int(t * 0.004) % 360
+            sats = []
+            for index, sat in enumerate(self.sky[talker]):
+                snr = None if fix.quality == "none" else max(10, min(54, 30 + sat.elevation // 4 + self.rng.randint(-3, 3)))
+                if index >= len(used_ids[talker]) and fix.quality != "none" and index % 3 == 0:
+                    snr = None  # in view but not tracked
+                sats.append(_Satellite(sat.prn, sat.elevation, (sat.azimuth + drift) % 360, snr))
+            view[talker] = sats
+        return view
+
     def _sentences(self, t: float, fix: Fix, with_gsv: bool) -> list[str]:
         receiver = self.scenario.receiver
         talkers = receiver.talkers
         combined = "GN" if len(talkers) > 1 else talkers[0]
         out = [nmea.gga(combined, fix, receiver.decimals)]
-        # Satellites used: the first ones of each constellation's sky, shared out in order.
-        remaining = fix.used
-        used_ids = {}
-        for talker in talkers:
-            take = min(remaining, len(self.sky[talker]))
-            used_ids[talker] = [sat.prn for sat in self.sky[talker][:take]]
-            remaining -= take
+        used_ids = self._used_ids(fix)
         for talker in talkers:
             system_id = nmea.SYSTEM_ID[talker] if len(talkers) > 1 else None
             out.append(nmea.gsa(combined if len(talkers) > 1 else talker, used_ids[talker], fix, system_id))
         if with_gsv:
-            for talker in talkers:
-                drift = int(t * 0.004) % 360
-                sats = []
-                for index, sat in enumerate(self.sky[talker]):
-                    snr = None if fix.quality == "none" else max(10, min(54, 30 + sat.elevation // 4 + self.rng.randint(-3, 3)))
-                    if index >= len(used_ids[talker]) and fix.quality != "none" and index % 3 == 0:
-                        snr = None  # in view but not tracked
-                    sats.append(_Satellite(sat.prn, sat.elevation, (sat.azimuth + drift) % 360, snr))
+            for talker, sats in self._sky_view(t, fix, used_ids).items():
                 out.extend(nmea.gsv(talker, sats))
         out.append(nmea.gst(combined, fix))
         out.append(nmea.rmc(combined, fix, receiver.decimals))
         if receiver.vendor == "trimble":
             out.append(nmea.ggk(fix, receiver.decimals))
         return out
+
+    def _ubx_frames(self, t: float, utc: _dt.datetime, fix: Fix, with_sat: bool) -> list:
+        """One navigation epoch as (writer, arguments) pairs, the scenario's `ubx-messages` in
+        their order (default a ZED-F9P's: NAV-DOP, NAV-PVT, NAV-HPPOSLLH, NAV-SAT, NAV-EOE);
+        NAV-SAT once a second, as GSV."""
+        tow = ubx.itow(utc)
+        h_acc, v_acc = ubx_accuracy(fix)
+        correction_age = fix.correction_age if fix.quality in ("dgps", "float", "fixed") else None
+        used_ids = self._used_ids(fix)
+        # Drawn once a second whether or not NAV-SAT is written, so positions do not depend on
+        # the message set (and equal the NMEA receiver's for the same scenario and seed).
+        view = self._sky_view(t, fix, used_ids) if with_sat else None
+        frames = []
+        for name in self.scenario.receiver.ubx_messages:
+            if name == "DOP":
+                frames.append((ubx.nav_dop, dict(itow_ms=tow, gdop=fix.pdop * 1.1, pdop=fix.pdop, tdop=fix.pdop * 0.5,
+                                                 vdop=fix.vdop, hdop=fix.hdop, ndop=fix.hdop * 0.7, edop=fix.hdop * 0.7)))
+            elif name == "PVT":
+                frames.append((ubx.nav_pvt, dict(itow_ms=tow, utc=utc, quality=fix.quality, num_sv=fix.used, lat=fix.lat,
+                                                 lon=fix.lon, height=fix.ellipsoidal_height, msl=fix.msl_height, h_acc=h_acc,
+                                                 v_acc=v_acc, speed=fix.speed, course=fix.course, pdop=fix.pdop,
+                                                 correction_age=correction_age)))
+            elif name == "HPPOSLLH":
+                frames.append((ubx.nav_hpposllh, dict(itow_ms=tow, lat=fix.lat, lon=fix.lon, height=fix.ellipsoidal_height,
+                                                      msl=fix.msl_height, h_acc=h_acc, v_acc=v_acc,
+                                                      valid=fix.quality != "none")))
+            elif name == "SAT" and view is not None:
+                corrected = fix.quality in ("dgps", "float", "fixed")
+                satellites = []
+                for talker, sats in view.items():
+                    for sat in sats:
+                        used = sat.prn in used_ids[talker]
+                        satellites.append((ubx.GNSS_ID[talker], sat.prn - ubx.SV_OFFSET[talker], sat.snr or 0,
+                                           sat.elevation, sat.azimuth, ubx.sat_flags(used, sat.snr is not None, corrected)))
+                frames.append((ubx.nav_sat, dict(itow_ms=tow, satellites=satellites)))
+            elif name == "EOE":
+                frames.append((ubx.nav_eoe, dict(itow_ms=tow)))
+        return frames
 
     def _truth(self, t: float, utc: _dt.datetime, fix: Fix, rate: float, sentences: int, corrupted: bool) -> dict:
         truth = {"t": round(t, 6), "utc": utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 10000:02d}Z",
@@ -231,6 +290,23 @@ class Receiver:
                 "latitude": _printed_degrees(lat_text, ns, 2), "longitude": _printed_degrees(lon_text, ew, 3),
                 "msl_height": round(fix.msl_height, 3), "height": round(fix.msl_height, 3) + fix.undulation,
                 "sigma_h": round(fix.accuracy.horizontal, 3), "sigma_v": round(fix.accuracy.vertical, 3),
+                "satellites": fix.used, "hdop": fix.hdop, "speed": round(fix.speed, 3),
+            })
+        return truth
+
+    def _ubx_truth(self, t: float, utc: _dt.datetime, fix: Fix, rate: float, frames: int, corrupted: bool) -> dict:
+        truth = {"t": round(t, 6), "utc": utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 10000:02d}Z",
+                 "quality": fix.quality, "rate": rate, "sentences": frames, "corrupted": corrupted, "protocol": "ubx"}
+        if fix.quality != "none":
+            # What a reader gets back from NAV-HPPOSLLH (1e-9 degrees, 0.1 mm).
+            h_acc, v_acc = ubx_accuracy(fix)
+            truth.update({
+                "latitude": ubx.hp_degrees(*ubx.degrees_hp(fix.lat)),
+                "longitude": ubx.hp_degrees(*ubx.degrees_hp(fix.lon)),
+                "height": ubx.hp_metres(*ubx.height_hp(fix.ellipsoidal_height)),
+                "msl_height": ubx.hp_metres(*ubx.height_hp(fix.msl_height)),
+                "sigma_h": round(fix.accuracy.horizontal, 4), "sigma_v": round(fix.accuracy.vertical, 4),
+                "h_acc": h_acc, "v_acc": v_acc,
                 "satellites": fix.used, "hdop": fix.hdop, "speed": round(fix.speed, 3),
             })
         return truth
@@ -287,15 +363,21 @@ class Receiver:
                     quality = "none" if t < outage_until - 1e-9 else phase.quality
                     fix = self._fix(t, utc, quality, phase)
                     second = int(t + clock_offset)
-                    bodies = self._sentences(t, fix, with_gsv=second != last_second)
+                    if s.receiver.protocol == "ubx":
+                        parts = self._ubx_frames(t, utc, fix, with_sat=second != last_second)
+                        def encode(part, bad): return part[0](**part[1], corrupt=bad)
+                        make_truth = self._ubx_truth
+                    else:
+                        parts = self._sentences(t, fix, with_gsv=second != last_second)
+                        encode, make_truth = nmea.sentence, self._truth
                     last_second = second
                     data = []
                     corrupted = False
-                    for body in bodies:
-                        data.append(nmea.sentence(body, corrupt=corrupt > 0))
+                    for part in parts:
+                        data.append(encode(part, corrupt > 0))
                         if corrupt > 0:
                             corrupt -= 1
                             corrupted = True
-                    yield Write(t, b"".join(data), self._truth(t, utc, fix, rate, len(bodies), corrupted))
+                    yield Write(t, b"".join(data), make_truth(t, utc, fix, rate, len(parts), corrupted))
             tick += 1
             t = base + tick / rate

@@ -11,11 +11,15 @@ import datetime as _dt
 import math
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 QUALITIES = ("none", "autonomous", "dgps", "float", "fixed")
 TALKERS = ("GP", "GL", "GA", "GB", "GQ")
 VENDORS = ("trimble", "ublox", "generic")
+PROTOCOLS = ("nmea", "ubx")  # what the receiver writes: NMEA 0183 sentences, or u-blox UBX binary
+# The UBX messages a receiver with protocol = "ubx" can write per epoch (sim/ubx.py), and the
+# default set: a ZED-F9P's, in its output order (by message id, NAV-EOE last).
+UBX_MESSAGES = ("DOP", "PVT", "HPPOSLLH", "SAT", "EOE")
 TRAJECTORIES = ("fixed", "line", "circle", "track")
 EVENTS = ("outage", "silent", "unplug", "gpsd-kill", "garbage", "checksum-errors", "rate", "time-jump")
 
@@ -76,6 +80,8 @@ class Receiver:
     serial: str = "SIM0001"
     talkers: tuple = ("GP",)
     decimals: int = 5  # decimals of the minutes in GGA/RMC (GGK writes 3 more)
+    protocol: str = "nmea"  # "ubx": UBX NAV-DOP/PVT/HPPOSLLH/SAT/EOE instead of NMEA (sim/ubx.py)
+    ubx_messages: tuple = UBX_MESSAGES  # which UBX NAV messages, in this order, per epoch
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,17 @@ class Scenario:
     phases: tuple = ()
     events: tuple = ()
     expect: dict = field(default_factory=dict)  # what the runner checks (hwtests/README.md)
+
+
+def with_protocol(scenario: Scenario, protocol: str) -> Scenario:
+    """The scenario played with another output protocol (tmm-sim --protocol): UBX makes the
+    receiver a u-blox; a scenario that replays an NMEA capture cannot be played as UBX."""
+    if protocol not in PROTOCOLS:
+        raise ScenarioError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if protocol == "ubx" and any(p.replay for p in scenario.phases):
+        raise ScenarioError(f"{scenario.path}: replay (an NMEA capture) cannot be played by a receiver with protocol = \"ubx\"")
+    vendor = "ublox" if protocol == "ubx" else scenario.receiver.vendor
+    return replace(scenario, receiver=replace(scenario.receiver, protocol=protocol, vendor=vendor))
 
 
 def _where(path: str, key: str) -> str:
@@ -205,7 +222,12 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     undulation = _number(position, "undulation", path, default=0.0, low=-150, high=150)
 
     r = data.get("receiver", {})
-    _unknown(r, {"vendor", "model", "serial", "talkers", "decimals"}, path, "[receiver]")
+    _unknown(r, {"vendor", "model", "serial", "talkers", "decimals", "protocol", "ubx-messages"}, path, "[receiver]")
+    messages = r.get("ubx-messages", list(UBX_MESSAGES))
+    if (not isinstance(messages, list) or any(m not in UBX_MESSAGES for m in messages)
+            or len(set(messages)) != len(messages) or "PVT" not in messages):
+        raise ScenarioError(f"{path}: receiver.ubx-messages = {messages!r}: distinct values from "
+                            f"{', '.join(UBX_MESSAGES)}, with PVT")
     talkers = tuple(r.get("talkers", ["GP"]))
     if not talkers or any(t not in TALKERS for t in talkers) or len(set(talkers)) != len(talkers):
         raise ScenarioError(f"{path}: receiver.talkers = {list(talkers)!r}: distinct values from {', '.join(TALKERS)}")
@@ -215,7 +237,11 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
         serial=str(r.get("serial", "SIM0001")),
         talkers=talkers,
         decimals=_number(r, "decimals", path, default=5, low=4, high=7, integer=True),
+        protocol=_choice(r, "protocol", path, PROTOCOLS, "nmea"),
+        ubx_messages=tuple(messages),
     )
+    if receiver.protocol == "ubx" and receiver.vendor != "ublox":
+        raise ScenarioError(f"{path}: receiver.protocol = \"ubx\" needs vendor = \"ublox\" (not {receiver.vendor!r})")
 
     t = data.get("trajectory", {})
     _unknown(t, {"kind", "speed", "heading", "radius", "file"}, path, "[trajectory]")
@@ -249,6 +275,8 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
             satellites=_number(p, "satellites", where, default=0 if quality == "none" else 12, low=0, high=64, integer=True),
             replay=replay,
         ))
+    if receiver.protocol == "ubx" and any(p.replay for p in phases):
+        raise ScenarioError(f"{path}: replay (an NMEA capture) cannot be played by a receiver with protocol = \"ubx\"")
     if not phases or phases[0].at != 0:
         raise ScenarioError(f"{path}: the first [[phase]] must start at = 0")
     if any(b.at <= a.at for a, b in zip(phases, phases[1:])):

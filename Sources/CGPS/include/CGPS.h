@@ -70,6 +70,7 @@ enum {
     CGPS_LINE_TPV = 64,      // a TPV object: cgps_last_fix is fresh
     CGPS_LINE_SKY = 128,     // a SKY object: cgps_last_sky and cgps_satellite_at are fresh
     CGPS_LINE_GST = 256,     // a GST object: cgps_last_noise is fresh
+    CGPS_LINE_MALFORMED = 512,  // a TPV, SKY or GST line that is not well-formed JSON: dropped
 };
 
 /// A TPV report.
