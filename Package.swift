@@ -1,7 +1,8 @@
 // swift-tools-version:6.2
 // tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
-// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, TMMProtocol, HTTP1, WebSocket, Logging) imports only the standard
-// library; dependencies point down only.
+// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, Input, TMMProtocol, HTTP1, WebSocket, Logging) imports only the
+// standard library; dependencies point down only. Data flows receiver → input (Input, InputLoop) → core (BridgeCore) → clients
+// (TMMProtocol's bytes, Bridge's server).
 import PackageDescription
 
 /// Settings every target shares: Swift 6 mode is implied by tools 6.2; `Lifetimes` lets the NMEA
@@ -25,41 +26,49 @@ let package = Package(
         .target(name: "ByteCoding", swiftSettings: pure),
         .target(name: "NMEA0183", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
-        .target(name: "TMMProtocol", dependencies: ["GNSS", "ByteCoding"], swiftSettings: pure, linkerSettings: libm),
+        // The input side's rules (pure): the receiver model (gpsd's devices and events, Bluetooth addresses), which stream a
+        // receiver's epochs come from, which receiver is served, and the input state machine (InputTracker).
+        .target(name: "Input", dependencies: ["ByteCoding", "NMEA0183", "GNSS"], swiftSettings: pure, linkerSettings: libm),
+        .target(name: "TMMProtocol", dependencies: ["GNSS", "Input", "ByteCoding"], swiftSettings: pure, linkerSettings: libm),
         .target(name: "HTTP1", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "WebSocket", dependencies: ["ByteCoding", "HTTP1"], swiftSettings: pure),
         .target(name: "Logging", swiftSettings: pure),
-        // The input side's rules (pure): the receiver model, which stream a receiver's epochs come from.
-        .target(name: "Input", dependencies: ["GNSS", "NMEA0183"], swiftSettings: pure, linkerSettings: libm),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
         .target(name: "Posix", dependencies: ["CLinux", "Logging"], swiftSettings: common),
-        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "GNSS"], swiftSettings: common),
+        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "GNSS", "Input"], swiftSettings: common),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
-        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding"], swiftSettings: common),
+        .target(name: "Discovery", dependencies: ["CUdev", "CRFCOMM", "CLinux", "Posix", "ByteCoding", "Input"], swiftSettings: common),
         // Core tier (pure): the server's rules, without sockets, threads or clocks.
-        .target(name: "BridgeCore", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Logging"],
+        .target(name: "BridgeCore", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging"],
                 swiftSettings: pure),
-        // Assembly tier.
+        // Assembly tier. The input side's executor: the gpsd sessions and their decoding, discovery, the replayed capture,
+        // the one InputTracker on the caller's loop (ReceiverInput); `tmm-bridge watch` and `devices` use it without a server.
+        .target(
+            name: "InputLoop",
+            dependencies: ["GNSS", "Input", "TMMProtocol", "BridgeCore", "Posix", "GPSD", "Discovery", "Logging"],
+            swiftSettings: common),
+        // The server: clients' connections, the hub, the registry; its receiver side is InputLoop's.
         .target(
             name: "Bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix", "GPSD",
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
                            "Discovery", "TLS", "Logging"],
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge", "TLS", "Logging"],
+            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "InputLoop", "TMMProtocol", "Posix", "GPSD", "Discovery", "BridgeCore", "Bridge",
+                           "TLS", "Logging"],
             swiftSettings: common),
         // Benchmarks (make bench).
         .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
         .executableTarget(name: "tmm-inputcost", dependencies: ["GNSS", "GPSD", "Input", "CAllocationCounter"],
                           path: "Benchmarks/tmm-inputcost", swiftSettings: common),
-        .executableTarget(name: "tmm-latency", dependencies: ["Bridge", "GPSD", "Posix", "GNSS", "Logging"], path: "Benchmarks/tmm-latency",
+        .executableTarget(name: "tmm-latency", dependencies: ["InputLoop", "Input", "GPSD", "Posix", "GNSS", "Logging"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),
         .executableTarget(name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket", "Logging"], path: "Benchmarks/tmm-fanout",
                           swiftSettings: common),
@@ -72,25 +81,28 @@ let package = Package(
                 swiftSettings: common),
         // The echo server of the WebSocket conformance suite (hwtests/conformance): the daemon's
         // BridgeServer answering data messages with themselves. Never shipped (docs/websocket.md).
-        .executableTarget(name: "tmm-wsecho", dependencies: ["Bridge", "BridgeCore", "Posix", "TMMProtocol", "WebSocket"],
+        .executableTarget(name: "tmm-wsecho", dependencies: ["Bridge", "InputLoop", "BridgeCore", "Posix", "TMMProtocol", "WebSocket"],
                           path: "Tests/Support/tmm-wsecho", swiftSettings: common),
         .testTarget(name: "ByteCodingTests", dependencies: ["ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "NMEA0183Tests", dependencies: ["NMEA0183", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "InputTests", dependencies: ["Input", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "GNSSTests", dependencies: ["GNSS", "NMEA0183", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Posix", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Bridge", "Posix", "GNSS", "Logging", "TestSupport"], swiftSettings: common),
+        // The input side's rules, without a platform library: links no libgps, libudev or OpenSSL.
+        .testTarget(name: "InputTests", dependencies: ["Input", "GNSS", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Input", "Posix", "TestSupport"], swiftSettings: common),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "Input", "InputLoop", "Posix", "GNSS", "Logging", "TestSupport"], swiftSettings: common),
         .testTarget(name: "LoggingTests", dependencies: ["Logging", "Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "PosixTests", dependencies: ["Posix", "TestSupport"], swiftSettings: common),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "TestSupport"], swiftSettings: common),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "TestSupport"], swiftSettings: common),
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "BridgeCore", "Discovery", "Posix", "Logging", "TestSupport"], swiftSettings: common),
-        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "TestSupport"],
+        .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "InputLoop", "BridgeCore", "Discovery", "Posix", "Logging", "TestSupport"],
                     swiftSettings: common),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD", "TLS", "Logging", "TestSupport"],
+        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "TestSupport"],
                     swiftSettings: common),
-        .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "ByteCoding", "GNSS", "TestSupport"],
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "InputLoop", "Input", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD",
+                                                  "Discovery", "TLS", "Logging", "TestSupport"],
+                    swiftSettings: common),
+        .testTarget(name: "TMMProtocolTests", dependencies: ["TMMProtocol", "Input", "ByteCoding", "GNSS", "TestSupport"],
                     swiftSettings: common),
     ]
 )

@@ -5,8 +5,8 @@
 // the daemon does with each line gpsd sends.
 //
 // Built by Fuzz/run-gpsd-json.sh into ONE Swift module, named GPSD, from a snapshot of
-// Sources/GNSS, Sources/NMEA0183, Sources/ByteCoding, Sources/GPSD/GPSDCaptureReader.swift,
-// GPSDDevice.swift and the `GPSDReport(kind:from:)` / `GPSDDevice(_ raw:)` extensions, plus this
+// Sources/Input (GPSDDevice), Sources/GNSS, Sources/NMEA0183, Sources/ByteCoding,
+// Sources/GPSD/GPSDCaptureReader.swift and the `GPSDReport(kind:from:)` / `GPSDDevice(_ raw:)` extensions, plus this
 // harness; the C shim (Sources/CGPS/CGPS.c, through Fuzz/GPSDJSONFuzz.c) is compiled by clang
 // with -fsanitize=fuzzer-no-link,address and linked with the system's libgps (-lgps).
 //

@@ -28,22 +28,21 @@ fuzz_init gpsd-json GPSD "$@"
 clang=${CLANG:-$(dirname "$swiftc")/clang}
 [ -x "$clang" ] || clang=$(command -v clang)
 
-# Swift: the reader and the device type whole; of GPSDConnection.swift (which needs Posix and a
-# socket) only the two extensions that turn libgps's structs into Swift values, cut out wherever
-# they live in Sources/GPSD; GNSS and the modules it imports join the one module GPSD.
-fuzz_snapshot "$root/Sources/GPSD/GPSDCaptureReader.swift" "$root/Sources/GPSD/GPSDDevice.swift" \
-    "$root/Fuzz/GPSDJSONFuzz.swift"
+# Swift: the reader whole; of GPSDConnection.swift (which needs Posix and a socket) only the two
+# extensions that turn libgps's structs into Swift values, cut out wherever they live in
+# Sources/GPSD; Input (the device type), GNSS and the modules they import join the one module GPSD.
+fuzz_snapshot "$root/Sources/GPSD/GPSDCaptureReader.swift" "$root/Fuzz/GPSDJSONFuzz.swift"
 {
     echo "import CGPS"
     for file in "$root"/Sources/GPSD/*.swift; do
-        case ${file##*/} in GPSDCaptureReader.swift | GPSDDevice.swift) continue ;; esac
+        case ${file##*/} in GPSDCaptureReader.swift) continue ;; esac
         awk '/^extension (GPSDDevice|GPSDReport) \{/ { copy = 1 } copy { print } copy && /^\}/ { copy = 0 }' "$file"
     done
 } > "$src/GPSDConversions.swift"
 for name in 'extension GPSDDevice {' 'extension GPSDReport {'; do
     grep -qF "$name" "$src/GPSDConversions.swift" || { echo "${0##*/}: no '$name' in Sources/GPSD" >&2; exit 2; }
 done
-fuzz_include_module GNSS NMEA0183 ByteCoding
+fuzz_include_module Input GNSS NMEA0183 ByteCoding
 
 # C: the shim and the harness's C side in one translation unit, and the clang modules Swift
 # imports (CGPS, as SwiftPM would make it, and GPSDFuzzC, the harness's two entry points).

@@ -21,9 +21,10 @@ fuzz_init registration TMMProtocol "$@"
 
 # The harness joins the module (named TMMProtocol) and so reaches its internals. The whole module
 # is compiled (the JSON writer the replies use shares its file with the location encoders' memory,
-# which needs GNSS); only the registration and access-code entry points are fuzzed.
+# which needs GNSS; the events name Input's loss reasons and input state); only the registration
+# and access-code entry points are fuzzed.
 fuzz_snapshot "$root"/Sources/TMMProtocol/*.swift "$root/Fuzz/RegistrationFuzz.swift"
-fuzz_include_module ByteCoding GNSS NMEA0183
+fuzz_include_module ByteCoding GNSS NMEA0183 Input
 fuzz_build "TMMProtocol registration files"
 
 # Tokens libFuzzer splices into inputs (its dictionary format: one quoted string per line).

@@ -9,9 +9,10 @@
 //   epoch assembly) with its sentence hook.
 // For each sentence: write → baseline arrival, write → parsed in the bridge. The bridge's own
 // share is the difference of the two medians. Usage: tmm-latency [EPOCHS] [HZ]
-import Bridge
 import GNSS
 import GPSD
+import Input
+import InputLoop
 import Logging
 import Glibc
 import Posix

@@ -1,4 +1,5 @@
 import BridgeCore
+import InputLoop
 import Posix
 import TLS
 import TMMProtocol

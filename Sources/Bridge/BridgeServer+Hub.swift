@@ -1,6 +1,7 @@
 import BridgeCore
 import GNSS
-import GPSD
+import Input
+import InputLoop
 import Posix
 import TMMProtocol
 import WebSocket
@@ -103,7 +104,7 @@ extension BridgeServer {
                 // the location messages name the served receiver's model and serial from now on.
                 refreshIdentity()
             case .inputLost(let reason):
-                publish(.inputLost(reason: Self.reasonCode(reason), message: reason.description))
+                publish(.inputLost(reason))
             case .inputRestored:
                 publish(.inputRestored)
             case .receiverControlFinished(let ticket, let failure):
@@ -113,15 +114,6 @@ extension BridgeServer {
         // After the whole drain: of a backlog that arrived at once only its fresh newest epochs
         // remain (LocationV2Pacer), and go out as far as the cap allows.
         releaseLocationV2(now: monotonicNanoseconds())
-    }
-
-    static func reasonCode(_ reason: InputLossReason) -> String {
-        switch reason {
-        case .gpsdUnreachable: "gpsdUnreachable"
-        case .gpsdConnectionLost: "gpsdConnectionLost"
-        case .receiverRemoved: "receiverRemoved"
-        case .receiverSilent: "receiverSilent"
-        }
     }
 
     /// The receiver's model and serial number, as the location messages carry them.

@@ -1,7 +1,8 @@
 import BridgeCore
 import Discovery
 import GNSS
-import GPSD
+import Input
+import InputLoop
 import Posix
 import TMMProtocol
 

@@ -1,7 +1,7 @@
 import BridgeCore
 import GNSS
-import GPSD
 import HTTP1
+import InputLoop
 import Logging
 import Posix
 import TLS

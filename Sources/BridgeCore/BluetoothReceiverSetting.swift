@@ -1,4 +1,4 @@
-import ByteCoding
+import Input
 
 /// One `bluetooth` option: a paired SPP receiver the daemon keeps bound to an rfcomm tty.
 ///
@@ -6,14 +6,12 @@ import ByteCoding
 /// nearly every GNSS receiver's SPP channel) and the tty number (`/dev/rfcommN`, 0 to 255; default
 /// the lowest number no other `bluetooth` line names, in the order of the lines).
 public struct BluetoothReceiverSetting: Sendable, Equatable {
-    /// The 48-bit address, first text group in the most significant byte (Discovery's
-    /// `BluetoothAddress(rawValue:)` takes it as it is).
-    public var address: UInt64
+    public var address: BluetoothAddress
     public var channel: UInt8
     /// N of `/dev/rfcommN`, when given.
     public var rfcomm: Int16?
 
-    public init(address: UInt64, channel: UInt8 = 1, rfcomm: Int16? = nil) {
+    public init(address: BluetoothAddress, channel: UInt8 = 1, rfcomm: Int16? = nil) {
         self.address = address
         self.channel = channel
         self.rfcomm = rfcomm
@@ -24,7 +22,7 @@ public struct BluetoothReceiverSetting: Sendable, Equatable {
         guard let first = words.first else {
             throw ConfigurationError(message: "bluetooth needs the receiver's address, e.g. bluetooth = 00:07:80:AB:CD:EF")
         }
-        guard let address = Self.address(first) else {
+        guard let address = try? BluetoothAddress(parsing: first) else {
             throw ConfigurationError(
                 message: "bluetooth: '\(first)' is not a Bluetooth address: six pairs of hexadecimal digits separated by ':' (00:07:80:AB:CD:EF), as bluetoothctl shows it")
         }
@@ -47,21 +45,6 @@ public struct BluetoothReceiverSetting: Sendable, Equatable {
                 rfcomm = number
             }
         }
-    }
-
-    /// `AA:BB:CC:DD:EE:FF` (either case) as a number; nil for anything else. The bridge names
-    /// the fault itself; Discovery's `BluetoothAddress(parsing:)` explains it in more detail for
-    /// the `bluetooth` command, whose argument is the address alone.
-    private static func address(_ text: Substring) -> UInt64? {
-        let groups = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard groups.count == 6 else { return nil }
-        var value: UInt64 = 0
-        for group in groups {
-            let digits = Array(group.utf8)
-            guard digits.count == 2, let byte = Hex.byte(high: digits[0], low: digits[1]) else { return nil }
-            value = value << 8 | UInt64(byte)
-        }
-        return value
     }
 }
 

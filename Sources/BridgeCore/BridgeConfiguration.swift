@@ -1,5 +1,6 @@
 import ByteCoding
 import HTTP1
+import Input
 import Logging
 import TMMProtocol
 import WebSocket
@@ -357,7 +358,7 @@ extension BridgeConfiguration {
                 ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
                 : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
         }
-        var addresses: Set<UInt64> = [], ttys: Set<Int16> = []
+        var addresses: Set<BluetoothAddress> = [], ttys: Set<Int16> = []
         for (setting, rfcomm) in bluetoothReceivers.withTTYNumbers {
             guard addresses.insert(setting.address).inserted else {
                 throw ConfigurationError(message: "bluetooth: a receiver is given twice (one line per receiver)")

@@ -1,5 +1,5 @@
 // A capture cut into epochs for replay (pure). The thread that plays it is CaptureReplayer
-// (Bridge/CaptureReplay.swift). Sentences are read with NMEA0183's validation and field parsers,
+// (InputLoop/CaptureReplay.swift). Sentences are read with NMEA0183's validation and field parsers,
 // the same rules the decoder applies: a line they refuse is still replayed as it is (gpsd gets
 // the capture's bytes), but neither starts an epoch nor sets the pace.
 

@@ -1,4 +1,5 @@
 import Glibc
+import Input
 import Posix
 
 /// What BlueZ remembers about a remote device: its name for the receiver inventory.

@@ -1,5 +1,6 @@
 import CRFCOMM
 import Glibc
+import Input
 import Posix
 
 /// The kernel's RFCOMM TTY layer: binds a remote SPP channel to `/dev/rfcommN`, as BlueZ's

@@ -1,3 +1,5 @@
+import Input
+
 /// One rfcomm binding the bridge keeps in place (from the configuration or `bluetooth bind`).
 public struct RFCOMMBinding: Hashable, Sendable, CustomStringConvertible {
     public var device: Int16

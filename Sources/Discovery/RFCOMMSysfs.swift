@@ -1,5 +1,6 @@
 import ByteCoding
 import Glibc
+import Input
 import Posix
 
 /// A bound rfcomm tty as sysfs describes it.

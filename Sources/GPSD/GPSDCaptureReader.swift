@@ -1,5 +1,6 @@
 import CGPS
 import GNSS
+import Input
 
 /// Reads a capture of gpsd's JSON output (`gpspipe -w`, one object per line) without a gpsd:
 /// each line is unpacked by libgps, as a live session's lines are, into the same `GPSDReport`s

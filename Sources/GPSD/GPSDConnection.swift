@@ -1,5 +1,6 @@
 import CGPS
 import GNSS
+import Input
 import Posix
 
 /// A libgps error: its own negative codes, never an errno (libgps reports them through errno,

@@ -1,4 +1,5 @@
 import GNSS
+import Input
 
 // The messages of the V2 `/events` channel. TMM's own schema is not published (TMM-API.md §6.7,
 // §10 item 3), so this is ours, documented in docs/events.md: one JSON object per text frame,
@@ -16,17 +17,15 @@ public enum BridgeEvent: Sendable, Equatable {
     case receiverDisconnected(device: String?, receiver: ReceiverInfo)
     /// The solution type changed between two epochs (including to and from no fix).
     case fixQualityChanged(previous: FixQuality, current: FixQuality)
-    /// Positions stopped flowing. `reason` is one of `BridgeEvent.inputLossReasons`.
-    case inputLost(reason: String, message: String)
+    /// Positions stopped flowing. The message's `reason` is the reason's code
+    /// (`InputLossReason.Code`, the one list of them), its `message` the reason's description.
+    case inputLost(InputLossReason)
     /// Positions flow again after `inputLost`.
     case inputRestored
     /// A registration request was answered. The application's id is deliberately not part of it:
     /// Access Code V1 is computable from the id and the clock, so any reader of `/events` (a local
     /// process, or a web page once V2 is unlocked) could otherwise authenticate as that app.
     case registration(result: RegistrationResult)
-
-    /// The `reason` codes of `inputLost`, as documented.
-    public static let inputLossReasons = ["gpsdUnreachable", "gpsdConnectionLost", "receiverRemoved", "receiverSilent"]
 
     /// The `event` member's value.
     public var name: String {
@@ -45,16 +44,12 @@ public enum BridgeEvent: Sendable, Equatable {
 /// What `status` reports.
 public struct BridgeStatus: Sendable, Equatable {
     /// `live` while positions flow, `lost` after an input loss, `waiting` before the first data.
-    public enum Input: String, Sendable, Equatable {
-        case waiting, live, lost
-    }
-
-    public var input: Input
+    public var input: InputState
     public var receiver: ReceiverInfo
     /// The solution type of the latest epoch (`.noFix` before any).
     public var quality: FixQuality
 
-    public init(input: Input, receiver: ReceiverInfo, quality: FixQuality) {
+    public init(input: InputState, receiver: ReceiverInfo, quality: FixQuality) {
         self.input = input
         self.receiver = receiver
         self.quality = quality
@@ -82,9 +77,9 @@ public enum BridgeEventEncoder {
         case .fixQualityChanged(let previous, let current):
             writeQuality(current, prefix: nil, to: &writer)
             writeQuality(previous, prefix: "previous", to: &writer)
-        case .inputLost(let reason, let message):
-            writer.field("reason", string: reason)
-            writer.field("message", string: message)
+        case .inputLost(let reason):
+            writer.field("reason", string: reason.code.rawValue)
+            writer.field("message", string: reason.description)
         case .inputRestored:
             break
         case .registration(let result):

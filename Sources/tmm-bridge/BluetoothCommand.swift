@@ -1,5 +1,6 @@
 import BridgeCore
 import Discovery
+import Input
 
 /// `tmm-bridge bluetooth bind|unbind|list`: binds a paired SPP receiver to `/dev/rfcommN` through
 /// the kernel's RFCOMM ioctls, as BlueZ's `rfcomm bind` / `release` / `show` do.

@@ -1,10 +1,10 @@
 // `tmm-bridge devices`: what discovery sees and why each tty is or is not a receiver, without a
 // daemon: a libudev scan of sysfs (works without udevd) classified by the daemon's own
 // classifier, with the configuration's `device =` paths as explicit devices (DeviceReport).
-import Bridge
 import BridgeCore
 import Discovery
 import Glibc
+import InputLoop
 
 struct DevicesCommand: Equatable {
     var json = false

@@ -5,6 +5,7 @@ import BridgeCore
 import Discovery
 import GPSD
 import Glibc
+import InputLoop
 import Logging
 import Posix
 
@@ -317,13 +318,10 @@ struct RunCommand: Equatable {
             || configuration.devices.contains { RFCOMMTTY.deviceNumber(fromName: $0) != nil }
     }
 
-    /// The `bluetooth` lines as the rfcomm bindings the input side keeps (addresses were
-    /// checked when the lines were read, so none is dropped here).
+    /// The `bluetooth` lines as the rfcomm bindings the input side keeps.
     static func bluetoothBindings(_ configuration: BridgeConfiguration) -> [RFCOMMBinding] {
-        configuration.bluetoothReceivers.withTTYNumbers.compactMap { setting, rfcomm in
-            BluetoothAddress(rawValue: setting.address).map {
-                RFCOMMBinding(device: rfcomm, address: $0, channel: setting.channel)
-            }
+        configuration.bluetoothReceivers.withTTYNumbers.map { setting, rfcomm in
+            RFCOMMBinding(device: rfcomm, address: setting.address, channel: setting.channel)
         }
     }
 

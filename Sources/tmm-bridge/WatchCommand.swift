@@ -6,6 +6,8 @@ import Bridge
 import BridgeCore
 import GNSS
 import Glibc
+import Input
+import InputLoop
 import Logging
 import Posix
 import TMMProtocol

@@ -1,4 +1,5 @@
 // The `bluetooth` option: address, channel and tty number, and the errors a bad line gets.
+import Input
 import TestSupport
 import Testing
 
@@ -7,9 +8,9 @@ import Testing
 @Suite("bluetooth option", .tags(.unit))
 struct BluetoothSettingTests {
     @Test(arguments: [
-        ("00:07:80:AB:CD:EF", BluetoothReceiverSetting(address: 0x0007_80AB_CDEF)),
-        ("00:07:80:ab:cd:ef channel 3", BluetoothReceiverSetting(address: 0x0007_80AB_CDEF, channel: 3)),
-        ("8C:AA:B5:01:02:03 rfcomm 4 channel 30", BluetoothReceiverSetting(address: 0x8CAA_B501_0203, channel: 30, rfcomm: 4)),
+        ("00:07:80:AB:CD:EF", BluetoothReceiverSetting(address: BluetoothAddress(rawValue: 0x0007_80AB_CDEF)!)),
+        ("00:07:80:ab:cd:ef channel 3", BluetoothReceiverSetting(address: BluetoothAddress(rawValue: 0x0007_80AB_CDEF)!, channel: 3)),
+        ("8C:AA:B5:01:02:03 rfcomm 4 channel 30", BluetoothReceiverSetting(address: BluetoothAddress(rawValue: 0x8CAA_B501_0203)!, channel: 30, rfcomm: 4)),
     ])
     func linesParse(_ text: String, _ expected: BluetoothReceiverSetting) throws {
         var c = BridgeConfiguration()

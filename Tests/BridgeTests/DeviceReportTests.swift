@@ -2,6 +2,7 @@
 // with the daemon's rule that a configured device is explicit (the table does not decide it).
 import Bridge
 import Discovery
+import InputLoop
 import TestSupport
 import Testing
 

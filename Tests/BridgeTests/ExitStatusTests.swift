@@ -3,6 +3,7 @@
 // the status, with the message an operator reads.
 import Bridge
 import BridgeCore
+import InputLoop
 import Posix
 import TMMProtocol
 import TestSupport

@@ -4,6 +4,8 @@
 // The last suite runs the whole input path, consumer → inbox → InputTracker, as the bridge does.
 import GNSS
 import GPSD
+import Input
+import InputLoop
 import Posix
 import TMMProtocol
 import TestSupport

@@ -3,6 +3,7 @@
 import Foundation
 import GPSD
 import Glibc
+import Input
 import Posix
 import Synchronization
 import TMMProtocol

@@ -5,6 +5,7 @@ import Foundation
 import GNSS
 import GPSD
 import Glibc
+import Input
 import Posix
 import TMMProtocol
 import TestSupport

@@ -4,6 +4,7 @@ import ByteCoding
 import Foundation
 import GPSD
 import Glibc
+import InputLoop
 import Logging
 import Posix
 import Synchronization

@@ -3,6 +3,7 @@
 // ExecStart is the built binary, and `systemd-analyze security --offline=yes`, whose exposure
 // score docs/service.md records and this suite keeps from growing).
 import Bridge
+import BridgeCore
 import Foundation
 import Posix
 import TestSupport

@@ -6,6 +6,7 @@
 import CRFCOMM
 import Discovery
 import Glibc
+import Input
 import Posix
 import TestSupport
 import Testing

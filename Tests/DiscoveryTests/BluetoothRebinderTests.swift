@@ -2,6 +2,7 @@
 // longest wait at once for failures only a person can fix.
 import Discovery
 import Glibc
+import Input
 import Posix
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@
 // /sys and /var/lib/bluetooth, with the values the kernel and BlueZ write (documented per file).
 import Discovery
 import Foundation
+import Input
 import Posix
 import TestSupport
 import Testing

@@ -4,6 +4,7 @@
 // `status` follows.
 import Discovery
 import Glibc
+import Input
 import Posix
 import Synchronization
 import TestSupport

@@ -3,6 +3,7 @@
 // a crash, never a report made of it.
 import GNSS
 import GPSD
+import Input
 import TestSupport
 import Testing
 

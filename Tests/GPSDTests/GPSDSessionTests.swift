@@ -2,10 +2,11 @@
 // code under test), pty receivers replaying a real capture, the libgps session feeding the
 // bridge's consumer (epochs decoded on the gpsd thread, posted to an inbox), and the bridge's
 // InputTracker making of it what the io thread makes of it. No hardware needed.
-import Bridge
 import Foundation
 import GNSS
 import GPSD
+import Input
+import InputLoop
 import Logging
 import Glibc
 import Posix

@@ -1,7 +1,8 @@
 // Issue 9, defect 3, at the session: every connection's server end is checked before a line is
 // read. A fake gpsd (Python, started with the credentials of `nobody` or as root) greets with
 // release 6.6.6-fake and streams NMEA; the session must read the root one and refuse the other.
-import Bridge
+import Input
+import InputLoop
 import Foundation
 import GNSS
 import GPSD

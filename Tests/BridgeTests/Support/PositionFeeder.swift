@@ -3,6 +3,7 @@
 import Bridge
 import GNSS
 import GPSD
+import Input
 import Posix
 import Synchronization
 import TestSupport

@@ -5,6 +5,8 @@ import ByteCoding
 import Foundation
 import GPSD
 import Glibc
+import Input
+import InputLoop
 import Logging
 import Posix
 import Synchronization

@@ -19,6 +19,7 @@
 import Bridge
 import BridgeCore
 import Foundation
+import InputLoop
 import Posix
 import TMMProtocol
 import WebSocket

@@ -1,8 +1,9 @@
-// Which receiver TMM clients are served (ReceiverSelection) and the `prefer` option that steers it.
+// Which receiver TMM clients are served (ReceiverSelection); the `prefer` option that steers it is
+// read by BridgeCore (BridgeCoreTests/PreferOptionTests).
 import TestSupport
 import Testing
 
-@testable import BridgeCore
+@testable import Input
 
 private typealias Candidate = ReceiverSelection.Candidate
 
@@ -52,26 +53,5 @@ struct ReceiverSelectionTests {
         #expect(choose([usb, acm], current: usb.path, prefer: prefer) == acm.path,
                 "a preferred receiver that comes back and delivers takes over again")
         #expect(choose([usb, acm], current: acm.path, prefer: [.serialNumber("nope"), .path("/dev/nope")]) == acm.path)
-    }
-
-    @Test(arguments: [
-        ("/dev/ttyUSB0", [ReceiverPreference.path("/dev/ttyUSB0")]),
-        ("5432A12345", [.serialNumber("5432A12345")]),
-        ("/dev/gnss/trimble-5432A-if00, 6110B", [.path("/dev/gnss/trimble-5432A-if00"), .serialNumber("6110B")]),
-        ("a b\tc", [.serialNumber("a"), .serialNumber("b"), .serialNumber("c")]),
-    ])
-    func preferParsesPathsAndSerialNumbers(_ value: String, _ expected: [ReceiverPreference]) throws {
-        var c = BridgeConfiguration()
-        try c.apply("prefer", value)
-        #expect(c.preferredReceivers == expected)
-    }
-
-    @Test func preferLinesAddUpInOrderAndTheCommandLineReplacesThem() throws {
-        var c = BridgeConfiguration()
-        try ConfigurationFile.apply(try ConfigurationFile.parse("prefer = /dev/ttyACM0\nprefer = 5432A", path: "t.conf"),
-                                    path: "t.conf", to: &c)
-        #expect(c.preferredReceivers == [.path("/dev/ttyACM0"), .serialNumber("5432A")])
-        c.clear("prefer")
-        #expect(c.preferredReceivers.isEmpty)
     }
 }

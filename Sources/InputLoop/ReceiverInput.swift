@@ -2,6 +2,7 @@ import BridgeCore
 import Discovery
 import GNSS
 import GPSD
+import Input
 import Posix
 import TMMProtocol
 
@@ -17,26 +18,6 @@ import TMMProtocol
 // its answer (gpsd takes ~0.2 s to open a tty, and up to the 3 s timeout when it hangs), so the
 // caller's loop only queues them and hears how they went through `controlResults`.
 
-/// What happened on the input side since the last `drain()`, in order.
-public enum InputChange: Sendable, Equatable {
-    /// One receiver epoch.
-    case position(Position)
-    /// gpsd opened a receiver (or reported it open when the session started).
-    case receiverConnected(path: String)
-    /// gpsd closed a receiver, or the connection to gpsd was lost while it had one.
-    case receiverDisconnected(path: String)
-    /// The receiver TMM clients are served is now this one (nil: none). Only with one stream per
-    /// receiver (the daemon's input); a failover comes after the `inputLost` it causes.
-    case servedReceiver(path: String?)
-    /// Positions stopped flowing.
-    case inputLost(InputLossReason)
-    /// Positions flow again.
-    case inputRestored
-    /// The gpsd commands of a `connect()` or `disconnect()` (its ticket) are done: all accepted
-    /// (`failure` nil), or stopped at the first one gpsd refused or could not be asked.
-    case receiverControlFinished(ticket: Int, failure: String?)
-}
-
 /// What a gpsd control command run on the worker reports back.
 enum GPSDControlResult: Sendable {
     /// A receiver discovery handed to gpsd (`added`) or took away.
@@ -44,9 +25,6 @@ enum GPSDControlResult: Sendable {
     /// The commands of a REST request, and the lines to log for the ones that succeeded.
     case request(ticket: Int, failure: String?, done: [String])
 }
-
-/// `live` while positions flow, `lost` after a loss, `waiting` before any data.
-public typealias InputState = BridgeStatus.Input
 
 /// Why `PUT /api/v1/receiver` cannot do what it was asked.
 public enum ReceiverControlError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -699,28 +677,6 @@ public enum ReceiverInputError: ExitStatusError, Sendable {
 
 @available(*, unavailable, message: "the input side belongs to the thread that drains it")
 extension ReceiverInput: Sendable {}
-
-/// `$RUNTIME_DIRECTORY` (systemd), else `$XDG_RUNTIME_DIR/tmm-bridge`, else `/run/tmm-bridge`
-/// for root, else `/tmp/tmm-bridge-UID`.
-public func defaultRuntimeDirectory() -> String {
-    if let systemd = CurrentProcess.environment("RUNTIME_DIRECTORY") {
-        return systemd.split(separator: ":").first.map(String.init) ?? "/run/tmm-bridge"
-    }
-    if let xdg = CurrentProcess.environment("XDG_RUNTIME_DIR") { return xdg + "/tmm-bridge" }
-    return CurrentProcess.userID == 0 ? "/run/tmm-bridge" : "/tmp/tmm-bridge-\(CurrentProcess.userID)"
-}
-
-/// `$STATE_DIRECTORY` (systemd), else `/var/lib/tmm-bridge` for root, else
-/// `$XDG_STATE_HOME/tmm-bridge`, else `~/.local/state/tmm-bridge`.
-public func defaultStateDirectory() -> String {
-    if let systemd = CurrentProcess.environment("STATE_DIRECTORY") {
-        return systemd.split(separator: ":").first.map(String.init) ?? "/var/lib/tmm-bridge"
-    }
-    if CurrentProcess.userID == 0 { return "/var/lib/tmm-bridge" }
-    if let xdg = CurrentProcess.environment("XDG_STATE_HOME") { return xdg + "/tmm-bridge" }
-    if let home = CurrentProcess.environment("HOME") { return home + "/.local/state/tmm-bridge" }
-    return "/tmp/tmm-bridge-state-\(CurrentProcess.userID)"
-}
 
 /// One receiver gpsd has open, as `status` shows it: what the input side tracks of its stream
 /// and what discovery knows of the device.

@@ -1,4 +1,3 @@
-import BridgeCore
 // Exit statuses (docs/configuration.md) and the errors that carry them: each start-up concern has
 // its own typed error enum (PortBindingError, ReceiverInputError, BridgeServerError; RunError in
 // the CLI), and each case says which status it causes. `ExitStatus` is the one map from a kind of

@@ -1,12 +1,10 @@
 // InputTracker: the one copy of the input side's state (receivers present, input lost or live,
 // gpsd connected), fed the events the gpsd thread forwards, in order. No threads, no clock.
 import GNSS
-import GPSD
-import TMMProtocol
 import TestSupport
 import Testing
 
-@testable import Bridge
+@testable import Input
 
 private let a = GPSDDevice(path: "/dev/ttyA", driver: "NMEA0183", activated: 1)
 private let b = GPSDDevice(path: "/dev/ttyB", driver: "NMEA0183", activated: 2)

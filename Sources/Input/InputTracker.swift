@@ -1,7 +1,4 @@
-import BridgeCore
 import GNSS
-import GPSD
-import TMMProtocol
 
 /// What the bridge knows about one receiver gpsd has open (read-only for `status`).
 public struct ReceiverTrack: Sendable, Equatable {

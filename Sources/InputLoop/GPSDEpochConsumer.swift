@@ -3,28 +3,6 @@ import GPSD
 import Input
 import Posix
 
-/// What the gpsd threads hand to the input side's loop, in order: gpsd's events as the session
-/// reported them, and the epochs decoded from its lines.
-public enum ReceiverInputEvent: Sendable, Equatable {
-    /// A fact from the gpsd session (connected, devices, connection lost, quiet, ...).
-    case gpsd(GPSDEvent)
-    /// One epoch of a stream of every device's NMEA (a `GPSDWatch.everything` session: one
-    /// receiver, since gpsd does not say which device sent a sentence).
-    case position(Position)
-    /// One epoch of one receiver's own stream (a `GPSDWatch.device` session), decoded at `at`
-    /// (monotonic nanoseconds).
-    case receiverPosition(path: String, Position, at: Int64)
-    /// That receiver's stream has been quiet for `seconds` (reported once per quiet spell).
-    case receiverQuiet(path: String, seconds: Double)
-    /// That receiver's own watch is in place (gpsd answered it with its device list): its
-    /// sentences are read from now on, those gpsd read before are not.
-    case receiverWatching(path: String)
-    /// That receiver's own watch saw gpsd close it (or list it no longer), after posting the
-    /// epochs gpsd reported before the close: nothing more comes from it. The main session's
-    /// DEVICE report of the close is a different thread's and may overtake them.
-    case receiverClosed(path: String)
-}
-
 /// The gpsd session's consumer for the daemon and `tmm-bridge watch` (both through
 /// `ReceiverInput`): each NMEA line and each of gpsd's reports goes, on the gpsd thread, to the
 /// receiver's `ReceiverEpochs`, which reads the stream its gpsd driver makes exact (the NMEA

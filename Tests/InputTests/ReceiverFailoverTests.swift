@@ -1,13 +1,10 @@
 // InputTracker with one stream per receiver: only the served receiver's epochs are published,
 // the others are tracked, and losing the served one fails over (events in, changes out).
-import BridgeCore
 import GNSS
-import GPSD
-import TMMProtocol
 import TestSupport
 import Testing
 
-@testable import Bridge
+@testable import Input
 
 private let a = GPSDDevice(path: "/dev/ttyA", driver: "NMEA0183", activated: 1)
 private let b = GPSDDevice(path: "/dev/ttyB", driver: "NMEA0183", activated: 2)

@@ -1,12 +1,15 @@
 import ByteCoding
-import CRFCOMM
 
 /// A Bluetooth device address (BD_ADDR), written `AA:BB:CC:DD:EE:FF`.
 ///
 /// Text form: exactly six groups of two hexadecimal digits separated by `:`; either case is
 /// accepted (sysfs writes lower case, BlueZ's storage upper case), `description` is upper case.
 /// The kernel's `bdaddr_t` stores the same six bytes in the reverse order (little-endian:
-/// `b[0]` is `FF`, the last group); `init(kernel:)` and `kernelValue` convert.
+/// `b[0]` is `FF`, the last group); `littleEndianBytes` converts, and Discovery's
+/// `init(kernel:)` and `kernelValue` (BluetoothAddress+Kernel.swift) take the C struct itself.
+///
+/// The one parser of the text form: the `bluetooth` option (BridgeCore's
+/// `BluetoothReceiverSetting`) and the `bluetooth` command both read an address with it.
 public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The 48-bit address with the first text group in the most significant byte
     /// (`AA:BB:CC:DD:EE:FF` is `0xAABB_CCDD_EEFF`).
@@ -75,18 +78,6 @@ public struct BluetoothAddress: Sendable, Hashable, Comparable, CustomStringConv
         var value: UInt64 = 0
         for byte in littleEndianBytes.reversed() { value = value << 8 | UInt64(byte) }
         self.rawValue = value
-    }
-
-    /// From the kernel's `bdaddr_t` (little-endian).
-    public init(kernel address: bdaddr_t) {
-        let b = address.b
-        self.init(bytes: (b.5, b.4, b.3, b.2, b.1, b.0))
-    }
-
-    /// The kernel's `bdaddr_t` for this address (little-endian).
-    public var kernelValue: bdaddr_t {
-        let b = bytes
-        return bdaddr_t(b: (b[5], b[4], b[3], b[2], b[1], b[0]))
     }
 
     /// `AA:BB:CC:DD:EE:FF`, upper case.
