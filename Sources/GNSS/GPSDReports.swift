@@ -1,3 +1,5 @@
+import NMEA0183
+
 /// gpsd's own reports of a receiver, as libgps unpacked them: the second source of epochs, for
 /// receivers gpsd decodes in binary (u-blox UBX, SiRF, TSIP, GREIS, ...), whose NMEA stream is
 /// only gpsd's pseudo-NMEA (latitude printed to 0.0001 minute, heights re-derived; docs/input.md,
@@ -118,14 +120,8 @@ extension Constellation {
         case 6: self = .glonass
         case 7: self = .irnss
         default:
-            switch prn {
-            case 33...64, 120...158: self = .sbas
-            case 65...96: self = .glonass
-            case 193...202: self = .qzss
-            case 201...263, 401...437: self = .beidou
-            case 301...336: self = .galileo
-            default: self = .gps
-            }
+            // The ranges an NMEA GSV of a combined talker uses, which gpsd's PRNs follow.
+            self.init(satelliteID: UInt16(clamping: prn), system: nil, talker: .combined)
         }
     }
 }
