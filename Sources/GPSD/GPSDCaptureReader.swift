@@ -48,23 +48,37 @@ public final class GPSDCaptureReader {
 
     deinit { cgps_close(parser) }
 
-    /// Frames `chunk` into lines and hands each report and device to `deliver`.
+    /// Frames `chunk` into lines and hands each report and device to `deliver`. Each run of bytes
+    /// up to a line end is found in the chunk and copied at once (byte by byte through the class's
+    /// properties, framing cost ~170 instructions a byte: most of decode's time).
     public func feed(_ chunk: Span<UInt8>, _ deliver: (Item) -> Void) {
-        for i in 0..<chunk.count {
-            let byte = chunk[i]
-            if byte == 0x0A {
-                endLine(deliver)
-            } else if discarding {
-                continue
-            } else if length == Self.maximumLineLength {
-                statistics.overlong += 1
-                discarding = true
-                length = 0
-            } else {
-                line[length] = byte
-                length += 1
+        var start = 0
+        while start < chunk.count {
+            var end = start
+            while end < chunk.count && chunk[end] != 0x0A { end += 1 }
+            append(chunk.extracting(start..<end))
+            guard end < chunk.count else { return }
+            endLine(deliver)
+            start = end + 1
+        }
+    }
+
+    /// Adds part of a line; a line growing past `maximumLineLength` is dropped whole.
+    private func append(_ bytes: Span<UInt8>) {
+        guard !discarding, !bytes.isEmpty else { return }
+        guard length + bytes.count <= Self.maximumLineLength else {
+            statistics.overlong += 1
+            discarding = true
+            length = 0
+            return
+        }
+        let offset = length
+        line.withUnsafeMutableBytes { destination in
+            bytes.withUnsafeBytes { source in
+                UnsafeMutableRawBufferPointer(rebasing: destination[offset..<(offset + source.count)]).copyMemory(from: source)
             }
         }
+        length += bytes.count
     }
 
     /// End of input: a last line without a line end is read too.
