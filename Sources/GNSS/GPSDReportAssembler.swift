@@ -60,9 +60,12 @@ public struct GPSDReportAssembler: Sendable {
     private var noise: GPSDNoise?
     /// The fix held for its time (Unix nanoseconds), and when it is served.
     private var pending: (fix: GPSDFix, time: Int64, deadline: Int64)?
-    /// The last served epoch's time (Unix nanoseconds) and whether it had a fix.
-    private var lastTime: Int64?
+    /// The time of the last epoch served with a time (or given to `continueAfter`), and whether
+    /// it had a fix.
+    public private(set) var lastServedTime: UTCTimestamp?
     private var lastHadFix = false
+    /// `lastServedTime` as Unix nanoseconds, the key fixes are ordered by.
+    private var lastTime: Int64? { lastServedTime?.unixNanoseconds }
     /// Whether the last epoch served showed a fix (a timeless no-fix report ends it, without
     /// making the last time's fix servable again).
     private var showingFix = false
@@ -131,7 +134,7 @@ public struct GPSDReportAssembler: Sendable {
         }
         if let lastTime {
             if time < lastTime - Self.timeJumpNanoseconds {
-                self.lastTime = nil
+                lastServedTime = nil
                 period = nil
             } else if time < lastTime {
                 statistics.late += 1
@@ -157,7 +160,7 @@ public struct GPSDReportAssembler: Sendable {
     public mutating func flush(_ emit: (Position) -> Void) {
         guard let held = pending else { return }
         pending = nil
-        lastTime = held.time
+        lastServedTime = held.fix.time
         lastHadFix = held.fix.quality != .noFix
         showingFix = lastHadFix
         serve(held.fix, emit)
@@ -195,7 +198,7 @@ public struct GPSDReportAssembler: Sendable {
     /// the switch to this one neither repeats nor loses an epoch).
     public mutating func continueAfter(_ time: UTCTimestamp?) {
         pending = nil
-        lastTime = time?.unixNanoseconds
+        lastServedTime = time
         lastHadFix = lastTime != nil
         showingFix = lastHadFix
         afterTimeOfDay = lastTime == nil ? time?.nanosecondsOfDay : nil

@@ -26,8 +26,9 @@ public struct ReceiverEpochs: Sendable {
     public private(set) var nmea = EpochStream()
     public private(set) var reports = GPSDReportAssembler()
     public private(set) var statistics = Statistics()
-    /// The time of the last epoch served, from either source.
-    private var lastServed: UTCTimestamp?
+    /// The time of the last epoch the NMEA source served (the reports' assembler keeps its own:
+    /// `GPSDReportAssembler.lastServedTime`); each is handed to the other at a switch.
+    private var nmeaLastServed: UTCTimestamp?
 
     public init() {}
 
@@ -47,9 +48,10 @@ public struct ReceiverEpochs: Sendable {
         case .gpsdReports:
             nmea.sourceLost()
             reports.restart()
-            reports.continueAfter(lastServed)
+            reports.continueAfter(nmeaLastServed)
         case .nmea:
-            servedByReports(.flush, emit)
+            reports.flush(emit)
+            nmeaLastServed = reports.lastServedTime
             // gpsd falls back to the NMEA driver when a receiver is switched to NMEA output;
             // its sentences start a new cycle.
             nmea.sourceLost()
@@ -68,7 +70,7 @@ public struct ReceiverEpochs: Sendable {
             served = .some(position.time)
             emit(position)
         }
-        if let served, let time = served { lastServed = time }
+        if let served, let time = served { nmeaLastServed = time }
         return accepted
     }
 
@@ -78,7 +80,7 @@ public struct ReceiverEpochs: Sendable {
             statistics.ignoredReports += 1
             return
         }
-        servedByReports(.report(report, now: now), emit)
+        reports.report(report, now: now, emit)
     }
 
     /// When the fix held on gpsd's reports is due (monotonic nanoseconds): the reading thread
@@ -90,7 +92,7 @@ public struct ReceiverEpochs: Sendable {
     public mutating func idle(now: Int64, _ emit: (Position) -> Void) {
         switch source {
         case .nmea: nmea.idle(now: now, emit)
-        case .gpsdReports: servedByReports(.idle(now: now), emit)
+        case .gpsdReports: reports.idle(now: now, emit)
         }
     }
 
@@ -98,7 +100,7 @@ public struct ReceiverEpochs: Sendable {
     public mutating func finish(_ emit: (Position) -> Void) {
         switch source {
         case .nmea: nmea.finish(emit)
-        case .gpsdReports: servedByReports(.flush, emit)
+        case .gpsdReports: reports.flush(emit)
         }
     }
 
@@ -106,9 +108,9 @@ public struct ReceiverEpochs: Sendable {
     /// emitted; the next device starts afresh and is named again by gpsd.
     public mutating func sourceClosed(_ emit: (Position) -> Void) {
         if source == .nmea { nmea.sourceClosed(emit) } else { nmea.sourceLost() }
-        servedByReports(.flush, emit)
+        reports.flush(emit)
         reports.restart()
-        lastServed = nil
+        nmeaLastServed = nil
         driver = GPSDDriver("")
         reports.receiverAccuracy = false
     }
@@ -117,38 +119,8 @@ public struct ReceiverEpochs: Sendable {
     /// held fix is whole, and served.
     public mutating func sourceLost(_ emit: (Position) -> Void) {
         nmea.sourceLost()
-        servedByReports(.flush, emit)
+        reports.flush(emit)
         reports.restart()
-        lastServed = nil
-    }
-
-    /// What is asked of the reports' assembler.
-    private enum ReportStep {
-        case report(GPSDReport, now: Int64)
-        case idle(now: Int64)
-        case flush
-    }
-
-    /// Runs `step` on the reports' assembler and notes the time of what it served.
-    private mutating func servedByReports(_ step: ReportStep, _ emit: (Position) -> Void) {
-        var last: UTCTimestamp?? = nil
-        switch step {
-        case .report(let report, let now):
-            reports.report(report, now: now) { position in
-                last = .some(position.time)
-                emit(position)
-            }
-        case .idle(let now):
-            reports.idle(now: now) { position in
-                last = .some(position.time)
-                emit(position)
-            }
-        case .flush:
-            reports.flush { position in
-                last = .some(position.time)
-                emit(position)
-            }
-        }
-        if let last, let time = last { lastServed = time }
+        nmeaLastServed = nil
     }
 }
