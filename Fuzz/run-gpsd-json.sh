@@ -52,7 +52,6 @@ cat > "$src/c/GPSDFuzzC.h" <<'HEADER'
 #pragma once
 int gpsdfuzz_well_formed(const char *line);
 int gpsdfuzz_libgps_status(const char *line);
-int gpsdfuzz_unpack_hangs(const char *line);
 HEADER
 cat > "$src/c/module.modulemap" <<'MAP'
 module CGPS { header "CGPS.h" export * }
@@ -61,9 +60,16 @@ MAP
 echo "== building $fuzz_binary (GPSDCaptureReader + CGPS/libgps + GPSDReportAssembler)"
 "$clang" -fsanitize=fuzzer-no-link,address -O1 -g -Wall -I "$src/c" -c "$src/c/GPSDJSONFuzz.c" \
     -o "$build/gpsd-json-cgps.o" || { echo "${0##*/}: C build failed" >&2; exit 2; }
-fuzz_compile -I "$src/c" "$src"/*.swift "$build/gpsd-json-cgps.o" -lgps 2>&1 |
-    grep -vE "is part of module 'GPSD'; ignoring import|^ *[0-9]* *\| |^ *\||^$" || true
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "${0##*/}: build failed" >&2; exit 2; }
+# The compiler's status, read before anything else runs: an `|| true` after the pipeline would
+# replace PIPESTATUS (a failed build then fuzzed the previous binary), as run.sh's compile says.
+compile() {
+    local statuses
+    fuzz_compile -I "$src/c" "$src"/*.swift "$build/gpsd-json-cgps.o" -lgps 2>&1 |
+        grep -vE "is part of module 'GPSD'; ignoring import|^ *[0-9]* *\| |^ *\||^$"
+    statuses=("${PIPESTATUS[@]}")
+    [ "${statuses[0]}" -eq 0 ]
+}
+compile || { echo "${0##*/}: build failed" >&2; exit 2; }
 
 # Tokens libFuzzer splices into inputs: gpsd's classes and the members libgps reads.
 cat > "$build/gpsd-json.dict" <<'DICT'
