@@ -3,7 +3,8 @@ import Input
 
 /// The receiving end of a gpsd session, called on the gpsd thread in the order gpsd sent things.
 /// The session hands it raw NMEA lines, gpsd's reports and `GPSDEvent`s and does nothing else
-/// with them: the consumer decodes (InputLoop's `GPSDEpochConsumer` feeds the receiver's `Input.ReceiverEpochs`).
+/// with them: the consumer decodes (InputLoop's `GPSDEpochConsumer` feeds the receiver's
+/// `Input.ReceiverEpochs`).
 ///
 /// It is moved to the gpsd thread once, at `GPSDSession.start`, and lives there from then on, so
 /// it needs no lock: the calls are made one at a time, by that thread only.
