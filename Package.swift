@@ -64,9 +64,10 @@ let package = Package(
                            "TLS", "Logging"],
             swiftSettings: common),
         // Benchmarks (make bench).
-        .executableTarget(name: "tmm-bench", dependencies: ["NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
+        .target(name: "BenchSupport", path: "Benchmarks/BenchSupport", swiftSettings: common),
+        .executableTarget(name: "tmm-bench", dependencies: ["BenchSupport", "NMEA0183", "GNSS", "TMMProtocol", "CAllocationCounter"],
                           path: "Benchmarks/tmm-bench", swiftSettings: common),
-        .executableTarget(name: "tmm-inputcost", dependencies: ["GNSS", "GPSD", "Input", "CAllocationCounter"],
+        .executableTarget(name: "tmm-inputcost", dependencies: ["BenchSupport", "GNSS", "GPSD", "Input", "CAllocationCounter"],
                           path: "Benchmarks/tmm-inputcost", swiftSettings: common),
         .executableTarget(name: "tmm-latency", dependencies: ["InputLoop", "Input", "GPSD", "Posix", "GNSS", "Logging"], path: "Benchmarks/tmm-latency",
                           swiftSettings: common),

@@ -26,6 +26,7 @@
 //                  [--write-corpus PATH] [--write-pipeline-output PATH] [--app-version V]
 // Lines starting with `RESULT ` are machine-readable (`key=value`) for scripts/bench.sh.
 
+import BenchSupport
 import CAllocationCounter
 import GNSS
 import Glibc
@@ -46,11 +47,6 @@ struct Options {
     /// What `tmm-bridge decode` writes as `appVersion` (BridgeVersion.current).
     var appVersion = "0.1.0"
     var stages: Set<String> = ["parser", "pipeline", "naive"]
-}
-
-func printError(_ text: String) {
-    var text = text
-    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
 let usageText = """
@@ -213,32 +209,6 @@ func loadCorpus(directory: String, minSentences: Int) -> Corpus {
 /// Wall time (what the brief asks for; includes preemption on a busy machine).
 func nowNanoseconds() -> UInt64 { clockNanoseconds(CLOCK_MONOTONIC) }
 
-/// CPU time of this thread: excludes time the thread was preempted, so it is the steadier figure
-/// on a shared machine. Reported next to wall time, never instead of it.
-func threadCPUNanoseconds() -> UInt64 { clockNanoseconds(CLOCK_THREAD_CPUTIME_ID) }
-
-func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
-    var ts = timespec()
-    clock_gettime(clock, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-func median(_ values: [Double]) -> Double {
-    let s = values.sorted()
-    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-}
-
-func fixed(_ value: Double, _ decimals: Int) -> String {
-    var p = 1.0
-    for _ in 0..<decimals { p *= 10 }
-    let scaled = (value * p).rounded()
-    var text = String(Int64(scaled.magnitude))
-    if decimals > 0 {
-        while text.count <= decimals { text = "0" + text }
-        text.insert(".", at: text.index(text.endIndex, offsetBy: -decimals))
-    }
-    return scaled < 0 ? "-" + text : text
-}
 
 // MARK: - Work counters
 

@@ -31,6 +31,7 @@
 //                      [--stages parser,nmea,json] [--callgrind]
 // Lines starting with `RESULT ` are machine-readable (`key=value`) for scripts/bench.sh.
 
+import BenchSupport
 import CAllocationCounter
 import GNSS
 import GPSD
@@ -46,11 +47,6 @@ struct Options {
     var pairs = ["sirf", "ublox"]
     var stages = ["parser", "nmea", "json"]
     var callgrind = false
-}
-
-func printError(_ text: String) {
-    var text = text
-    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
 func fail(_ message: String) -> Never {
@@ -299,28 +295,6 @@ func measured(_ stage: String, _ s: StageState, _ passes: Int) -> Counters {
 
 // MARK: - Timing
 
-func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
-    var ts = timespec()
-    clock_gettime(clock, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
-
-func median(_ values: [Double]) -> Double {
-    let s = values.sorted()
-    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-}
-
-func fixed(_ value: Double, _ decimals: Int) -> String {
-    var p = 1.0
-    for _ in 0..<decimals { p *= 10 }
-    let scaled = (value * p).rounded()
-    var text = String(Int64(scaled.magnitude))
-    if decimals > 0 {
-        while text.count <= decimals { text = "0" + text }
-        text.insert(".", at: text.index(text.endIndex, offsetBy: -decimals))
-    }
-    return scaled < 0 ? "-" + text : text
-}
 
 struct Stage {
     var name: String
