@@ -88,6 +88,8 @@ extension BridgeServer {
             receivers[index].fixQuality = track.epochs > 0 ? "\(track.quality)" : nil
             receivers[index].lastEpochAgeSeconds = track.lastEpochAt.map { Double(now - $0) / 1e9 }
             receivers[index].silent = track.isSilent
+            // The same rule the receiver's own watch applies to the same DEVICE report.
+            receivers[index].epochSource = GPSDDriver(track.device.driver).source.rawValue
         }
         return Array(receivers.prefix(DaemonStatus.listLimit))
     }

@@ -1,4 +1,5 @@
 import GNSS
+import Input
 import TMMProtocol
 
 // The three ways an operator reads a DaemonStatus, all pure:
@@ -171,6 +172,11 @@ extension DaemonStatus {
             if let rate = receiver.epochRate, receiver.silent != true { stream += " at " + fixed(rate, decimals: 1) + " Hz" }
             if let quality = receiver.fixQuality { stream += ", " + quality }
             if let age = receiver.lastEpochAgeSeconds { stream += ", last " + fixed(age, decimals: 1) + " s ago" }
+            switch receiver.epochSource.flatMap(EpochSource.init(rawValue:)) {
+            case .nmea: stream += ", read from its NMEA"
+            case .gpsdReports: stream += ", read from gpsd's JSON"
+            case nil: break
+            }
             facts.append(stream)
         }
         return receiver.path + "  " + facts.joined(separator: ", ")

@@ -95,6 +95,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var openInGPSD: Bool
         public var gpsdDriver: String?
         public var gpsdSubtype: String?
+        /// Which of gpsd's streams its epochs are read from (`EpochSource`'s raw value: `nmea`, the
+        /// receiver's own sentences; `gpsd-json`, gpsd's TPV/SKY/GST for a binary driver). Nil while
+        /// gpsd has it closed.
+        public var epochSource: String?
         /// Its own stream (every receiver gpsd has open is read on its own watch): whether TMM
         /// clients get it, epochs read, rate (Hz), the latest epoch's fix quality (FixQuality's
         /// case name) and age (s), and whether it has gone silent. Nil while gpsd has it closed.
@@ -108,7 +112,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public init(path: String, connected: Bool, foundBy: String, connection: String? = nil, brand: String? = nil,
                     model: String? = nil, manufacturer: String? = nil, serialNumber: String? = nil, usbID: String? = nil,
                     bluetoothAddress: String? = nil, bluetoothName: String? = nil, classification: String? = nil,
-                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil, served: Bool? = nil,
+                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil, epochSource: String? = nil,
+                    served: Bool? = nil,
                     epochs: Int? = nil, epochRate: Double? = nil, fixQuality: String? = nil,
                     lastEpochAgeSeconds: Double? = nil, silent: Bool? = nil) {
             self.path = path
@@ -126,6 +131,7 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.openInGPSD = openInGPSD
             self.gpsdDriver = gpsdDriver
             self.gpsdSubtype = gpsdSubtype
+            self.epochSource = epochSource
             self.served = served
             self.epochs = epochs
             self.epochRate = epochRate

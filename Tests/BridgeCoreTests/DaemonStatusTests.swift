@@ -166,15 +166,16 @@ struct StatusTextTests {
         status.receivers[0].epochRate = 9.98
         status.receivers[0].fixQuality = "rtkFixed"
         status.receivers[0].lastEpochAgeSeconds = 0.04
+        status.receivers[0].epochSource = "gpsd-json"
         status.receivers.append(DaemonStatus.Receiver(path: "/dev/ttyACM1", connected: true, foundBy: "configured",
-                                                      openInGPSD: true, served: false, epochs: 300, epochRate: 1,
+                                                      openInGPSD: true, epochSource: "nmea", served: false, epochs: 300, epochRate: 1,
                                                       fixQuality: "autonomous", lastEpochAgeSeconds: 7.5, silent: true))
         status.bluetooth = [DaemonStatus.BluetoothBinding(address: "00:11:22:33:44:55", channel: 1, device: "/dev/rfcomm0",
                                                           bound: false, lastError: "no Bluetooth adapter", failures: 3)]
         let lines = status.report.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasSuffix("open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago") },
+        #expect(lines.contains { $0.hasSuffix("open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago, read from gpsd's JSON") },
                 "\(lines)")
-        #expect(lines.contains("           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago"),
+        #expect(lines.contains("           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago, read from its NMEA"),
                 "\(lines)")
         #expect(lines.contains("bluetooth  00:11:22:33:44:55 channel 1 → /dev/rfcomm0: not bound; 3 failed: no Bluetooth adapter"),
                 "\(lines)")
