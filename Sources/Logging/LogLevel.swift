@@ -46,8 +46,15 @@ public enum LogFormat: Sendable, Equatable {
     /// records it (`SYSLOG_IDENTIFIER`) with the time.
     case journal
 
-    /// `message` at `level` as one or more lines, each ending in a newline. Every line of a
-    /// multi-line message gets the prefix: journald reads each line as its own entry.
+    /// `message` at `level` as one line ending in a newline: one message is one journald entry.
+    ///
+    /// Every control character in it is escaped (`Self.escaped`), the newline too, and so are
+    /// the Unicode characters that break, move or reorder text on a terminal, whichever value
+    /// they came from: logged values are often another party's (udev strings, paths, headers).
+    /// This works on Unicode scalars, never on Characters: `"\r\n"` is one grapheme, and a
+    /// Character loop looking for `"\n"` once copied a USB product string's `\r\n<0>…` through,
+    /// which journald read as a second entry at emergency priority and broadcast to every
+    /// terminal.
     public func line(_ message: String, level: LogLevel) -> String {
         let prefix: String
         switch self {
@@ -56,14 +63,34 @@ public enum LogFormat: Sendable, Equatable {
         }
         var text = prefix
         text.reserveCapacity(prefix.utf8.count + message.utf8.count + 1)
-        for character in message {
-            if character == "\n" {
-                text += "\n" + prefix
+        for scalar in message.unicodeScalars {
+            if let escape = Self.escaped(scalar) {
+                text += escape
             } else {
-                text.append(character)
+                text.unicodeScalars.append(scalar)
             }
         }
         return text + "\n"
+    }
+
+    /// How `scalar` is written when a terminal or journald would act on it rather than show it,
+    /// else nil: C0 controls but tab (`\n` is written `\x0A`, `\r` `\x0D`), DEL, C1 controls (U+0085 NEL is a line
+    /// break to some readers), the line and paragraph separators U+2028/U+2029, and the
+    /// bidirectional formatting characters (U+200E/F, U+202A-U+202E, U+2066-U+2069), which can
+    /// make a line read differently from what it says.
+    static func escaped(_ scalar: Unicode.Scalar) -> String? {
+        let value = scalar.value
+        let isEscaped = switch value {
+        case 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+        guard isEscaped else { return nil }
+        let digits = String(value, radix: 16, uppercase: true)
+        return value <= 0xFF
+            ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits
+            : "\\u{" + digits + "}"
     }
 }
 

@@ -120,14 +120,15 @@ struct ReloadTests {
 struct JournalOutputTests {
     /// Runs the daemon with standard error appended to `logFile` and `JOURNAL_STREAM` set to
     /// `journalStream`, until `until` appears in the file; then stops it.
-    static func run(directory: String, logFile: String, journalStream: String, until marker: String) throws -> String {
+    static func run(directory: String, logFile: String, journalStream: String, source: [String] = ["--demo"],
+                    until marker: String) throws -> String {
         let ports = try PortSet.pick()
         // A busy API port makes a warning (the fallback) at start.
         let held = try HeldPort(ports.base["apiPort"]!)
         defer { _ = held }
         let daemon = try Spawned("/bin/sh", ["-c", #"log=$1; shift; exec "$@" 2>>"$log""#, "sh", logFile,
                                              "/usr/bin/env", "JOURNAL_STREAM=" + journalStream, try bridgeBinary().path,
-                                             "run", "--no-discovery", "--demo", "--registration", "open",
+                                             "run", "--no-discovery"] + source + ["--registration", "open",
                                              "--state-dir", directory + "/state", "--runtime-dir", directory + "/runtime",
                                              "--listen", "127.0.0.1"] + ports.arguments)
         defer { daemon.killNow() }
@@ -140,7 +141,7 @@ struct JournalOutputTests {
 
     /// Runs the daemon with standard error a fresh file and `JOURNAL_STREAM` naming that file's
     /// `st_dev:st_ino`, its inode moved by `inodeOffset` (0: the same stream); returns what it wrote.
-    static func run(_ name: String, inodeOffset: UInt64, until marker: String) throws -> String {
+    static func run(_ name: String, inodeOffset: UInt64, source: [String] = ["--demo"], until marker: String) throws -> String {
         let directory = try EndToEnd.makeDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let logFile = directory + "/stderr"
@@ -148,7 +149,7 @@ struct JournalOutputTests {
         var status = stat()
         guard stat(logFile, &status) == 0 else { throw HarnessError("stat \(logFile): \(String(cString: strerror(errno)))") }
         return try run(directory: directory, logFile: logFile, journalStream: "\(status.st_dev):\(UInt64(status.st_ino) + inodeOffset)",
-                       until: marker)
+                       source: source, until: marker)
     }
 
     @Test("JOURNAL_STREAM naming stderr: every line <N>-prefixed with its level, no program prefix")
@@ -165,6 +166,21 @@ struct JournalOutputTests {
         #expect(text.contains("<4>apiPort: port "), "the busy port is a warning:\n\(text)")
         #expect(text.contains("\n<5>ready\n"), "\(text)")
         #expect(text.contains("\n<5>signal 15: stopping\n") && text.contains("\n<5>stopped: "), "\(text)")
+    }
+
+    /// A device name is another party's string (a udev link, a USB product or serial string reach
+    /// the same lines): its `\r\n<0>` once made journald read an emergency entry, broadcast to
+    /// every terminal.
+    @Test("A logged value cannot forge a journald entry or its priority")
+    func loggedValuesCannotForgeEntries() throws {
+        let text = try Self.run("journal-forged", inodeOffset: 0, source: ["--device", "/dev/null-gps\r\n<0>forged\n<1>again"],
+                                until: "<5>ready\n")
+        #expect(text.contains("/dev/null-gps\\x0D\\x0A<0>forged\\x0A<1>again"), "\(text)")
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            #expect(line.hasPrefix("<3>") || line.hasPrefix("<4>") || line.hasPrefix("<5>") || line.hasPrefix("<6>"),
+                    "a line at a priority the daemon never writes: \(line)")
+            #expect(!line.utf8.contains(13), "a carriage return reached the journal: \(line)")
+        }
     }
 
     @Test("JOURNAL_STREAM naming another stream (a redirected child's): plain lines")

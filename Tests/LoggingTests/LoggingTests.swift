@@ -20,12 +20,31 @@ struct LogFormatTests {
         #expect(LogFormat.plain(program: "").line("ready", level: .error) == "ready\n")
     }
 
-    @Test func journalLinesCarryThePriorityOnEveryLine() {
+    @Test func journalLinesCarryThePriority() {
         #expect(LogFormat.journal.line("ready", level: .notice) == "<5>ready\n")
         #expect(LogFormat.journal.line("bad", level: .error) == "<3>bad\n")
         #expect(LogFormat.journal.line("chat", level: .debug) == "<7>chat\n")
-        #expect(LogFormat.journal.line("one\ntwo", level: .warning) == "<4>one\n<4>two\n",
-                "journald reads each line as an entry: an unprefixed second line would be logged at info")
+        #expect(LogFormat.journal.line("one\ntwo", level: .warning) == "<4>one\\x0Atwo\n",
+                "journald reads each line as an entry: a message is one")
+    }
+
+    /// A value another party chose (a USB product or serial string, a path, a header) cannot make
+    /// a line of its own, forge journald's priority prefix, or move text on a terminal.
+    @Test("Control and reordering characters are escaped, on scalars, never split into entries", arguments: [
+        ("product\r\n<0>PANIC", "product\\x0D\\x0A<0>PANIC"),
+        ("a\nb", "a\\x0Ab"),
+        ("a\rb", "a\\x0Db"),
+        ("bell\u{07}esc\u{1B}[2J", "bell\\x07esc\\x1B[2J"),
+        ("nul\u{0}del\u{7F}", "nul\\x00del\\x7F"),
+        ("nel\u{85}csi\u{9B}", "nel\\x85csi\\x9B"),
+        ("ls\u{2028}ps\u{2029}", "ls\\u{2028}ps\\u{2029}"),
+        ("rlo\u{202E}gnp.exe", "rlo\\u{202E}gnp.exe"),
+        ("isolate\u{2066}x\u{2069}", "isolate\\u{2066}x\\u{2069}"),
+        ("tab\tkept, é, 北京, 🛰", "tab\tkept, é, 北京, 🛰"),
+    ])
+    func controlCharactersAreEscaped(value: String, written: String) {
+        #expect(LogFormat.journal.line("receiver connected: \(value)", level: .info) == "<6>receiver connected: \(written)\n")
+        #expect(LogFormat.plain(program: "p").line(value, level: .info) == "p: \(written)\n")
     }
 }
 
