@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from harness import device, gpsdcheck, reliability, verify  # noqa: E402
-from harness.bench import GPSD_PORT, TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, running_bench, tmmclient, wait_for  # noqa: E402
+from harness.bench import GPSD_PORT, TMM_PORTS, Bench, BenchError, Simulator, bridge_binary, gpsd_release, running_bench, tmmclient, wait_for  # noqa: E402
 from harness.clients import Recorder, SlowClient  # noqa: E402
 from harness.report import Report  # noqa: E402
 from sim.scenario import load  # noqa: E402
@@ -86,14 +86,20 @@ class Run:
             checks, figures = body(self.scenario_dir(name))
         except BenchError as error:
             checks, figures = [verify.Check("the bench ran", False, str(error))], {}
+        figures = dict(figures or {})
+        notes = figures.pop("notes", [])
         for check in checks:
             print(f"   {'ok' if check.passed else 'FAIL'}: {check.name}" + (f" — {check.detail}" if check.detail else ""), flush=True)
-        self.report.add(name, checks, seconds=time.monotonic() - started, figures=figures)
+        for note in notes:
+            print(f"   note: {note}", flush=True)
+        self.report.add(name, checks, seconds=time.monotonic() - started, figures=figures, notes=notes)
 
     def stream_scenario(self, scenario_name: str, extra=None, watch_gpsd: bool = False):
         """A scenario file played through gpsd into the bridge, checked against its timeline.
         `watch_gpsd`: also gpsd's own JSON, checked first (verify.gpsd_checks), so a failure is
-        placed before or after gpsd."""
+        placed before or after gpsd. The fix qualities expected are what this run's gpsd reports
+        of the receiver's (verify.gpsd_reported_quality; its release from the watch's VERSION,
+        else `gpsd -V`), and the scenario's notes say what that changed."""
         scenario_file = os.path.join(SCENARIOS, scenario_name + ".toml")
         scenario = load(scenario_file)
 
@@ -129,13 +135,18 @@ class Run:
                 for action in timeline.actions:
                     if action["action"] == "gpsd-kill":
                         action["recovery"] = 6.0
-                checks, figures = verify.stream_checks(timeline, recorders["v2"].messages, recorders["v1"].messages,
-                                                       recorders["events"].messages, scenario.expect)
                 if watch:
                     watch.close()
+                release = (watch and verify.reported_release(watch.reports)) or gpsd_release()
+                checks, figures = verify.stream_checks(timeline, recorders["v2"].messages, recorders["v1"].messages,
+                                                       recorders["events"].messages, scenario.expect, release)
+                notes = list(figures["notes"])
+                if watch:
                     messages = scenario.receiver.ubx_messages
                     gpsd_expect = dict(scenario.expect, sky="SAT" in messages, hpposllh="HPPOSLLH" in messages)
-                    checks = verify.gpsd_checks(timeline, watch.reports, gpsd_expect)[0] + checks
+                    gpsd_side, gpsd_figures = verify.gpsd_checks(timeline, watch.reports, gpsd_expect)
+                    checks = gpsd_side + checks
+                    notes += [n for n in gpsd_figures["notes"] if n not in notes]
                 checks.append(verify.Check("clients stayed connected (no reconnect needed)",
                                            all(len(r.connects) == 1 for r in recorders.values()),
                                            ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items())))
@@ -148,7 +159,7 @@ class Run:
                 if extra:
                     checks += extra(bench, timeline, recorders)
                 self.plot_data[scenario_name] = figures
-                return checks, {k: v for k, v in figures.items() if k.startswith("latency_p")}
+                return checks, dict({k: v for k, v in figures.items() if k.startswith("latency_p")}, notes=notes)
         self.run_scenario(scenario_name, body)
 
     # --- scenarios that are more than one stream -------------------------------------------------
@@ -283,7 +294,8 @@ def sample_flows(run: "Run"):
 
 
 def self_test(run: "Run"):
-    """tmm-sim's own tests (hwtests/tests): a wrong virtual receiver would make every check moot."""
+    """tmm-sim's own tests and the checks' (hwtests/tests): a wrong virtual receiver or a wrong
+    expectation would make every check moot."""
     import io
     import unittest
 
@@ -295,7 +307,8 @@ def self_test(run: "Run"):
             handle.write(stream.getvalue())
         problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
         return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
-                             "checksums, determinism, decoded by tmm-bridge decode)", result.wasSuccessful(),
+                             "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map)",
+                             result.wasSuccessful(),
                              "; ".join(problems[:2]))], {}
     run.run_scenario("tmm-sim self-test", body)
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -33,6 +34,7 @@ PORT_OPTIONS = {"locationPort": "location-port", "locationSecurePort": "location
                 "apiPort": "api-port", "apiSecurePort": "api-secure-port",
                 "locationV2Port": "location-v2-port", "locationV2SecurePort": "location-v2-secure-port"}
 GPSD_PORT = 2947
+GPSD = "/usr/sbin/gpsd"
 
 
 class BenchError(Exception):
@@ -58,6 +60,17 @@ def bridge_binary() -> str:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     raise BenchError("no tmm-bridge binary: run `make build` (or set TMM_BRIDGE=/path/to/tmm-bridge)")
+
+
+def gpsd_release(binary: str = GPSD) -> str | None:
+    """The release of the gpsd the bench runs (`gpsd -V`: "/usr/sbin/gpsd: 3.22 (revision 3.22)" →
+    "3.22"), None when it cannot be told; a watch's VERSION object says the same of a running gpsd."""
+    try:
+        completed = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"gpsd:\s+(\S+)", completed.stdout + completed.stderr)
+    return found.group(1) if found else None
 
 
 def stop_process(process: subprocess.Popen, seconds: float = 20, sig=signal.SIGTERM) -> int:
@@ -141,7 +154,7 @@ class Bench:
         log = open(self.gpsd_log, "ab")
         # -N foreground, -n poll without a client, -b read-only (never probe the receiver),
         # -G no: listen on loopback only (the namespace's).
-        self.gpsd = subprocess.Popen(["/usr/sbin/gpsd", "-N", "-n", "-b", "-S", str(GPSD_PORT), "-F", self.gpsd_control],
+        self.gpsd = subprocess.Popen([GPSD, "-N", "-n", "-b", "-S", str(GPSD_PORT), "-F", self.gpsd_control],
                                      stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         wait_for(lambda: answers(GPSD_PORT) and os.path.exists(self.gpsd_control), 10, "gpsd to listen")

@@ -6,8 +6,9 @@
 
 Starts `gpsd -N -n -b` on a free port with its own control socket, `tmm-sim` (which hands its pty
 to gpsd), and a JSON watch (`?WATCH={"enable":true,"json":true}`, what `gpspipe -w` prints);
-waits for the scenario's end and for gpsd's report of the last epoch; prints one line per check.
-Exit status 0 when every check passed. Needs /usr/sbin/gpsd (Debian's gpsd), as root or a user
+waits for the scenario's end and for gpsd's report of the last epoch; prints one line per check,
+and a `note:` line for what the checks expect differently because of gpsd's release (e.g. gpsd
+3.22 reports UBX RTK float/fixed as DGPS). Exit status 0 when every check passed. Needs /usr/sbin/gpsd (Debian's gpsd), as root or a user
 that may run it.
 """
 
@@ -171,6 +172,8 @@ def main() -> int:
     else:
         for check in checks:
             print(f"{'ok' if check.passed else 'FAIL'}: {check.name}" + (f" — {check.detail}" if check.detail else ""))
+        for note in figures["notes"]:
+            print(f"note: {note}")
         print(f"figures: {json.dumps(figures)}")
         print(out)
     return 0 if all(c.passed for c in checks) else 1

@@ -24,7 +24,9 @@ class Report:
         self.notes: list[str] = []
         os.makedirs(directory, exist_ok=True)
 
-    def add(self, name: str, checks: list, skipped: str | None = None, seconds: float = 0.0, figures=None):
+    def add(self, name: str, checks: list, skipped: str | None = None, seconds: float = 0.0, figures=None,
+            notes: list | None = None):
+        """`notes`: what the reader must know to read the checks (e.g. what gpsd cannot report)."""
         failures = [f"{c.name}: {c.detail}" for c in checks if not c.passed and not c.skipped]
         self.scenarios.append({
             "name": name,
@@ -36,6 +38,7 @@ class Report:
             "details": [{"name": c.name, "passed": c.passed, "skipped": c.skipped, "detail": c.detail} for c in checks],
             "seconds": round(seconds, 1),
             "figures": figures or {},
+            "notes": list(notes or []),
         })
 
     @property
@@ -122,6 +125,7 @@ class Report:
             for d in s["details"]:
                 mark = "skipped" if d["skipped"] else ("ok" if d["passed"] else "FAIL")
                 lines.append(f"- {mark}: {d['name']}" + (f" — {d['detail']}" if d["detail"] else ""))
+            lines += [f"- note: {n}" for n in s["notes"]]
         if self.figures:
             lines += ["", "## Figures", ""] + [f"- {k}: {v}" for k, v in sorted(self.figures.items())]
         if self.plots:

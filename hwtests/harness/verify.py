@@ -19,10 +19,77 @@ SOLUTION_TYPE = {"autonomous": "Autonomous", "dgps": "DGPS", "fixed": "RTK Fixed
 # degrees is about a millimetre.
 DEGREES_TOLERANCE = 1e-8
 # gpsd's TPV "status" per fix quality (gpsd JSON: 1 fix, 2 DGPS, 3 RTK fixed, 4 RTK float; gpsd
-# omits 0 and 1). gpsd 3.22 (Debian 12) reads only NAV-PVT's diffSoln, not carrSoln, so a u-blox
-# in RTK float or fixed is "status":2 there; gpsd 3.25 and later tell them apart.
+# omits 0 and 1), for the quality gpsd reports (gpsd_reported_quality), not the receiver's.
 GPSD_STATUS = {"none": None, "autonomous": None, "dgps": 2, "float": 4, "fixed": 3}
-GPSD_322_UBX_STATUS = {"none": None, "autonomous": None, "dgps": 2, "float": 2, "fixed": 2}
+
+# What gpsd can report of a receiver's fix quality: the one place the checks map the receiver's
+# quality (the timeline's truth) to what a client of gpsd can see. The bridge reads a binary
+# receiver's epochs from gpsd's JSON and is exact against it (it never decodes UBX itself), so
+# V2, /events and gpsd's own TPVs are all expected to say what gpsd says.
+#
+# gpsd's u-blox driver (drivers/driver_ubx.c, ubx_msg_nav_pvt) reads NAV-PVT's carrSoln (flags
+# bits 6-7: RTK float, RTK fixed) from release 3.25 on (STATUS_RTK_FLT / STATUS_RTK_FIX). Up to
+# 3.24 (3.22 is Debian 12's) it reads only diffSoln: a u-blox in RTK float or RTK fixed is a DGPS
+# fix ("status":2) in its TPV, and consecutive equal qualities then collapse into one transition.
+# NMEA receivers are unaffected (driver_nmea0183.c reads GGA's RTK qualities in 3.22 too).
+GPSD_UBX_CARRSOLN_SINCE = (3, 25)
+
+
+def gpsd_release_tuple(release: str | None) -> tuple[int, ...] | None:
+    """gpsd's release as numbers ('3.22' → (3, 22), '3.23.1' → (3, 23, 1), '3.25.1~dev' →
+    (3, 25, 1)); None when unknown. `release` is the VERSION object's, or `gpsd -V`'s first word
+    after 'gpsd:'."""
+    if not release:
+        return None
+    numbers = []
+    for part in release.strip().split("."):
+        digits = ""
+        for character in part:
+            if not character.isdigit():
+                break
+            digits += character
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:
+            break
+    return tuple(numbers) if len(numbers) >= 2 else None
+
+
+def gpsd_reads_ubx_carrsoln(release: str | None) -> bool:
+    """Whether gpsd `release` tells a u-blox's RTK float and fixed from DGPS. An unknown release is
+    taken as one that does: the checks then expect the receiver's own qualities (nothing assumed)."""
+    numbers = gpsd_release_tuple(release)
+    return numbers is None or numbers >= GPSD_UBX_CARRSOLN_SINCE
+
+
+def gpsd_reported_quality(quality: str, protocol: str, release: str | None) -> str:
+    """The fix quality gpsd `release` reports for a receiver writing `protocol` that is in `quality`."""
+    if protocol == "ubx" and quality in ("float", "fixed") and not gpsd_reads_ubx_carrsoln(release):
+        return "dgps"
+    return quality
+
+
+def gpsd_collapsed(qualities, protocol: str, release: str | None) -> list[str]:
+    """Which of the receiver's `qualities` gpsd `release` reports as another (in a fixed order)."""
+    present = set(qualities)
+    return [q for q in ("none", "autonomous", "dgps", "float", "fixed")
+            if q in present and gpsd_reported_quality(q, protocol, release) != q]
+
+
+def gpsd_quality_note(qualities, protocol: str, release: str | None) -> str:
+    """'' when gpsd reports every quality in `qualities` as the receiver wrote it; else what the
+    checks collapsed, for the report."""
+    changed = gpsd_collapsed(qualities, protocol, release)
+    if not changed:
+        return ""
+    return (f"gpsd {release} reports UBX RTK {'/'.join(changed)} as DGPS (it reads NAV-PVT's carrSoln from 3.25 on): "
+            "transitions checked as gpsd reports them")
+
+
+def reported_release(reports: list) -> str | None:
+    """The release in gpsd's VERSION object among watch `reports` ((arrival, report) pairs)."""
+    return next((r.get("release") for _, r in reports if r.get("class") == "VERSION" and r.get("release")), None)
 
 
 @dataclass
@@ -161,10 +228,20 @@ def collapse(values):
     return out
 
 
-def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: dict) -> tuple[list, dict]:
-    """The checks of one streaming scenario, and figures for the report and the plots."""
+def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: dict,
+                  gpsd_release: str | None = None) -> tuple[list, dict]:
+    """The checks of one streaming scenario, and figures for the report and the plots.
+    `gpsd_release`: the release of the gpsd in the run; the fix qualities expected on V2 and
+    /events are what it reports of the receiver's (gpsd_reported_quality), and figures["notes"]
+    says what that changed."""
     checks: list[Check] = []
     generated = [t for t in timeline.truths if "utc" in t]
+    protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
+
+    def reported(truth: dict) -> dict:
+        return dict(truth, quality=gpsd_reported_quality(truth["quality"], protocol, gpsd_release))
+    note = gpsd_quality_note([t["quality"] for t in generated], protocol, gpsd_release)
+    collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, gpsd_release))
     windows = exempt_windows(timeline)
     matched, repeats = match(generated, v2)
     # Epochs a healthy client must get: not corrupted on the wire (gpsd drops a sentence whose
@@ -193,7 +270,7 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
         if millimetres is not None:
             difference = millimetre_difference(truth, message, millimetres / 1000)
         else:
-            difference = position_difference(truth, message)
+            difference = position_difference(reported(truth), message)
         if difference:
             wrong.append(f"{truth['utc']}: {difference}")
     name = (f"V2: every epoch's position within {millimetres:g} mm of the receiver's (horizontal and ellipsoidal height)"
@@ -201,10 +278,12 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
             "V2: position, height, quality (diffStatus, solutionType), accuracy (hrms, vrms) and satellites equal the receiver's")
     checks.append(Check(name, not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared"))
 
-    expected_sequence = collapse(t["quality"] for t in generated if utc_key(t["utc"]) in matched)
+    expected_sequence = collapse(reported(t)["quality"] for t in generated if utc_key(t["utc"]) in matched)
     seen_sequence = collapse(next((q for q, d in DIFF_STATUS.items() if d == m.get("diffStatus")), "?") for _, m in v2
                              if utc_key(m.get("utcTimeStamp")) in matched)
-    checks.append(Check("V2: fix-quality transitions in the receiver's order", expected_sequence == seen_sequence,
+    checks.append(Check("V2: fix-quality transitions in the receiver's order"
+                        + (f", as gpsd {gpsd_release} reports them (UBX RTK {collapsed} as DGPS)" if collapsed else ""),
+                        expected_sequence == seen_sequence,
                         f"expected {expected_sequence}, saw {seen_sequence}"))
 
     # /events: fixQualityChanged in the same order (the first is compared with "no fix").
@@ -248,6 +327,7 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     figures["quality_series"] = [(arrival - start, truth["quality"]) for truth, arrival, _ in
                                  sorted(matched.values(), key=lambda v: v[1])]
     figures["truth_quality"] = [(t["t"], t["quality"]) for t in generated]
+    figures["notes"] = [note] if note else []
     return checks, figures
 
 
@@ -286,14 +366,18 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     report) pairs), against the timeline: the driver, a TPV for every epoch, how many TPVs per
     epoch, the epoch's last TPV within `position-mm` (default 1 mm) of the truth in latitude,
     longitude, altHAE and altMSL, status and mode per fix quality, and SKY with the receiver's
-    satellites. gpsd 3.22 (Debian 12) quirks are expected where known (GPSD_322_UBX_STATUS, two
-    TPVs per UBX epoch). `expect` keys: position-mm, sky (False: the receiver writes no NAV-SAT),
+    satellites. gpsd 3.22 (Debian 12) quirks are expected where known (two TPVs per UBX epoch;
+    status per quality as gpsd_reported_quality maps it for the release in gpsd's VERSION, noted
+    in figures["notes"]). `expect` keys: position-mm, sky (False: the receiver writes no NAV-SAT),
     hpposllh (False: no NAV-HPPOSLLH, one TPV per epoch)."""
     expect = expect or {}
     limit = expect.get("position-mm", 1.0) / 1000
     generated = [t for t in timeline.truths if "utc" in t]
     protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
-    version = next((r.get("release") for _, r in reports if r.get("class") == "VERSION"), "?")
+    release = reported_release(reports)
+    version = release or "?"
+    note = gpsd_quality_note([t["quality"] for t in generated], protocol, release)
+    collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, release))
     checks: list[Check] = []
     drivers = sorted({r["driver"] for _, r in reports if r.get("class") == "DEVICE" and r.get("driver")})
     wanted_driver = "u-blox" if protocol == "ubx" else "NMEA0183"
@@ -323,7 +407,6 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
                         set(counts) <= {per_epoch},
                         "epochs by number of TPVs: " + ", ".join(f"{n} TPV: {c}" for n, c in sorted(counts.items()))))
 
-    statuses = GPSD_322_UBX_STATUS if protocol == "ubx" and version.startswith("3.22") else GPSD_STATUS
     far, wrong_status, worst = [], [], 0.0
     first_worst = 0.0
     for truth in required:
@@ -332,9 +415,10 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
             continue
         last = tpvs[-1]
         mode = 1 if truth["quality"] == "none" else 3
-        if last.get("mode") != mode or last.get("status") != statuses[truth["quality"]]:
+        status = GPSD_STATUS[gpsd_reported_quality(truth["quality"], protocol, release)]
+        if last.get("mode") != mode or last.get("status") != status:
             wrong_status.append(f"{truth['utc']} {truth['quality']}: mode {last.get('mode')}, status {last.get('status')}; "
-                                f"expected mode {mode}, status {statuses[truth['quality']]}")
+                                f"expected mode {mode}, status {status}")
         if truth["quality"] == "none":
             continue
         if not all(isinstance(last.get(k), (int, float)) for k in ("lat", "lon", "altHAE", "altMSL")):
@@ -353,7 +437,7 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     checks.append(Check(f"gpsd {version}: each epoch's last TPV within {limit * 1000:g} mm of the receiver's (lat, lon, altHAE, altMSL)",
                         not far, (f"{len(far)} epochs off; first: {far[0]}" if far else "") +
                         f"{'; ' if far else ''}largest difference {worst * 1000:.3f} mm"))
-    checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({'3.22: RTK float/fixed as DGPS' if statuses is GPSD_322_UBX_STATUS else 'RTK 4 float, 3 fixed'})",
+    checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({f'UBX RTK {collapsed} as DGPS, status 2' if collapsed else 'RTK 4 float, 3 fixed'})",
                         not wrong_status, f"{len(wrong_status)} epochs; first: {wrong_status[0]}" if wrong_status else ""))
 
     # SKY: paired with the epoch of the TPV before it (gpsd 3.22 stamps a UBX SKY from a GPS
@@ -371,13 +455,14 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     fix_seconds = len({t["utc"][:19] for t in required if t["quality"] != "none"})
     if not expect.get("sky", True):
         checks.append(Check(f"gpsd {version}: no SKY (the receiver writes no satellites)", skies == 0, f"{skies} SKY reports"))
-        return checks, _gpsd_figures(version, worst, first_worst, counts)
+        return checks, _gpsd_figures(version, worst, first_worst, counts, note)
     checks.append(Check(f"gpsd {version}: SKY with the receiver's satellites in use, once a second",
                         skies >= fix_seconds - 1 and not sky_wrong,
                         f"{skies} SKY reports for {fix_seconds} seconds with a fix" + (f"; first wrong: {sky_wrong[0]}" if sky_wrong else "")))
-    return checks, _gpsd_figures(version, worst, first_worst, counts)
+    return checks, _gpsd_figures(version, worst, first_worst, counts, note)
 
 
-def _gpsd_figures(version, worst, first_worst, counts) -> dict:
+def _gpsd_figures(version, worst, first_worst, counts, note) -> dict:
     return {"gpsd_version": version, "largest_difference_mm": round(worst * 1000, 4),
-            "first_tpv_largest_horizontal_mm": round(first_worst * 1000, 3), "tpvs_per_epoch": counts}
+            "first_tpv_largest_horizontal_mm": round(first_worst * 1000, 3), "tpvs_per_epoch": counts,
+            "notes": [note] if note else []}
