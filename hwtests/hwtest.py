@@ -420,9 +420,14 @@ def main() -> int:
         # Its own network namespace: TMM's ports and gpsd's are free (even beside a running
         # service), nothing else can connect. Not for Bluetooth: the kernel allows AF_BLUETOOTH
         # sockets only in the initial network namespace.
+        passed_on, arguments = [], iter(sys.argv[1:])
+        for argument in arguments:  # all but --report-dir DIR / --report-dir=DIR, given absolute below
+            if argument == "--report-dir":
+                next(arguments, None)
+            elif not argument.startswith("--report-dir="):
+                passed_on.append(argument)
         command = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable,
-                   os.path.abspath(__file__), "--in-namespace", "--report-dir", report_dir] + \
-                  [a for a in sys.argv[1:] if not a.startswith("--report-dir")]
+                   os.path.abspath(__file__), "--in-namespace", "--report-dir", report_dir] + passed_on
         return subprocess.call(command)
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
