@@ -1,5 +1,6 @@
 import ByteCoding
 import FoundationEssentials
+import Logging
 import TMMProtocol
 
 // The settings TMM apps change over REST (TMM-API.md §4.3): the antenna height and the
@@ -237,10 +238,10 @@ extension CorrectionSettings {
             switch value {
             case .null: settings[keyPath: path] = nil
             case .string(let text) where text.utf8.count <= Self.maximumTextLength
-                && !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }):
+                && !text.unicodeScalars.contains(where: \.isTextControl):
                 settings[keyPath: path] = text.isEmpty ? nil : text
             default:
-                return .failure(.init(message: "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control characters, or null"))
+                return .failure(.init(message: "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control or bidirectional formatting characters, or null"))
             }
             known = true
         }

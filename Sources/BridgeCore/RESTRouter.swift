@@ -161,12 +161,10 @@ public enum RESTRouter {
     /// PascalCase, §4.1), other members ignored.
     public static func parseReceiverBody(_ body: [UInt8]) -> Result<Bool, BodyFailure> {
         let expected = "expected a JSON object {\"isConnected\": true or false}"
-        guard !body.isEmpty else { return .failure(BodyFailure(message: "empty body: \(expected)")) }
         let members: [String: JSONValue]
-        do {
-            members = try JSONDecoder().decode([String: JSONValue].self, from: Data(body))
-        } catch {
-            return .failure(BodyFailure(message: "the body is not JSON: \(expected)"))
+        switch JSONValue.object(body, expected: expected) {
+        case .success(let decoded): members = decoded
+        case .failure(let failure): return .failure(failure)
         }
         var found: Bool?
         for (key, value) in members where ASCII.lowercased(key) == "isconnected" {
@@ -216,7 +214,49 @@ public indirect enum JSONValue: Decodable, Equatable, Sendable {
         guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body)) else {
             return .failure(.init(message: "the body is not a JSON object: \(expected)"))
         }
+        if let key = firstRepeatedKey(body) {
+            return .failure(.init(message: "\(key) is given twice"))
+        }
         return .success(members)
+    }
+
+    /// The first member name a JSON object (already decoded, so well-formed) gives twice, compared
+    /// after unescaping (`"a"` and `"\u0061"` are the same name), or nil. JSONDecoder keeps one
+    /// of the two silently; refusing is what keeps a proxy or a logging parser that keeps the
+    /// other one from seeing a different request than the daemon applies.
+    static func firstRepeatedKey(_ object: [UInt8]) -> String? {
+        var names = Set<String>()
+        var depth = 0
+        var index = 0
+        while index < object.count {
+            switch object[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < object.count, object[index] != UInt8(ascii: "\"") {
+                    index += object[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                let end = min(index, object.count - 1)
+                var next = index + 1
+                while next < object.count, ASCII.isBlank(object[next]) || object[next] == ASCII.lf || object[next] == ASCII.cr {
+                    next += 1
+                }
+                // A string in the outer object followed by a colon is a member name.
+                if depth == 1, next < object.count, object[next] == UInt8(ascii: ":"),
+                   let name = try? JSONDecoder().decode(String.self, from: Data(object[start...end])),
+                   !names.insert(name).inserted {
+                    return name
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
     }
 }
 

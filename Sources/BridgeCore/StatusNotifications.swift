@@ -1,3 +1,5 @@
+import Logging
+
 /// When the daemon tells systemd its `STATUS=` line (`systemctl status` shows the latest): only
 /// when the summary changed, and at most once per `minimumInterval`, so a flapping fix or a
 /// client reconnecting in a loop cannot flood systemd's notification socket. A change that comes
@@ -27,9 +29,8 @@ public struct StatusNotifications: Sendable {
         guard isDue(now: now), summary != lastSent else { return nil }
         sent(summary, now: now)
         // One line: the summary carries strings a USB device chose (its product name), and a line
-        // break there would start another assignment (`READY=1`, `WATCHDOG=1`) in the datagram.
-        return "STATUS=" + String(String.UnicodeScalarView(summary.unicodeScalars.map {
-            $0.value < 0x20 || $0.value == 0x7F ? " " : $0
-        }))
+        // break there would start another assignment (`READY=1`, `WATCHDOG=1`) in the datagram;
+        // `systemctl status` shows it on a terminal.
+        return "STATUS=" + String(String.UnicodeScalarView(summary.unicodeScalars.map { $0.isTextControl ? " " : $0 }))
     }
 }

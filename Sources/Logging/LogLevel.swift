@@ -73,20 +73,12 @@ public enum LogFormat: Sendable, Equatable {
         return text + "\n"
     }
 
-    /// How `scalar` is written when a terminal or journald would act on it rather than show it,
-    /// else nil: C0 controls but tab (`\n` is written `\x0A`, `\r` `\x0D`), DEL, C1 controls (U+0085 NEL is a line
-    /// break to some readers), the line and paragraph separators U+2028/U+2029, and the
-    /// bidirectional formatting characters (U+200E/F, U+202A-U+202E, U+2066-U+2069), which can
-    /// make a line read differently from what it says.
+    /// How `scalar` is written when a terminal or journald would act on it rather than show it
+    /// (`isTextControl`), else nil: `\xHH` up to U+00FF (`\n` is `\x0A`, `\r` `\x0D`),
+    /// `\u{HHHH}` above.
     static func escaped(_ scalar: Unicode.Scalar) -> String? {
         let value = scalar.value
-        let isEscaped = switch value {
-        case 0x09: false
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
-        guard isEscaped else { return nil }
+        guard scalar.isTextControl else { return nil }
         let digits = String(value, radix: 16, uppercase: true)
         return value <= 0xFF
             ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits

@@ -1,7 +1,7 @@
 // The REST-settable settings: antenna height and correction source. Bodies from old
 // (PascalCase) and new (camelCase) clients, every malformed value, partial updates, the file
 // round trip, and the responses.
-import BridgeCore
+@testable import BridgeCore
 import HTTP1
 import TestSupport
 import Testing
@@ -46,6 +46,10 @@ struct DeviceSettingsTests {
         (#"{"MeasuredHeight": null}"#, "measuredHeight must be"),
         (#"{"IsAntennaHeightApplied": 1}"#, "isAntennaHeightApplied must be true or false"),
         (#"{"measuredHeight": 1, "MeasuredHeight": 2}"#, "is given twice"),
+        // Exactly the same name twice: JSONDecoder alone keeps one silently.
+        (#"{"measuredHeight": 1, "measuredHeight": 2}"#, "measuredHeight is given twice"),
+        (#"{"measuredHeight": 1, "other": {"x": 1}, "measuredHeight" : 1}"#, "measuredHeight is given twice"),
+        (#"{"measuredHeight": 1, "measured\u0048eight": 2}"#, "measuredHeight is given twice"),
     ])
     func malformedAntennaBodies(_ body: String, _ expected: String) {
         guard case .failure(let failure) = antenna(body) else { Issue.record("accepted \(body)"); return }
@@ -72,12 +76,26 @@ struct DeviceSettingsTests {
         (#"{"ServerPort":"2101"}"#, "serverPort must be"),
         (#"{"ServerAddress":5}"#, "serverAddress must be a string"),
         (#"{"NtripUserName":"a\nb"}"#, "ntripUserName must be a string"),
+        // Line breaks to other readers, and characters that make the text read differently.
+        (#"{"NtripUserName":"a\u0085b"}"#, "ntripUserName must be a string"),
+        (#"{"ServerAddress":"caster\u2028.example"}"#, "serverAddress must be a string"),
+        (#"{"NtripMountPoint":"RTCM\u202E3"}"#, "without control or bidirectional formatting characters"),
+        (#"{"NtripPassword":"p\u2066w"}"#, "ntripPassword must be a string"),
+        (#"{"NtripUserName":"u", "NtripUserName":"v"}"#, "NtripUserName is given twice"),
         ("{\"NtripMountPoint\":\"" + String(repeating: "m", count: 257) + "\"}", "at most 256 bytes"),
         ("{}", "no correction setting"),
     ])
     func malformedCorrectionBodies(_ body: String, _ expected: String) {
         guard case .failure(let failure) = corrections(body) else { Issue.record("accepted \(body)"); return }
         #expect(failure.message.contains(expected), "\(failure.message)")
+    }
+
+    /// Names repeated only inside nested values, or in strings, are not member names of the body.
+    @Test func repeatedNamesOnlyCountInTheOuterObject() {
+        #expect(JSONValue.firstRepeatedKey(Array(#"{"a": {"b": 1, "c": [{"b": 2}]}, "d": "a", "e": ["a", "a"]}"#.utf8)) == nil)
+        #expect(JSONValue.firstRepeatedKey(Array(#"{"a\"": 1, "a": 2}"#.utf8)) == nil)
+        #expect(JSONValue.firstRepeatedKey(Array(#"{"a\\": 1, "a\\" :2}"#.utf8)) == "a\\")
+        #expect(corrections(#"{"ntripUserName": "é 北京"}"#) == .success(CorrectionSettings(ntripUserName: "é 北京")))
     }
 
     @Test func theFileRoundTripsAndKeepsThePassword() throws {

@@ -80,14 +80,15 @@ struct RESTRouterTests {
 
     @Test(arguments: [
         ("", "empty body"),
-        ("isConnected=true", "not JSON"),
-        ("[true]", "not JSON"),
+        ("isConnected=true", "not a JSON object"),
+        ("[true]", "not a JSON object"),
         ("{\"isConnected\":1}", "must be true or false"),
         ("{\"isConnected\":\"true\"}", "must be true or false"),
         ("{\"isConnected\":null}", "must be true or false"),
         ("{\"connected\":true}", "no isConnected member"),
         ("{\"isConnected\":true,\"IsConnected\":false}", "twice with different values"),
-        ("{\"isConnected\":tru}", "not JSON"),
+        ("{\"isConnected\":true,\"isConnected\":false}", "isConnected is given twice"),
+        ("{\"isConnected\":tru}", "not a JSON object"),
     ])
     func malformedPutBodiesAre400(_ body: String, _ expected: String) {
         // `.invalid`: answered only after the access code is checked (401 first).
