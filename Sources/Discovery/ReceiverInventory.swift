@@ -239,6 +239,19 @@ public struct ReceiverInventory: Sendable {
 
     public var snapshots: [ReceiverSnapshot] { receivers.map(\.snapshot) }
 
+    /// The other connected receivers that claim the same USB vendor and serial number as `id`:
+    /// a serial number is what the device says, so two of them (cheap bridges all saying "0001",
+    /// or a device copying another's) are told apart only by their ports. Their `/dev/gnss`
+    /// link by serial is one name for both (udev gives it to one of them), and `prefer = SERIAL`
+    /// matches both.
+    public func sharingSerialNumber(with id: ReceiverID) -> [Receiver] {
+        guard let receiver = receiver(id: id), let serial = receiver.serialNumber, let vendor = receiver.properties?.vendorID
+        else { return [] }
+        return receivers.filter {
+            $0.id != id && $0.isConnected && $0.serialNumber == serial && $0.properties?.vendorID == vendor
+        }
+    }
+
     /// The receiver REST reports: the most recently connected one that is still connected; with
     /// none connected, the one that went away last (shown with `isConnected: false`); nil before any.
     public var primary: ReceiverSnapshot? {

@@ -53,6 +53,10 @@ public enum UdevRules {
         String(text.map { $0 == "\n" ? " " : $0 })
     }
 
+    /// A value holding anything but the ASCII characters udev itself leaves in a name
+    /// (`udev_replace_chars`: letters, digits, `#+-.:=@_`), as an fnmatch(3) pattern.
+    static let unsafeNamePattern = "*[!0-9A-Za-z#+.:=@_-]*"
+
     static let receiverLabel = "tmm_bridge_receiver"
     static let endLabel = "tmm_bridge_end"
 
@@ -81,7 +85,10 @@ public enum UdevRules {
         "TAG+=\"\(tag)\", GROUP=\"dialout\", TAG+=\"systemd\", ENV{SYSTEMD_WANTS}+=\"tmm-bridge.service\"",
         "KERNEL==\"rfcomm[0-9]*\", ATTR{address}==\"?*\", SYMLINK+=\"\(linkFolder)/bluetooth-$attr{address}\", GOTO=\"\(endLabel)\"",
         "ENV{ID_BUS}!=\"usb\", GOTO=\"\(endLabel)\"",
-        "ENV{ID_SERIAL_SHORT}==\"?*\", ENV{ID_USB_INTERFACE_NUM}==\"?*\", "
+        "# Link names only from the ASCII udev allows: a USB device chooses its vendor and serial strings,",
+        "# and udev keeps any valid UTF-8 in them (bidirectional overrides too, which make a link read as another).",
+        "ENV{TMM_BRIDGE_VENDOR}==\"\(unsafeNamePattern)\", ENV{TMM_BRIDGE_VENDOR}=\"usb-$env{ID_VENDOR_ID}\"",
+        "ENV{ID_SERIAL_SHORT}==\"?*\", ENV{ID_SERIAL_SHORT}!=\"\(unsafeNamePattern)\", ENV{ID_USB_INTERFACE_NUM}==\"?*\", "
             + "SYMLINK+=\"\(linkFolder)/$env{TMM_BRIDGE_VENDOR}-$env{ID_SERIAL_SHORT}-if$env{ID_USB_INTERFACE_NUM}\", "
             + "GOTO=\"\(endLabel)\"",
         "ENV{ID_PATH}==\"?*\", SYMLINK+=\"\(linkFolder)/$env{TMM_BRIDGE_VENDOR}-$env{ID_PATH}\"",

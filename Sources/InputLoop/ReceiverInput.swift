@@ -3,6 +3,7 @@ import Discovery
 import GNSS
 import GPSD
 import Input
+import Logging
 import Posix
 import TMMProtocol
 
@@ -622,6 +623,13 @@ public final class ReceiverInput {
                 let receiver = inventory.receiver(id: id)
                 let details = [receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" }]
                 log("receiver connected: \(id) " + details.compactMap { $0 }.joined(separator: " "))
+                let twins = inventory.sharingSerialNumber(with: id)
+                if let receiver, let serial = receiver.serialNumber, !twins.isEmpty {
+                    log("\(id) \(receiver.path) and " + twins.map { "\($0.id) \($0.path)" }.joined(separator: ", ")
+                        + " claim the same vendor and serial number \(serial): a /dev/\(UdevRules.linkFolder) link by serial"
+                        + " and prefer = \(serial) cannot tell them apart; name them by port (/dev/serial/by-path/...)",
+                        level: .warning)
+                }
             case .disconnected(let id):
                 log("receiver disconnected: \(id)")
             case .ignored:

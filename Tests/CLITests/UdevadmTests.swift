@@ -44,7 +44,8 @@ enum Udevadm {
 
     static let isAvailable = geteuid() == 0 && findExecutable("udevadm") != nil && findExecutable("unshare") != nil
 
-    /// The namespace's set-up, then `udevadm test`; $1 sysfs tree, $2 rules file, $3 device.
+    /// The namespace's set-up, then `udevadm test`; $1 sysfs tree, $2 rules file, $3 device, and
+    /// more rules files after it (copied beside ours).
     static let script = """
         set -e
         mount --bind "$1" /sys
@@ -52,15 +53,19 @@ enum Udevadm {
         mount -t tmpfs tmpfs /dev
         mount -t tmpfs tmpfs /etc/udev/rules.d
         cp "$2" /etc/udev/rules.d/
-        exec udevadm test --action=add "$3"
+        device=$3
+        shift 3
+        for extra in "$@"; do cp "$extra" /etc/udev/rules.d/; done
+        exec udevadm test --action=add "$device"
         """
 
-    /// `udevadm test` of `device` (a /sys/devices path of the fixture) with `rules`.
-    static func test(_ device: String, rules: String = Udevadm.rules) throws -> UdevadmRun {
+    /// `udevadm test` of `device` (a /sys/devices path of the fixture) with `rules`, plus `extraRules`
+    /// files (read in the order of their names, with the system's and ours).
+    static func test(_ device: String, rules: String = Udevadm.rules, extraRules: [String] = []) throws -> UdevadmRun {
         let result = try runTool("/usr/bin/env", [
             "SYSTEMD_DEVICE_VERIFY_SYSFS=0", "unshare", "--mount", "--propagation", "private",
             "/bin/sh", "-c", script, "sh", sysfs, rules, device,
-        ])
+        ] + extraRules)
         #expect(result.status == 0, "udevadm test \(device) failed:\n\(result.output)")
         return UdevadmRun(output: result.output)
     }
@@ -98,6 +103,9 @@ struct UdevadmTests {
         Device(name: "FTDI FT232R bridge (possible receiver: not tagged)", path: Udevadm.usb + "/1-6/1-6:1.0/ttyUSB0/tty/ttyUSB0",
                row: "bridge-ftdi-ft232"),
         Device(name: "MCP2221 USB-serial bridge (no row: not tagged)", path: Udevadm.usb + "/1-7/1-7:1.0/tty/ttyACM4"),
+        Device(name: "u-blox whose serial string carries U+202E (link by path, not by the serial)",
+               path: Udevadm.usb + "/1-8/1-8:1.0/tty/ttyACM5", row: "gpsd-ublox-8",
+               link: "/dev/gnss/u-blox-pci-0000:00:14.0-usb-0:8:1.0"),
         Device(name: "Bluetooth rfcomm0", path: "/sys/devices/virtual/tty/rfcomm0", row: "bluetooth-rfcomm",
                link: "/dev/gnss/bluetooth-00:07:80:ab:cd:ef"),
         Device(name: "on-board ttyS0", path: "/sys/devices/platform/serial8250/tty/ttyS0"),
@@ -131,6 +139,23 @@ struct UdevadmTests {
 
     /// The check of the runs above can fail: a rules file with a bad key and a bad operator is
     /// reported (udevadm test still exits 0, which is why the output is read).
+    /// udev 252 (Debian 12) drops a serial string that is not ASCII, but udev versions whose
+    /// usb_id keeps valid UTF-8 in ID_SERIAL_SHORT exist; a rules file between 60-serial.rules and
+    /// ours plays one, with a RIGHT-TO-LEFT OVERRIDE in the serial: the link must not carry it.
+    @Test("A serial number with a bidirectional override never names a link")
+    func aSerialWithABidiOverrideNamesNoLink() throws {
+        let directory = try EndToEnd.makeDirectory("udev-bidi")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let spoof = directory + "/60-spoof.rules"
+        #expect(FileManager.default.createFile(atPath: spoof, contents: Data(
+            "KERNEL==\"ttyACM0\", ENV{ID_SERIAL_SHORT}=\"M8N\u{202E}2400\"\n".utf8)))
+        let run = try Udevadm.test(Udevadm.usb + "/1-1/1-1:1.0/tty/ttyACM0", extraRules: [spoof])
+        #expect(run.properties["ID_SERIAL_SHORT"] == "M8N\u{202E}2400", "the played udev did not keep it:\n\(run.output)")
+        let gnssLinks = run.links.filter { $0.hasPrefix("/dev/\(UdevRules.linkFolder)/") }
+        #expect(gnssLinks == ["/dev/gnss/u-blox-pci-0000:00:14.0-usb-0:1:1.0"], "\(run.links)")
+        #expect(run.problems.isEmpty, "udev reported:\n\(run.problems.joined(separator: "\n"))")
+    }
+
     @Test func aBrokenRuleIsReported() throws {
         let directory = NSTemporaryDirectory() + "tmm-udev-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

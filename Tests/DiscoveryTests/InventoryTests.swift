@@ -58,6 +58,16 @@ struct InventoryTests {
         let a = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.cp210x, .add)))))
         let b = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.cp210x, .add, sysname: "ttyUSB1")))))
         #expect(a != b)
+        // Each is told about the other (the daemon warns: one link name, one `prefer` entry).
+        #expect(inventory.sharingSerialNumber(with: b).map(\.id) == [a])
+        #expect(inventory.sharingSerialNumber(with: a).map(\.id) == [b])
+        _ = inventory.apply(.uevent(Recorded.event(Recorded.cp210x, .remove)))
+        #expect(inventory.sharingSerialNumber(with: b).isEmpty, "a disconnected one shares nothing")
+        // Another vendor with the same serial string is not a twin.
+        var other = Recorded.event(Recorded.ftdi, .add, sysname: "ttyUSB2")
+        other.serialNumber = Recorded.event(Recorded.cp210x, .add).serialNumber
+        let c = try #require(id(inventory.apply(.uevent(other))))
+        #expect(inventory.sharingSerialNumber(with: c).isEmpty)
     }
 
     @Test func serialLessDeviceIsTheSameOnlyAtTheSamePath() throws {

@@ -120,6 +120,11 @@ def main():
     # Microchip MCP2221 USB-I2C/UART bridge: 04d8:00dd, cdc_acm. In no row at all: not a receiver.
     mcp = usb_device("1-7", "04d8", "00dd", "Microchip Technology Inc.", "MCP2221 USB-I2C/UART Combo", "0001234567")
     acm(mcp, 0, "ttyACM4", 4)
+    # A u-blox whose serial string carries U+202E (RIGHT-TO-LEFT OVERRIDE): udev keeps valid UTF-8
+    # in ID_SERIAL_SHORT, so a link named from it would read as another; the rules fall back to
+    # the port's path.
+    spoof = usb_device("1-8", "1546", "01a8", "u-blox AG - www.u-blox.com", "u-blox GNSS receiver", "M8N\u202e2400")
+    acm(spoof, 0, "ttyACM5", 5)
     # A Bluetooth SPP receiver bound to rfcomm0 (address and channel illustrative).
     tty("devices/virtual", "rfcomm0", 216, 0, {"address": "00:07:80:ab:cd:ef", "channel": "1"})
     # The on-board 16550 UART: no row, not tagged.
