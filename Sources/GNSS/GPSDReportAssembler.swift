@@ -12,6 +12,14 @@
 ///   time (a quarter of the receiver's period, 10 to 100 ms), a later TPV of that time replaces it,
 ///   and it is served when the hold ends or a TPV of a later time arrives, whichever is first.
 ///   No client sees two positions for one instant. A report without a fix never replaces a fix.
+/// - **a stream that re-reports times late waits for them**: gpsd 3.22's u-blox driver picks the
+///   end of a cycle from a stale iTOW, so with NAV-DOP before NAV-PVT (a common set) its precise
+///   TPV of every other epoch comes only with the next epoch's first message, a whole period
+///   after the first TPV of that time and long after a quarter-period hold. Once a fix arrives for
+///   a time already served (`reportedAfterServing`), the assembler holds each fix until a TPV of a
+///   later time or `waitingHold` (a period and a quarter) instead, serving gpsd's last word at the
+///   cost of a period's latency; after `waitingCalmEpochs` epochs in a row whose last TPV came
+///   within the short hold, it goes back to the short hold.
 /// - **late** TPVs (older than the last served time) are dropped and counted, unless the time
 ///   went back by more than `timeJumpNanoseconds` (a receiver reset or a replayed capture): then
 ///   the stream starts afresh.
@@ -36,6 +44,9 @@ public struct GPSDReportAssembler: Sendable {
         public var invalid = 0
         public var skies = 0
         public var noises = 0
+        /// Fixes for a time already served (gpsd reported it again after the hold ended): each
+        /// makes the assembler wait for a later time (`waitsForLaterTime`).
+        public var reportedAfterServing = 0
 
         public init() {}
     }
@@ -46,6 +57,11 @@ public struct GPSDReportAssembler: Sendable {
     /// within these bounds; the longest until a period is known.
     public static let shortestHold: Int64 = 10_000_000
     public static let longestHold: Int64 = 100_000_000
+    /// The longest wait for a later time while `waitsForLaterTime` (a 1 Hz receiver's period and
+    /// a quarter).
+    public static let longestWait: Int64 = 1_250_000_000
+    /// Epochs in a row that did not need the wait before the short hold is used again.
+    public static let waitingCalmEpochs = 20
 
     public private(set) var statistics = Statistics()
     /// TPV's eph/epv are the receiver's own accuracy estimates (the driver's choice; see
@@ -58,8 +74,13 @@ public struct GPSDReportAssembler: Sendable {
     private var vdop: Double?
     private var satellitesUsed: Int?
     private var noise: GPSDNoise?
-    /// The fix held for its time (Unix nanoseconds), and when it is served.
-    private var pending: (fix: GPSDFix, time: Int64, deadline: Int64)?
+    /// The fix held for its time (Unix nanoseconds), when the first TPV of that time came, when it
+    /// is served, and when a later TPV of the time last replaced it (monotonic nanoseconds).
+    private var pending: (fix: GPSDFix, time: Int64, firstSeen: Int64, deadline: Int64, replacedAt: Int64)?
+    /// gpsd re-reports times after a short hold would have served them: hold until a later time.
+    public private(set) var waitsForLaterTime = false
+    /// Epochs served in a row, while waiting, whose last TPV came within the short hold.
+    private var calmEpochs = 0
     /// The time of the last epoch served with a time (or given to `continueAfter`), and whether
     /// it had a fix.
     public private(set) var lastServedTime: UTCTimestamp?
@@ -81,6 +102,13 @@ public struct GPSDReportAssembler: Sendable {
     public var hold: Int64 {
         guard let period else { return Self.longestHold }
         return min(max(period / 4, Self.shortestHold), Self.longestHold)
+    }
+
+    /// How long a fix waits for a later time while `waitsForLaterTime`: a period and a quarter
+    /// (the next epoch's first TPV normally serves it before), at most `longestWait`.
+    public var waitingHold: Int64 {
+        guard let period else { return Self.longestWait }
+        return min(max(period + period / 4, hold), Self.longestWait)
     }
 
     /// When the held fix is due (monotonic nanoseconds), for the caller's timer.
@@ -115,7 +143,9 @@ public struct GPSDReportAssembler: Sendable {
         if let held = pending {
             if time == held.time {
                 statistics.repeated += 1
-                if hasFix || held.fix.quality == .noFix { pending = (fix, time, held.deadline) }
+                if hasFix || held.fix.quality == .noFix {
+                    pending = (fix, time, held.firstSeen, held.deadline, now)
+                }
                 return
             }
             if time > held.time || time < held.time - Self.timeJumpNanoseconds {
@@ -141,6 +171,12 @@ public struct GPSDReportAssembler: Sendable {
                 return
             } else if time == lastTime && (lastHadFix || !hasFix) {
                 statistics.repeated += 1
+                if hasFix && lastHadFix {
+                    // Served too early: gpsd's last word on that time came after the hold.
+                    statistics.reportedAfterServing += 1
+                    waitsForLaterTime = true
+                    calmEpochs = 0
+                }
                 return
             } else if time > lastTime {
                 let step = time - lastTime
@@ -148,7 +184,7 @@ public struct GPSDReportAssembler: Sendable {
             }
         }
         afterTimeOfDay = nil
-        pending = (fix, time, now + hold)
+        pending = (fix, time, now, now + (waitsForLaterTime ? waitingHold : hold), now)
     }
 
     /// Time passed: a held fix whose hold has ended is served.
@@ -160,6 +196,10 @@ public struct GPSDReportAssembler: Sendable {
     public mutating func flush(_ emit: (Position) -> Void) {
         guard let held = pending else { return }
         pending = nil
+        if waitsForLaterTime {
+            calmEpochs = held.replacedAt - held.firstSeen > hold ? 0 : calmEpochs + 1
+            if calmEpochs >= Self.waitingCalmEpochs { waitsForLaterTime = false }
+        }
         lastServedTime = held.fix.time
         lastHadFix = held.fix.quality != .noFix
         showingFix = lastHadFix

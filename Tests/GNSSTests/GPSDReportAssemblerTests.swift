@@ -104,6 +104,60 @@ struct GPSDReportAssemblerTests {
         #expect(fast.hold == 12_500_000)
     }
 
+    /// gpsd 3.22's u-blox driver with NAV-DOP, NAV-PVT, NAV-HPPOSLLH at 10 Hz (hwtests/README.md,
+    /// "UBX receivers and gpsd 3.22"): every epoch's first TPV is NAV-PVT's (1e-7°); the precise
+    /// one (HPPOSLLH) comes 1 ms later in even epochs and only with the next epoch's NAV-DOP,
+    /// 99 ms later, in odd ones. Time runs in 5 ms steps with the session's idle checks.
+    @Test("A stream that re-reports a time after the hold is waited for: gpsd's last TPV of each time is served")
+    func lateReportsAreWaitedFor() {
+        let period: Int64 = 100_000_000
+        func fix(_ epoch: Int64, precise: Bool) -> GPSDFix {
+            GPSDFix(time: Self.time(Self.t0, epoch * period), mode: 3, latitude: precise ? 1.000000001 : 1.0, longitude: 2)
+        }
+        var assembler = GPSDReportAssembler()
+        var served: [(time: UTCTimestamp?, latitude: Double?)] = []
+        var now: Int64 = 0
+        func advance(to t: Int64) {
+            while now < t {
+                now += 5_000_000
+                assembler.idle(now: now) { served.append(($0.time, $0.latitude)) }
+            }
+        }
+        func play(epochs: Range<Int64>, lateEvery: Int64?) {
+            for epoch in epochs {
+                advance(to: epoch * period)
+                let previousWasLate = lateEvery.map { (epoch - 1) % $0 == 0 } ?? false
+                if epoch > epochs.lowerBound, previousWasLate {
+                    assembler.fix(fix(epoch - 1, precise: true), now: now) { served.append(($0.time, $0.latitude)) }
+                }
+                assembler.fix(fix(epoch, precise: false), now: now) { served.append(($0.time, $0.latitude)) }
+                if !(lateEvery.map { epoch % $0 == 0 } ?? false) {
+                    advance(to: now + 1_000_000)
+                    assembler.fix(fix(epoch, precise: true), now: now) { served.append(($0.time, $0.latitude)) }
+                }
+            }
+        }
+        play(epochs: 0..<40, lateEvery: 2)
+        advance(to: now + 2 * period)
+        #expect(served.count == 40, "one epoch per time")
+        #expect(served.map(\.time) == (0..<40).map { Self.time(Self.t0, $0 * period) })
+        // Epoch 0 is served at its hold, before its precise TPV: that late TPV teaches the wait.
+        #expect(served.first?.latitude == 1.0)
+        #expect(served.dropFirst().allSatisfy { $0.latitude == 1.000000001 }, "\(served.map(\.latitude))")
+        #expect(assembler.statistics.reportedAfterServing == 1)
+        #expect(assembler.waitsForLaterTime)
+        #expect(assembler.waitingHold == period + period / 4)
+
+        // The receiver's set changes (no NAV-DOP): every precise TPV within 1 ms. After
+        // `waitingCalmEpochs` such epochs the short hold is back.
+        served.removeAll()
+        play(epochs: 50..<(50 + Int64(GPSDReportAssembler.waitingCalmEpochs) + 5), lateEvery: nil)
+        advance(to: now + 2 * period)
+        #expect(served.allSatisfy { $0.latitude == 1.000000001 })
+        #expect(!assembler.waitsForLaterTime)
+        #expect(assembler.statistics.reportedAfterServing == 1)
+    }
+
     @Test("A report without a fix never replaces a held fix of its time")
     func noFixDoesNotReplace() {
         let (positions, _) = Self.run([.fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0, mode: 1))])
