@@ -7,8 +7,9 @@ GREIS, SkyTraq, NavCom, ...: `scripts/fetch-gpsd-suite.sh` puts them in
 
 1. a pty is made (raw, at the `# Serial:` speed or 38400 as gpsd's regress-driver uses), and our
    own gpsd is started the way the bridge starts its private one (`gpsd -N -n -b -S PORT`, plus
-   `-F CONTROL`); a reference client watches it (`?WATCH={"enable":true,"json":true}`) from before
-   the device is added, so it sees every object gpsd prints on this run;
+   `-F CONTROL`, made writable for the bridge, which drops root); a reference client watches it
+   (`?WATCH={"enable":true,"json":true}`) from before the device is added, so it sees every
+   object gpsd prints on this run;
 2. `tmm-bridge run --device PTY --gpsd 127.0.0.1:PORT --gpsd-control CONTROL --no-discovery
    --registration open` on free ports; the bridge hands the pty to that gpsd, as it hands a
    receiver to its private one. The run starts once the bridge logs `reading PTY through its own
@@ -17,9 +18,18 @@ GREIS, SkyTraq, NavCom, ...: `scripts/fetch-gpsd-suite.sh` puts them in
    `--registration open`) and a client connects to `/locationV2`;
 4. the log is written into the pty as gpsfake writes it: split into packets by gpsd's own lexer
    (`gps.fake.TestLoad`, so the `# Date:` comments that set gpsd's century and GPS week are
-   written as packets, and `# EOF` last, which makes gpsd close the device), one packet every
-   `--packet-gap` seconds, and `--cycle-gap` more after a packet that made gpsd print a TPV (so
-   the epochs reach the bridge at a modest rate, well under its 100 Hz LocationV2 cap);
+   written as packets, and `# EOF` last, which makes gpsd close the device), **paced by the
+   receiver's time** (`feed` says why and how): one packet every `--packet-gap` seconds, each
+   followed by a `?VERSION` round trip on the reference client so that the harness never writes
+   ahead of what gpsd has printed; after the packet that made gpsd print the last TPV of a time
+   (as many as the `.chk` has for it), a wait until that epoch is
+   max(`--cycle-gap`, min(receiver time step, `--step-cap`) / `--speed-up`) old: 50 ms for a
+   1 Hz receiver, 40 ms at least. Epochs so reach gpsd, and the bridge, as a receiver's do, one
+   burst at a time and far enough apart that TCP does not deliver two in one segment (gpsd does
+   not set TCP_NODELAY; its clients acknowledge within 40 ms), while the later TPVs of a time
+   follow at once, within the bridge's hold. Written back to back (gpsfake's pace), several
+   epochs arrive together and the bridge's LocationV2 pacer, built for a live receiver, keeps
+   only the freshest of such a backlog: the harness's fault, not the bridge's;
 5. the run ends when gpsd has closed the device and either every expected epoch reached V2 or
    V2 stayed silent for `--settle` seconds (conditions, no fixed sleep);
 6. comparison, epoch by epoch, keyed by time: every time at which gpsd printed a TPV with
@@ -37,7 +47,12 @@ the table also says whether that gpsd printed the same fixes as the `.chk` (gpsf
 docs/input.md, "Binary receivers: exactness against gpsd's suite".
 
     /usr/bin/python3 Tests/EndToEnd/binary_suite.py .build/debug/tmm-bridge [--suite DIR]
-        [--logs NAME,...] [--json FILE] [--expect-exact] [--packet-gap S] [--cycle-gap S]
+        [--logs NAME,...] [--exclude NAME,...] [--json FILE] [--expect-exact] [--keep]
+        [--packet-gap S] [--cycle-gap S] [--speed-up N] [--step-cap S] [--settle S]
+
+`--keep` keeps each log's work directory (printed in the JSON): bridge.log, gpsd.log, and the
+reference client's objects (gpsd-watch.jsonl), V2's messages (v2.jsonl) and the pty writes
+(writes.jsonl), each with its arrival time since the feed started.
 
 Report-only by default (exit 0 unless the harness itself fails); with `--expect-exact` the exit
 status is 1 when a log in which gpsd makes fixes is not exact. Standard library, Debian's
@@ -129,7 +144,13 @@ def json_objects(lines):
     for line in lines:
         line = line.strip()
         if not line.startswith(b"{"):
-            continue
+            # gpsd 3.22 sometimes leaves a pseudo-NMEA $GPGSV unfinished (no checksum, no line
+            # end) and the next report follows on the same line (oncore-binary-pos-hold.log.chk,
+            # 3 TPVs): the report is gpsd's all the same.
+            start = line.find(b'{"class":')
+            if start < 0:
+                continue
+            line = line[start:]
         try:
             yield json.loads(line.decode("utf-8", "replace"))
         except ValueError:
@@ -215,13 +236,19 @@ def same_fixes(a, b):
 
 
 class GPSDWatch:
-    """A JSON client of gpsd on its own thread: every object, with its arrival time."""
+    """A JSON client of gpsd on its own thread: every object, with its arrival time; `ping`
+    says when everything gpsd wrote to it before has arrived."""
 
     def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.lock = threading.Lock()
+        self.answered = threading.Condition(self.lock)
         self.objects = []
+        self.arrivals = []  # monotonic arrival time of each object
         self.tpvs = 0
+        self.banner = None  # gpsd's VERSION at the connect; `?VERSION` answers the same
+        self.pings = 0
+        self.pongs = 0
         self.last_arrival = time.monotonic()
         self.closed = threading.Event()
         self.buffer = b""
@@ -233,6 +260,10 @@ class GPSDWatch:
         self.sock.settimeout(0.2)
         while not self.closed.is_set():
             try:
+                # Acknowledge at once (Linux clears the flag, so it is set before every read):
+                # gpsd does not set TCP_NODELAY, and with our delayed ACKs its small writes wait
+                # up to 40 ms and arrive together, too late for the feed to pace by them.
+                self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
                 data = self.sock.recv(65536)
             except socket.timeout:
                 continue
@@ -245,11 +276,35 @@ class GPSDWatch:
             now = time.monotonic()
             for obj in json_objects(lines):
                 with self.lock:
+                    if obj.get("class") == "VERSION":
+                        if self.banner is None:
+                            self.banner = obj
+                        elif obj == self.banner and self.pongs < self.pings:
+                            # The answer to `ping` (a VERSION that is not gpsd's own, e.g. one
+                            # its JSON slave driver relays from navisys-gr701w.log, is kept).
+                            self.pongs += 1
+                            self.answered.notify_all()
+                            continue
                     self.objects.append(obj)
+                    self.arrivals.append(now)
                     self.last_arrival = now
                     if obj.get("class") == "TPV":
                         self.tpvs += 1
         self.closed.set()
+        with self.lock:
+            self.answered.notify_all()
+
+    def ping(self, seconds=5.0):
+        """Sends `?VERSION;` and waits for gpsd's answer. gpsd answers a client's commands after
+        it has polled its devices in the same round (gpsd.c main loop), and TCP keeps the order:
+        when the answer is here, so is every report gpsd printed for what it had read before."""
+        with self.lock:
+            self.pings += 1
+            target = self.pings
+        self.sock.sendall(b"?VERSION;\n")
+        with self.lock:
+            if not self.answered.wait_for(lambda: self.pongs >= target or self.closed.is_set(), seconds):
+                raise HarnessError(f"gpsd did not answer ?VERSION within {seconds} s")
 
     def snapshot(self):
         with self.lock:
@@ -262,6 +317,7 @@ class GPSDWatch:
     def close(self):
         self.closed.set()
         try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # the reader's recv returns at once
             self.sock.close()
         except OSError:
             pass
@@ -289,7 +345,7 @@ class V2Client:
                 self.connected.set()
                 while not self.stop.is_set():
                     try:
-                        text = await asyncio.wait_for(ws.recv(), 0.1)
+                        text = await asyncio.wait_for(ws.recv(), 0.02)
                     except asyncio.TimeoutError:
                         continue
                     now = time.monotonic()
@@ -367,6 +423,10 @@ class Run:
                 return False
         if not wait_until(answers, 10, 0.02):
             raise HarnessError("gpsd did not answer within 10 s")
+        # gpsd (started as root) makes its control socket root's, mode 0755; the bridge drops root
+        # (to nobody) before or after its first hand-off, so it must be able to write the socket,
+        # as it can write /run/gpsd.sock or its private gpsd's (docs/configuration.md).
+        os.chmod(self.control, 0o666)
         self.watch = GPSDWatch(self.gpsd_port)
         if not wait_until(lambda: self.watch.count(lambda o: o.get("class") == "WATCH"), 5):
             raise HarnessError("gpsd did not answer the reference WATCH")
@@ -383,8 +443,11 @@ class Run:
         for option, port in zip(options, ports):
             arguments += ["--" + option, str(port)]
         self.bridge_log = open(self.bridge_log_path, "wb")
-        self.bridge = subprocess.Popen(arguments, stdout=self.bridge_log, stderr=self.bridge_log,
-                                       stdin=subprocess.DEVNULL)
+        try:
+            self.bridge = subprocess.Popen(arguments, stdout=self.bridge_log, stderr=self.bridge_log,
+                                           stdin=subprocess.DEVNULL)
+        except OSError as error:  # e.g. ETXTBSY: the binary is being rebuilt
+            raise HarnessError(f"cannot start {self.bridge_path}: {error}") from error
         reading = f"reading {self.device} through its own gpsd watch"
 
         def ready():
@@ -411,6 +474,24 @@ class Run:
         self.v2 = V2Client(f"ws://127.0.0.1:{self.ports['locationV2Port']}/locationV2")
         if not self.v2.connected.wait(10) or self.v2.error:
             raise HarnessError(f"V2 /locationV2: {self.v2.error or 'no connection within 10 s'}")
+
+    def save_streams(self):
+        """--keep: the reference client's objects and V2's messages, one JSON line each with the
+        arrival time (seconds since the feed started), for a look at a log that is not exact."""
+        origin = getattr(self, "feed_started", 0.0)
+        if self.watch:
+            with open(os.path.join(self.work, "gpsd-watch.jsonl"), "w") as file:
+                with self.watch.lock:
+                    pairs = list(zip(self.watch.arrivals, self.watch.objects))
+                for at, obj in pairs:
+                    file.write(json.dumps({"at": round(at - origin, 4), "object": obj}) + "\n")
+        with open(os.path.join(self.work, "writes.jsonl"), "w") as file:
+            for at, size in getattr(self, "writes", []):
+                file.write(json.dumps({"at": round(at - origin, 4), "bytes": size}) + "\n")
+        if self.v2:
+            with open(os.path.join(self.work, "v2.jsonl"), "w") as file:
+                for at, message in self.v2.snapshot():
+                    file.write(json.dumps({"at": round(at - origin, 4), "message": message}) + "\n")
 
     def close(self):
         if self.v2:
@@ -440,19 +521,80 @@ class Run:
             self.bridge_log.close()
 
 
-def feed(run, load, packet_gap, cycle_gap):
-    """Writes the packets as gpsfake does, paced; returns (packets, seconds)."""
+def feed(run, load, options, tpvs_per_time):
+    """Writes the packets as gpsfake does, paced by the receiver's time; returns (packets,
+    seconds, the pacing figures).
+
+    gpsfake writes as fast as gpsd reads; a receiver sends one burst of packets per epoch and
+    then waits for the next (1 s for most of these logs). Written back to back, several epochs
+    reach gpsd, and from it the bridge, in one TCP segment: gpsd does not set TCP_NODELAY and
+    its clients acknowledge late (up to 40 ms), so Nagle holds its small writes together. The
+    bridge serves a time's fix when the next time's TPV arrives (or its hold ends), so one such
+    segment yields two epochs at once, and its LocationV2 pacer sends only the freshest of
+    epochs waiting together that are more than 250 ms of receiver time apart (the rule for a
+    backlog after a stall; a live receiver never makes one). The reference client is slowed the
+    same way, so a harness pacing by what it sees writes epochs ahead unseen. So the harness
+    paces by the receiver's time as gpsd prints it:
+
+    - one packet every `packet_gap`, then `?VERSION` on the reference client (`GPSDWatch.ping`):
+      when gpsd's answer is there, so is every TPV gpsd printed for the packet, however late
+      TCP or a busy machine brings it (no blind writing ahead of gpsd);
+    - after the packet that made gpsd print the last TPV of a time (the `.chk` says how many
+      TPVs gpsd prints for each time: TSIP up to 6, u-blox 2; a time the `.chk` lacks counts as
+      complete at once), the feed waits until `gap` after gpsd's first TPV of that time:
+      gap = max(cycle_gap, min(step, step_cap) / speed_up), step being the receiver time since
+      the previous time gpsd printed (step_cap for the first). Two epochs thus reach gpsd no
+      closer than the receiver's period shortened `speed_up` times, and never closer than
+      `cycle_gap` (defaults: 1 Hz 50 ms, anything faster 40 ms, which also covers TSIP's odd
+      times 438 ms apart), while the later TPVs of a time follow at once (within the bridge's
+      hold, a quarter period of at most 100 ms, as a receiver's burst does); packets written
+      within an epoch count towards its gap.
+
+    Measured (2026-12-06, debug bridge; 8 logs with 1 Hz epochs, a fixed gap after each
+    epoch's last TPV): none lost at 30 or 40 ms; at 15 ms ublox-zed-f9t-rtcm3 lost 4 epochs and
+    hpg1.11 3; with no gap 4 of the 8 logs lost 4-22. So the defaults leave a margin of about
+    twice the least gap that worked, and cost ~50 ms a 1 Hz epoch (hpg1.11, 654 epochs: ~35 s)."""
     started = time.monotonic()
-    seen = run.watch.tpvs
+    run.feed_started = started
+    run.writes = []
+    seen = len(run.watch.snapshot())
+    epoch = None  # receiver time (ms) of the newest TPV time gpsd printed
+    epoch_seen = started  # when its first TPV arrived
+    printed_of = {}  # TPVs gpsd printed so far for each time
+    gap = options.cycle_gap
+    epochs = 0
+    waited = 0.0
     for packet in load.sentences:
         if b"%Delay:" in packet:
             time.sleep(int(packet.split()[1]))
+        run.writes.append((time.monotonic(), len(packet)))
         write_all(run.master, packet)
-        time.sleep(max(packet_gap, load.delay))
-        if run.watch.tpvs != seen:  # gpsd printed a TPV for what we wrote: give the epoch room
-            seen = run.watch.tpvs
-            time.sleep(cycle_gap)
-    return len(load.sentences), time.monotonic() - started
+        time.sleep(max(options.packet_gap, load.delay))
+        run.watch.ping()
+        with run.watch.lock:
+            fresh = list(zip(run.watch.arrivals[seen:], run.watch.objects[seen:]))
+        seen += len(fresh)
+        complete = False
+        for at, obj in fresh:
+            if obj.get("class") != "TPV":
+                continue
+            ms = iso_ms(obj.get("time"))
+            if ms is None:
+                continue
+            printed_of[ms] = printed_of.get(ms, 0) + 1
+            if ms != epoch:
+                step = abs(ms - epoch) / 1000 if epoch is not None else options.step_cap
+                epoch, epoch_seen = ms, at
+                gap = max(options.cycle_gap, min(step, options.step_cap) / options.speed_up)
+                epochs += 1
+            complete = printed_of[ms] >= tpvs_per_time.get(ms, 0)
+        if complete:
+            # The next epoch starts no sooner than `gap` after this one's first TPV.
+            delay = epoch_seen + gap - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+                waited += delay
+    return len(load.sentences), time.monotonic() - started, {"epochs": epochs, "pacingWaitSeconds": round(waited, 3)}
 
 
 def compare(reference, messages):
@@ -597,7 +739,16 @@ def compare(reference, messages):
 
 def run_log(bridge, suite, name, options):
     log_path = os.path.join(suite, "binary", name)
-    chk_fixes, chk_untimed = fixes_of(read_chk(log_path + ".chk"))
+    if not (os.path.isfile(log_path) and os.path.isfile(log_path + ".chk")):
+        return {"log": name, "seconds": 0.0,
+                "harnessError": f"{log_path} or its .chk is not in the suite (scripts/fetch-gpsd-suite.sh; captures.tsv says why)"}
+    chk_objects = read_chk(log_path + ".chk")
+    chk_fixes, chk_untimed = fixes_of(chk_objects)
+    tpvs_per_time = {}
+    for obj in chk_objects:
+        ms = iso_ms(obj.get("time")) if obj.get("class") == "TPV" else None
+        if ms is not None:
+            tpvs_per_time[ms] = tpvs_per_time.get(ms, 0) + 1
     load = gpsfake.TestLoad(log_path, oneshot=True)
     speed = load.serial[0] if load.serial else 38400
     started = time.monotonic()
@@ -610,7 +761,7 @@ def run_log(bridge, suite, name, options):
         run.start_bridge()
         run.unlock_and_listen()
         ready = time.monotonic()
-        packets, feeding = feed(run, load, options.packet_gap, options.cycle_gap)
+        packets, feeding, pacing = feed(run, load, options, tpvs_per_time)
         # gpsd closes the device on `# EOF` (DEVICE with "activated":0); then wait for the bridge.
         wait_until(lambda: run.watch.count(lambda o: o.get("class") == "DEVICE" and o.get("path") == run.device
                                            and o.get("activated") == 0)
@@ -644,6 +795,7 @@ def run_log(bridge, suite, name, options):
                            if k in ("reached", "once", "extras", "horizontalErrorMaxMetres", "heightErrorMaxMetres",
                                     "exact")},
             "packets": packets,
+            "pacing": pacing,
             "startSeconds": ready - started,
             "feedSeconds": feeding,
             "settleSeconds": time.monotonic() - end_of_input,
@@ -656,6 +808,7 @@ def run_log(bridge, suite, name, options):
         run.close()
         result["seconds"] = time.monotonic() - started
         if options.keep:
+            run.save_streams()
             result["workDirectory"] = work
         else:
             shutil.rmtree(work, ignore_errors=True)
@@ -736,8 +889,12 @@ def main():
     parser.add_argument("--expect-exact", action="store_true",
                         help="exit 1 when a log in which gpsd makes fixes is not exact (default: report only)")
     parser.add_argument("--packet-gap", type=float, default=0.002, help="seconds after each packet (default 0.002)")
-    parser.add_argument("--cycle-gap", type=float, default=0.025,
-                        help="more seconds after a packet that made gpsd print a TPV (default 0.025)")
+    parser.add_argument("--cycle-gap", type=float, default=0.04,
+                        help="least seconds between two epochs (gpsd's first TPV of each time) (default 0.04)")
+    parser.add_argument("--speed-up", type=float, default=20.0,
+                        help="epochs reach gpsd no closer than the receiver's time step divided by this (default 20)")
+    parser.add_argument("--step-cap", type=float, default=1.0,
+                        help="receiver time steps longer than this many seconds count as this (default 1)")
     parser.add_argument("--settle", type=float, default=2.5,
                         help="seconds of V2 silence after the input that end a log whose epochs did not all arrive")
     parser.add_argument("--keep", action="store_true", help="keep each log's work directory (bridge.log, gpsd.log)")
@@ -773,7 +930,8 @@ def main():
     if options.json:
         with open(options.json, "w") as file:
             json.dump({"bridge": bridge, "suite": suite, "packetGap": options.packet_gap,
-                       "cycleGap": options.cycle_gap, "seconds": elapsed, "logs": results}, file, indent=1)
+                       "cycleGap": options.cycle_gap, "speedUp": options.speed_up, "stepCap": options.step_cap,
+                       "seconds": elapsed, "logs": results}, file, indent=1)
     harness_failed = any("harnessError" in r for r in results)
     not_exact = [r["log"] for r in results if "harnessError" not in r and r["expected"] and not r["exact"]]
     if harness_failed:
