@@ -30,6 +30,9 @@ GREIS, SkyTraq, NavCom, ...: `scripts/fetch-gpsd-suite.sh` puts them in
    follow at once, within the bridge's hold. Written back to back (gpsfake's pace), several
    epochs arrive together and the bridge's LocationV2 pacer, built for a live receiver, keeps
    only the freshest of such a backlog: the harness's fault, not the bridge's;
+   once, when the first epoch has reached V2, `tmm-bridge status --json` (the bridge's
+   `--runtime-dir`) must list the pty with `"epochSource": "gpsd-json"` (its epochs read from
+   gpsd's JSON, docs/operations.md); a log whose fixes reach V2 is not exact otherwise;
 5. the run ends when gpsd has closed the device and either every expected epoch reached V2 or
    V2 stayed silent for `--settle` seconds (conditions, no fixed sleep);
 6. comparison, epoch by epoch, keyed by time: every time at which gpsd printed a TPV with
@@ -363,6 +366,53 @@ class V2Client:
     def close(self):
         self.stop.set()
         self.thread.join(5)
+
+
+class StatusProbe:
+    """`tmm-bridge status --json` once, on its own thread, as soon as the first epoch (any V2
+    message) reached the client while the log plays: the pty's entry in `receivers[]` must say
+    `"epochSource": "gpsd-json"` (its epochs are read from gpsd's JSON reports, docs/operations.md)."""
+
+    def __init__(self, run):
+        self.run = run
+        self.result = {"checked": False}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            if self.run.v2.snapshot():
+                self.result = self.ask()
+                return
+            time.sleep(0.005)
+        self.result = {"checked": False, "why": "no epoch reached V2 while the log played"}
+
+    def ask(self):
+        arguments = [self.run.bridge_path, "status", "--json", "--runtime-dir", self.run.runtime_dir]
+        try:
+            done = subprocess.run(arguments, capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return {"checked": True, "ok": False, "why": f"tmm-bridge status: {error}"}
+        if done.returncode != 0:
+            return {"checked": True, "ok": False,
+                    "why": f"tmm-bridge status exited {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}"}
+        try:
+            document = json.loads(done.stdout)
+        except ValueError:
+            return {"checked": True, "ok": False, "why": f"not JSON: {done.stdout[:200]!r}"}
+        entry = next((r for r in document.get("receivers") or [] if r.get("path") == self.run.device), None)
+        if entry is None:
+            return {"checked": True, "ok": False, "why": f"no receivers[] entry for {self.run.device}"}
+        source = entry.get("epochSource")
+        return {"checked": True, "ok": source == "gpsd-json", "epochSource": source,
+                "gpsdDriver": entry.get("gpsdDriver"), "epochs": entry.get("epochs")}
+
+    def finish(self):
+        """Waits for a probe under way; stops waiting for a first epoch."""
+        self.stop.set()
+        self.thread.join(15)
+        return self.result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -761,11 +811,13 @@ def run_log(bridge, suite, name, options):
         run.start_bridge()
         run.unlock_and_listen()
         ready = time.monotonic()
+        probe = StatusProbe(run)
         packets, feeding, pacing = feed(run, load, options, tpvs_per_time)
         # gpsd closes the device on `# EOF` (DEVICE with "activated":0); then wait for the bridge.
         wait_until(lambda: run.watch.count(lambda o: o.get("class") == "DEVICE" and o.get("path") == run.device
                                            and o.get("activated") == 0)
                    or time.monotonic() - run.watch.last_arrival > options.settle, 30, 0.02)
+        status = probe.finish()
         live_fixes, live_untimed = fixes_of(run.watch.snapshot())
         end_of_input = time.monotonic()
 
@@ -782,6 +834,11 @@ def run_log(bridge, suite, name, options):
         messages = run.v2.snapshot()
         objects = run.watch.snapshot()
         result.update(compare(live_fixes, messages))
+        result["status"] = status
+        # The receiver's epochs must be read from gpsd's JSON (a binary driver has no NMEA of
+        # its own); a log whose epochs reached V2 is not exact unless `status` says so.
+        if not status.get("ok") and (status.get("checked") or result["expected"]):
+            result["exact"] = False
         facts = stream_facts(objects)
         result.update({
             "driver": facts["drivers"][-1] if facts["drivers"] else None,
@@ -832,9 +889,11 @@ def verdict(result):
     if "harnessError" in result:
         return "harness error"
     if result["expected"] == 0:
+        problem = "".join(f"; {p}" for p in status_problem(result))
         if result["liveUntimedFixes"]:
-            return f"gpsd's fixes have no time ({result['liveUntimedFixes']} TPVs): nothing to match"
-        return "gpsd makes no fix" + (" (.chk: none either)" if result["chkFixes"] == 0 else f" (.chk: {result['chkFixes']})")
+            return f"gpsd's fixes have no time ({result['liveUntimedFixes']} TPVs): nothing to match" + problem
+        return ("gpsd makes no fix" + (" (.chk: none either)" if result["chkFixes"] == 0 else f" (.chk: {result['chkFixes']})")
+                + problem)
     if result["exact"]:
         return "**exact**"
     reasons = []
@@ -849,7 +908,20 @@ def verdict(result):
     for key, count in result["problems"].items():
         if count:
             reasons.append(f"{key} {count}")
+    reasons += status_problem(result)
     return "not exact: " + ", ".join(reasons)
+
+
+def status_problem(result):
+    """The `tmm-bridge status` check, as a reason a log is not exact (empty when it passed)."""
+    status = result.get("status") or {}
+    if status.get("ok"):
+        return []
+    if not status.get("checked"):
+        return [f"status not checked ({status.get('why', '?')})"] if result.get("expected") else []
+    if "epochSource" in status:
+        return [f"status epochSource {status['epochSource']!r}, not 'gpsd-json'"]
+    return [f"status: {status.get('why')}"]
 
 
 def table(results):
@@ -927,6 +999,13 @@ def main():
     elapsed = time.monotonic() - total
     print(table(results))
     print(f"\n{len(results)} logs in {elapsed:.1f} s")
+    checked = [r for r in results if (r.get("status") or {}).get("checked")]
+    sources = {}
+    for r in checked:
+        sources[str(r["status"].get("epochSource"))] = sources.get(str(r["status"].get("epochSource")), 0) + 1
+    print(f"tmm-bridge status --json: {len(checked)} logs checked while playing, epochSource "
+          + (", ".join(f"{k} {v}" for k, v in sorted(sources.items())) or "-")
+          + f"; not checked (no epoch reached V2 while the log played): {len(results) - len(checked)}")
     if options.json:
         with open(options.json, "w") as file:
             json.dump({"bridge": bridge, "suite": suite, "packetGap": options.packet_gap,
