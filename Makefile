@@ -239,13 +239,23 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 # make hwtest device=/dev/ttyUSB0, make hwtest bluetooth=AA:BB:CC:DD:EE:FF. The report directory
 # (hwtests/reports/<UTC timestamp>/) is the last line printed. hwtest-reliability is the long
 # form: 1,000 plug/unplug cycles and a 10-minute soak (SOAK_HOURS= for longer).
+# Then, report only, every log of gpsd 3.22's suite that gpsd reads with a binary driver (43)
+# through a pty, gpsd and the shipped binary, every fix against /locationV2
+# (Tests/EndToEnd/binary_suite.py, docs/input.md; make test gates the short ones): the table is
+# printed and kept in .build/binary-suite.md, every figure in .build/binary-suite.json.
 device ?=
 bluetooth ?=
 HWTEST_ARGS ?=
-hwtest: deps static ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench
+hwtest: deps static gpsd-suite ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench; then gpsd's binary-receiver logs, report only
 	@scripts/install-deps.sh --browser
 	$(SWIFT) build --product tmm-wsecho
 	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
+	@if [[ -d "$${GPSD_SUITE_DIR:-.build/gpsd-suite}/binary" ]]; then \
+		echo "== gpsd's binary-receiver logs through gpsd and $(BRIDGE), report only (Tests/EndToEnd/binary_suite.py)"; \
+		/usr/bin/python3 -B Tests/EndToEnd/binary_suite.py $(BRIDGE) --json .build/binary-suite.json | tee .build/binary-suite.md; \
+	else \
+		echo "make hwtest: no $${GPSD_SUITE_DIR:-.build/gpsd-suite}/binary (GPSD_SUITE_SKIP=1, or gpsd/gpsfake missing): gpsd's binary-receiver logs not played"; \
+	fi
 
 hwtest-reliability: deps static ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
 	HW_PLUG_CYCLES=1000 HW_CLIENT_CYCLES=1000 HW_KILL_ROUNDS=50 SOAK_SECONDS=$${SOAK_SECONDS:-600} \
