@@ -123,6 +123,10 @@ public final class BridgeServer {
     /// `workerResults`.
     let worker: Worker
     let workerResults: Inbox<WorkerResult>
+    /// Writes `settings.json` on a thread of its own, coalesced to the latest settings
+    /// (SecureServing.swift, `saveSettings`): a burst of PUTs never queues behind registrations
+    /// nor makes them wait.
+    let settingsWriter: LatestValueWriter<DeviceSettings>
     /// Registrations and the V2 lock (BridgeCore's RegistrationDesk; BridgeServer+Control).
     var desk: RegistrationDesk
     /// The number the next control client gets (`RegistrationDesk.Client`).
@@ -251,12 +255,19 @@ public final class BridgeServer {
             throw .eventLoop(error)
         }
         do {
+            settingsWriter = try Self.makeSettingsWriter(stateDirectory: environment.stateDirectory, results: workerResults)
+        } catch {
+            worker.stop()
+            throw .eventLoop(error)
+        }
+        do {
             // Every registered id, allowed now or not: the policy is applied when a code is
             // checked (ConnectionHost.verifyAccessCode), so a reload that allows an id again
             // needs no new table.
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs)
         } catch {
             worker.stop()
+            settingsWriter.stop()
             throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
@@ -267,6 +278,7 @@ public final class BridgeServer {
     deinit {
         accessCodes.stop()
         worker.stop()
+        settingsWriter.stop()
     }
 
     /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
@@ -357,8 +369,10 @@ public final class BridgeServer {
         closeAllConnections()
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
         // Registry writes already queued finish (their apps were not told OK, but a write that
-        // started is not cut off); nothing new is queued.
+        // started is not cut off); nothing new is queued. The latest settings, already answered
+        // to their clients, are written before the daemon exits.
         worker.stop()
+        settingsWriter.stop()
         accessCodes.stop()
         input.stop()
         log.flushAll()

@@ -93,20 +93,26 @@ extension DeviceSettings {
 }
 
 extension BridgeServer {
-    /// REST changed the settings: served from memory at once, written to disk by the worker
-    /// (an fsync must not hold up the loop); writes keep their order.
+    /// The thread that keeps `settings.json` up to date with the latest settings.
+    static func makeSettingsWriter(stateDirectory: String, results: Inbox<WorkerResult>)
+        throws(Errno) -> LatestValueWriter<DeviceSettings> {
+        let path = stateDirectory + "/" + DeviceSettings.fileName
+        return try LatestValueWriter(name: "settings-writer") { settings in
+            var failure: String?
+            do { try AtomicFile.write(settings.fileBytes(), to: path, mode: 0o600) } catch { failure = "\(error)" }
+            results.post(.settingsSaved(failure: failure))
+        }
+    }
+
+    /// REST changed the settings: served from memory at once (the client's 200 says these
+    /// settings), written to disk by the settings writer. Every PUT's settings are the whole
+    /// state, so the writer keeps only the latest: what a client was answered is on disk unless
+    /// a later PUT replaced it, however slow the disk; it refuses only once the server stopped
+    /// serving, which no request can see.
     func saveSettings(_ settings: DeviceSettings) {
         deviceSettings = settings
         identity.antennaHeight = settings.antenna.appliedHeight
-        let path = environment.stateDirectory + "/" + DeviceSettings.fileName
-        let bytes = settings.fileBytes()
-        let results = workerResults
-        let submitted = worker.submit {
-            var failure: String?
-            do { try AtomicFile.write(bytes, to: path, mode: 0o600) } catch { failure = "\(error)" }
-            results.post(.settingsSaved(failure: failure))
-        }
-        if !submitted { log.error("cannot save the settings: the daemon is stopping") }
+        if !settingsWriter.submit(settings) { log.error("cannot save the settings: the settings writer has stopped") }
     }
 
     /// A TLS session failed (a refused handshake, a bad record): counted and logged. A client
