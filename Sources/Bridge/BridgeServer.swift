@@ -198,13 +198,15 @@ public final class BridgeServer {
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
-            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
+            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName,
+                                                    alsoOwnedBy: environment.dropUser)
         } catch let error as ApplicationRegistry.Failure {
             throw .registry(error)
         } catch {
             throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
-        let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory)
+        let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory,
+                                              alsoOwnedBy: environment.dropUser)
         tlsContext = secure.context
         serverCertificate = secure.serverCertificate
         tlsAuthority = secure.authority
@@ -212,7 +214,7 @@ public final class BridgeServer {
         accessCodeV2PublicKey = secure.publicKey
         accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
         secureNotes = secure.notes
-        deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory)
+        deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory, alsoOwnedBy: environment.dropUser)
         identity.antennaHeight = deviceSettings.antenna.appliedHeight
 
         let bound: PortBinder.Result
@@ -532,7 +534,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     /// Waiting for events failed (exit 1).
     case eventLoopWait(Errno)
     /// The TLS certificate or key, or the Access Code V2 key, cannot be loaded or made (exit 78
-    /// for a configured certificate, 1 for the state directory's materials).
+    /// for a configured certificate or a file of the state directory that is not the daemon's,
+    /// 1 for other failures of the state directory's materials).
     case tls(String, isConfiguration: Bool)
     /// The settings file is unreadable or not what the bridge writes (exit 78).
     case settings(String, String)

@@ -38,6 +38,15 @@ public struct Credentials: Sendable, Equatable {
         return entry.gr_gid
     }
 
+    /// The name of user `uid`, or nil when it has none.
+    public static func userName(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name else { return nil }
+        return String(cString: name)
+    }
+
     /// The name of group `gid`, or nil when it has none.
     public static func groupName(_ gid: gid_t) -> String? {
         var entry = Glibc.group()
