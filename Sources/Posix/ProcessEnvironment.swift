@@ -44,6 +44,13 @@ public enum CurrentProcess {
     public static func canWrite(_ path: String) -> Bool {
         (try? valueOrErrno { access(path, W_OK) }) != nil
     }
+
+    /// Throws unless this process (its real ids: after a privilege drop, the new user) may create
+    /// and replace files in `directory`: write and search permission on it, search on every
+    /// parent, and a file system mounted read-write (access(2) with W_OK | X_OK).
+    public static func checkCanCreateFiles(in directory: String) throws(Errno) {
+        _ = try valueOrErrno { access(directory, W_OK | X_OK) }
+    }
 }
 
 /// Signal numbers by name.
