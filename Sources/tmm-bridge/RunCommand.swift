@@ -148,6 +148,9 @@ struct RunCommand: Equatable {
             throw .configuration("\(error)")
         }
         logger.level = configuration.logLevel
+        if CurrentProcess.isDumpable {
+            log("warning: the process is dumpable (prctl PR_SET_DUMPABLE failed): a core dump would hold its keys", level: .warning)
+        }
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
         let dropTo: Credentials?
