@@ -16,6 +16,9 @@ public enum CurrentProcess {
     /// The real user id (getuid(2)).
     public static var userID: UserID { getuid() }
 
+    /// The effective user id (geteuid(2)): whose files this process makes.
+    public static var effectiveUserID: UserID { geteuid() }
+
     /// The process id (getpid(2)).
     public static var processID: Int32 { getpid() }
 

@@ -159,4 +159,38 @@ struct HostileFilesTests {
             #expect(stat(open.state + "/" + file, &info) == 0 && info.st_uid == OpenStateDirectory.daemonUser, "\(file)")
         }
     }
+
+    /// `tmm-bridge tls ca` makes the CA when the daemon has not: run by a user whose state
+    /// directory does not exist yet, it made that directory 0755 (only `tls/` was 0700), so the
+    /// directory that then holds the Access Code V2 key and the registry was open to everyone.
+    @Test(.enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil, "needs root and setpriv to act as another user"))
+    func tlsCAMakesAPrivateStateDirectory() throws {
+        let dir = try scratch()
+        defer { _ = system("rm -rf \(dir)") }
+        #expect(chmod(dir, 0o1777) == 0)
+        let state = dir + "/home/.local/state/tmm-bridge"
+        let run = try runTool(try #require(findExecutable("setpriv")), [
+            "--reuid=65534", "--regid=65534", "--clear-groups", try bridge(), "tls", "ca", "--state-dir", state])
+        #expect(run.status == 0 && run.output.contains("-----BEGIN CERTIFICATE-----"), "\(run.output)")
+        for (path, mode) in [(state, 0o700), (state + "/tls", 0o700), (dir + "/home", 0o755)] {
+            var info = stat()
+            #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == mode_t(mode) && info.st_uid == 65534,
+                    "\(path): mode \(String(info.st_mode & 0o777, radix: 8)), owner \(info.st_uid)")
+        }
+    }
+
+    /// Run as root on a state directory that is another user's (the daemon's, under systemd)
+    /// with no CA yet, it made root's `tls/` there, which the daemon could not use: it now
+    /// refuses, naming the owner, and makes nothing.
+    @Test(.enabled(if: geteuid() == 0, "needs root"))
+    func tlsCAMakesNothingInAnotherUsersStateDirectory() throws {
+        let dir = try scratch()
+        defer { _ = system("rm -rf \(dir)") }
+        let state = dir + "/state"
+        #expect(mkdir(state, 0o700) == 0 && chown(state, 12345, 12345) == 0)
+        let run = try runTool(try bridge(), ["tls", "ca", "--state-dir", state])
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("belongs to uid 12345"), "\(run.output)")
+        #expect(access(state + "/tls", F_OK) != 0, "nothing made")
+    }
 }
