@@ -62,11 +62,13 @@ public struct ApplicationRegistry: Sendable {
     public private(set) var applicationIDs: [GUID] = []
     private var index: [GUID: Int] = [:]
 
-    /// The registry at `path` (empty when the file does not exist yet).
-    public static func load(path: String) throws(Failure) -> ApplicationRegistry {
+    /// The registry at `path` (empty when the file does not exist yet). Only the daemon's own
+    /// file is read (`FileTrust`: this user's or `dropUser`'s, who writes it after a root
+    /// daemon's drop): one another user planted would register that user's ids.
+    public static func load(path: String, alsoOwnedBy dropUser: UserID? = nil) throws(Failure) -> ApplicationRegistry {
         var registry = ApplicationRegistry(path: path)
         let bytes: [UInt8]?
-        do { bytes = try AtomicFile.read(path) } catch { throw .io(error) }
+        do { bytes = try AtomicFile.read(path, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser)) } catch { throw .io(error) }
         guard let bytes else { return registry }
         let file: File
         do {

@@ -123,6 +123,10 @@ public final class BridgeServer {
     /// `workerResults`.
     let worker: Worker
     let workerResults: Inbox<WorkerResult>
+    /// Writes `settings.json` on a thread of its own, coalesced to the latest settings
+    /// (SecureServing.swift, `saveSettings`): a burst of PUTs never queues behind registrations
+    /// nor makes them wait.
+    let settingsWriter: LatestValueWriter<DeviceSettings>
     /// Registrations and the V2 lock (BridgeCore's RegistrationDesk; BridgeServer+Control).
     var desk: RegistrationDesk
     /// The number the next control client gets (`RegistrationDesk.Client`).
@@ -194,13 +198,15 @@ public final class BridgeServer {
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
-            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName)
+            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName,
+                                                    alsoOwnedBy: environment.dropUser)
         } catch let error as ApplicationRegistry.Failure {
             throw .registry(error)
         } catch {
             throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
-        let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory)
+        let secure = try SecureMaterials.load(configuration: configuration, stateDirectory: environment.stateDirectory,
+                                              alsoOwnedBy: environment.dropUser)
         tlsContext = secure.context
         serverCertificate = secure.serverCertificate
         tlsAuthority = secure.authority
@@ -208,7 +214,7 @@ public final class BridgeServer {
         accessCodeV2PublicKey = secure.publicKey
         accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
         secureNotes = secure.notes
-        deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory)
+        deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory, alsoOwnedBy: environment.dropUser)
         identity.antennaHeight = deviceSettings.antenna.appliedHeight
 
         let bound: PortBinder.Result
@@ -251,12 +257,19 @@ public final class BridgeServer {
             throw .eventLoop(error)
         }
         do {
+            settingsWriter = try Self.makeSettingsWriter(stateDirectory: environment.stateDirectory, results: workerResults)
+        } catch {
+            worker.stop()
+            throw .eventLoop(error)
+        }
+        do {
             // Every registered id, allowed now or not: the policy is applied when a code is
             // checked (ConnectionHost.verifyAccessCode), so a reload that allows an id again
             // needs no new table.
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs)
         } catch {
             worker.stop()
+            settingsWriter.stop()
             throw .accessCodeWorker("\(error)")
         }
         if registry.entries.count > configuration.limits.maxRegisteredApplications {
@@ -267,6 +280,7 @@ public final class BridgeServer {
     deinit {
         accessCodes.stop()
         worker.stop()
+        settingsWriter.stop()
     }
 
     /// Control-socket clients at once; a new one beyond this replaces the oldest (idle) one.
@@ -357,8 +371,10 @@ public final class BridgeServer {
         closeAllConnections()
         for fd in Array(controlClients.keys) { closeControlClient(fd) }
         // Registry writes already queued finish (their apps were not told OK, but a write that
-        // started is not cut off); nothing new is queued.
+        // started is not cut off); nothing new is queued. The latest settings, already answered
+        // to their clients, are written before the daemon exits.
         worker.stop()
+        settingsWriter.stop()
         accessCodes.stop()
         input.stop()
         log.flushAll()
@@ -518,7 +534,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     /// Waiting for events failed (exit 1).
     case eventLoopWait(Errno)
     /// The TLS certificate or key, or the Access Code V2 key, cannot be loaded or made (exit 78
-    /// for a configured certificate, 1 for the state directory's materials).
+    /// for a configured certificate or a file of the state directory that is not the daemon's,
+    /// 1 for other failures of the state directory's materials).
     case tls(String, isConfiguration: Bool)
     /// The settings file is unreadable or not what the bridge writes (exit 78).
     case settings(String, String)

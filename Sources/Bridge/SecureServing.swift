@@ -22,7 +22,9 @@ struct SecureMaterials {
     /// Log lines for the start-up (which certificate, made or reused, warnings), with their level.
     let notes: [(level: LogLevel, text: String)]
 
-    static func load(configuration: BridgeConfiguration, stateDirectory: String) throws(BridgeServerError) -> SecureMaterials {
+    /// `dropUser`: the user a root daemon drops to, whose files are the daemon's too.
+    static func load(configuration: BridgeConfiguration, stateDirectory: String, alsoOwnedBy dropUser: UserID?)
+        throws(BridgeServerError) -> SecureMaterials {
         var notes: [(level: LogLevel, text: String)] = []
         let chain: [Certificate]
         let key: PrivateKey
@@ -38,7 +40,7 @@ struct SecureMaterials {
             }
         } else {
             do {
-                let local = try LocalCertificateAuthority.load(stateDirectory: stateDirectory)
+                let local = try LocalCertificateAuthority.load(stateDirectory: stateDirectory, alsoOwnedBy: dropUser)
                 (chain, key) = (local.chain, local.key)
                 authority = (local.authority, local.authorityKey)
                 let folder = LocalCertificateAuthority.directory(inStateDirectory: stateDirectory)
@@ -51,7 +53,7 @@ struct SecureMaterials {
                     notes.append((.info, "TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))"))
                 }
             } catch {
-                throw .tls("\(error)", isConfiguration: false)
+                throw .tls("\(error)", isConfiguration: error.isUntrustedFile)
             }
         }
         let context: TLSServerContext
@@ -63,14 +65,14 @@ struct SecureMaterials {
         let accessCodeKey: PrivateKey
         let publicKey: (n: String, e: String)
         do {
-            let loaded = try AccessCodeKey.load(stateDirectory: stateDirectory)
+            let loaded = try AccessCodeKey.load(stateDirectory: stateDirectory, alsoOwnedBy: dropUser)
             accessCodeKey = loaded.key
             publicKey = try loaded.key.rsaPublicJWK()
             if loaded.created {
                 notes.append((.notice, "Access Code V2: made an RSA key in \(stateDirectory)/\(AccessCodeKey.fileName)"))
             }
         } catch {
-            throw .tls("Access Code V2 key: \(error)", isConfiguration: false)
+            throw .tls("Access Code V2 key: \(error)", isConfiguration: (error as? TLSMaterialError)?.isUntrustedFile == true)
         }
         return SecureMaterials(context: context, serverCertificate: chain[0], authority: authority,
                                accessCodeKey: accessCodeKey, publicKey: publicKey, notes: notes)
@@ -78,11 +80,16 @@ struct SecureMaterials {
 }
 
 extension DeviceSettings {
-    /// `<state directory>/settings.json`, or the defaults when it does not exist yet.
-    static func load(stateDirectory: String) throws(BridgeServerError) -> DeviceSettings {
+    /// `<state directory>/settings.json`, or the defaults when it does not exist yet. Only the
+    /// daemon's own file (`FileTrust`, as the registry).
+    static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID?) throws(BridgeServerError) -> DeviceSettings {
         let path = stateDirectory + "/" + fileName
         let bytes: [UInt8]?
-        do { bytes = try AtomicFile.read(path, limit: 1 << 20) } catch { throw .settings(path, "\(error)") }
+        do {
+            bytes = try AtomicFile.read(path, limit: 1 << 20, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser))
+        } catch {
+            throw .settings(path, "\(error)")
+        }
         guard let bytes else { return DeviceSettings() }
         switch parseFile(bytes) {
         case .success(let settings): return settings
@@ -93,20 +100,26 @@ extension DeviceSettings {
 }
 
 extension BridgeServer {
-    /// REST changed the settings: served from memory at once, written to disk by the worker
-    /// (an fsync must not hold up the loop); writes keep their order.
+    /// The thread that keeps `settings.json` up to date with the latest settings.
+    static func makeSettingsWriter(stateDirectory: String, results: Inbox<WorkerResult>)
+        throws(Errno) -> LatestValueWriter<DeviceSettings> {
+        let path = stateDirectory + "/" + DeviceSettings.fileName
+        return try LatestValueWriter(name: "settings-writer") { settings in
+            var failure: String?
+            do { try AtomicFile.write(settings.fileBytes(), to: path, mode: 0o600) } catch { failure = "\(error)" }
+            results.post(.settingsSaved(failure: failure))
+        }
+    }
+
+    /// REST changed the settings: served from memory at once (the client's 200 says these
+    /// settings), written to disk by the settings writer. Every PUT's settings are the whole
+    /// state, so the writer keeps only the latest: what a client was answered is on disk unless
+    /// a later PUT replaced it, however slow the disk; it refuses only once the server stopped
+    /// serving, which no request can see.
     func saveSettings(_ settings: DeviceSettings) {
         deviceSettings = settings
         identity.antennaHeight = settings.antenna.appliedHeight
-        let path = environment.stateDirectory + "/" + DeviceSettings.fileName
-        let bytes = settings.fileBytes()
-        let results = workerResults
-        let submitted = worker.submit {
-            var failure: String?
-            do { try AtomicFile.write(bytes, to: path, mode: 0o600) } catch { failure = "\(error)" }
-            results.post(.settingsSaved(failure: failure))
-        }
-        if !submitted { log.error("cannot save the settings: the daemon is stopping") }
+        if !settingsWriter.submit(settings) { log.error("cannot save the settings: the settings writer has stopped") }
     }
 
     /// A TLS session failed (a refused handshake, a bad record): counted and logged. A client

@@ -17,6 +17,9 @@ public enum ExitStatus: Int32, Sendable, Hashable {
     case noPermission = 77
     /// The privilege drop the system should have allowed failed (EX_OSERR).
     case privilegeDropFailed = 71
+    /// After the privilege drop, a directory the daemon must write is not writable by its user
+    /// (EX_CANTCREAT).
+    case cannotCreate = 73
     /// The configuration, or state it points at, is wrong (EX_CONFIG): systemd does not restart.
     case badConfiguration = 78
 }

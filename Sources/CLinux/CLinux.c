@@ -195,3 +195,9 @@ int clinux_capabilities(uint64_t *effective, uint64_t *permitted) {
 }
 
 uint64_t clinux_cap_net_admin_mask(void) { return (uint64_t)1 << CAP_NET_ADMIN; }
+
+int clinux_set_dumpable(int dumpable) {
+    return prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0, 0, 0) == 0 ? 0 : errno;
+}
+
+int clinux_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }

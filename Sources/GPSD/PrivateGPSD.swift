@@ -320,16 +320,22 @@ public final class PrivateGPSD: Sendable {
     /// A recorded gpsd still running means a bridge was killed without stopping it. It is ended
     /// only when it provably is that process; a pid now used by something else is left alone.
     private func endRecordedGPSD() {
-        guard let path = configuration.recordPath, let bytes = try? AtomicFile.read(path, limit: 4096) else { return }
-        defer { unlink(path) }
-        // Only a record we wrote: one planted by someone else could name any gpsd on the
-        // machine (the system's has the same executable, and its start time is public).
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o022 == 0
-        else {
-            log.warning("ignoring the private gpsd record at \(path): it is not a file only this user can write")
+        guard let path = configuration.recordPath else { return }
+        // Only a record we wrote (checked on the descriptor read): one planted by someone else
+        // could name any gpsd on the machine (the system's has the same executable, and its
+        // start time is public).
+        let read: [UInt8]?
+        do {
+            read = try AtomicFile.read(path, limit: 4096, trusting: .ours(mode: 0o644))
+        } catch {
+            unlink(path)
+            if error.isUntrusted {
+                log.warning("ignoring the private gpsd record at \(path): it is not a file only this user can write (\(error))")
+            }
             return
         }
+        guard let bytes = read else { return }
+        defer { unlink(path) }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first?
             .split(separator: " ", maxSplits: 2) ?? []
         guard fields.count == 3, let pid = pid_t(fields[0]), pid > 1, let startTime = UInt64(fields[1]) else {

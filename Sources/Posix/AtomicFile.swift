@@ -13,12 +13,16 @@ public enum AtomicFile {
         public let errno: Errno
         /// Why, when errno alone would not say it ("not a regular file", "owned by uid 1000").
         public let reason: String?
+        /// The file is not the daemon's to trust (`FileTrust`: another owner, a symbolic link,
+        /// writable by others): a state to fix by hand, not a failing system call.
+        public let isUntrusted: Bool
 
-        public init(operation: String, path: String, errno: Errno, reason: String? = nil) {
+        public init(operation: String, path: String, errno: Errno, reason: String? = nil, untrusted: Bool = false) {
             self.operation = operation
             self.path = path
             self.errno = errno
             self.reason = reason
+            isUntrusted = untrusted
         }
 
         public var description: String { "\(operation) \(path): \(reason ?? errno.description)" }
@@ -56,7 +60,11 @@ public enum AtomicFile {
     private static func writeAndSync(_ bytes: [UInt8], to temporary: String, mode: mode_t) throws(Failure) {
         var step = "create"
         do throws(Errno) {
-            let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode)
+            // A temporary file already there is a crash's leftover (perhaps root's, from before a
+            // privilege drop: it could not be opened now) or another user's plant (opened, the
+            // new contents would be theirs to read): it is removed, and the file made anew, ours.
+            unlink(temporary)
+            let fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode)
             // O_CREAT applies the mode only to a new file, and the umask may have narrowed it.
             step = "chmod"
             _ = try valueOrErrno { fchmod(fd.rawValue, mode) }
@@ -73,14 +81,22 @@ public enum AtomicFile {
     /// device or a socket is refused before a read could block (it is opened non-blocking, so
     /// not even the open waits for a writer), and a file over `limit` bytes is refused by its
     /// size, saying the limit.
-    public static func read(_ path: String, limit: Int = 16 << 20) throws(Failure) -> [UInt8]? {
+    ///
+    /// `trusting`: the file is one of the daemon's own (in its state or runtime directory), and
+    /// is read only if it passes `FileTrust`'s checks, made on the descriptor read.
+    public static func read(_ path: String, limit: Int = 16 << 20, trusting trust: FileTrust? = nil) throws(Failure) -> [UInt8]? {
         // (A raw descriptor first: deferred initialisation of a noncopyable value across do/catch
         // trips the compiler.)
         let raw: CInt
         do throws(Errno) {
-            raw = try valueOrErrno { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+            let noFollow = trust == nil ? 0 : O_NOFOLLOW
+            raw = try valueOrErrno { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | noFollow) }
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
+            if trust != nil, error == Errno(rawValue: ELOOP) {
+                throw Failure(operation: "read", path: path, errno: error,
+                              reason: "it is a symbolic link; refusing to follow it (remove it)", untrusted: true)
+            }
             throw Failure(operation: "read", path: path, errno: error)
         }
         let fd = FileDescriptor(adopting: raw)
@@ -94,6 +110,7 @@ public enum AtomicFile {
             throw Failure(operation: "read", path: path, errno: Errno(rawValue: EINVAL),
                           reason: "not a regular file (\(fileTypeName(info.st_mode)))")
         }
+        if let trust { try trust.check(fd, info, path: path) }
         guard info.st_size <= limit else { throw tooLarge(path, limit) }
         var contents: [UInt8] = []
         contents.reserveCapacity(Int(info.st_size))
@@ -120,6 +137,65 @@ public enum AtomicFile {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
+}
+
+/// Which of the daemon's own files it may read: the checks `AtomicFile.read(_:trusting:)` makes
+/// on the descriptor it reads (so a name swapped in between cannot pass them), as
+/// `makeDirectories` makes them on the directory.
+///
+/// A file in the state or runtime directory is trusted as much as the directory, and the
+/// directory's check comes too late for files put there while it was open to others (it is
+/// narrowed at start; another user may have planted a key, a registry or settings first). So:
+/// the file must belong to this user (or to the user a root daemon drops to, who writes it
+/// after the drop), must not be writable by its group or others (others may have changed it),
+/// and must not be a symbolic link. Read permissions beyond `mode` (a key readable by others)
+/// are narrowed to `mode` on the descriptor.
+public struct FileTrust: Sendable, Equatable {
+    /// The owners accepted.
+    public var owners: [uid_t]
+    /// The permission bits the file may have at most (0o600 for a secret, 0o644 otherwise).
+    public var mode: mode_t
+
+    public init(owners: [uid_t], mode: mode_t) {
+        self.owners = owners
+        self.mode = mode
+    }
+
+    /// A file of this process's user (its effective uid), or of `dropUser`.
+    public static func ours(mode: mode_t, alsoOwnedBy dropUser: uid_t? = nil) -> FileTrust {
+        FileTrust(owners: [geteuid()] + (dropUser.map { [$0] } ?? []), mode: mode)
+    }
+
+    func check(_ fd: borrowing FileDescriptor, _ info: stat, path: String) throws(AtomicFile.Failure) {
+        guard owners.contains(info.st_uid) else {
+            let accepted = owners.dropFirst().map { " or to uid \($0)" }.joined()
+            throw AtomicFile.Failure(
+                operation: "read", path: path, errno: Errno(rawValue: EPERM),
+                reason: "it belongs to \(describeUser(info.st_uid)), not to this user (uid \(owners.first ?? geteuid()))\(accepted); "
+                    + "another user put it there: remove it, and look at what else is in \(AtomicFile.directoryName(path))",
+                untrusted: true)
+        }
+        let permissions = info.st_mode & 0o777
+        guard permissions & mode_t(S_IWGRP | S_IWOTH) == 0 else {
+            throw AtomicFile.Failure(
+                operation: "read", path: path, errno: Errno(rawValue: EPERM),
+                reason: "it is writable by its group or others (mode 0\(String(permissions, radix: 8))): another user may "
+                    + "have changed it; check it, then chmod go-w it (or remove it)",
+                untrusted: true)
+        }
+        if permissions & ~mode != 0 {
+            do {
+                _ = try valueOrErrno { fchmod(fd.rawValue, permissions & mode) }
+            } catch {
+                throw AtomicFile.Failure(operation: "chmod", path: path, errno: error)
+            }
+        }
+    }
+}
+
+/// "uid 65534 (nobody)", or "uid 12345" for a uid without a name.
+func describeUser(_ uid: uid_t) -> String {
+    Credentials.userName(uid).map { "uid \(uid) (\($0))" } ?? "uid \(uid)"
 }
 
 /// Creates `path` and its missing parents; the last component gets `mode` (e.g. 0o700 for a state

@@ -38,6 +38,15 @@ public struct Credentials: Sendable, Equatable {
         return entry.gr_gid
     }
 
+    /// The name of user `uid`, or nil when it has none.
+    public static func userName(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name else { return nil }
+        return String(cString: name)
+    }
+
     /// The name of group `gid`, or nil when it has none.
     public static func groupName(_ gid: gid_t) -> String? {
         var entry = Glibc.group()
@@ -74,14 +83,19 @@ public struct CapabilitySets: Sendable, Equatable {
 
 /// Switches the whole process to `credentials` (supplementary groups: just its group), keeping
 /// `keep` (a capability mask, `CapabilitySets.netAdmin` or 0) on the calling thread only, then
-/// proves it: real and effective ids are the target's, root cannot be taken back, and the
-/// calling thread's capabilities are exactly `keep`.
+/// proves it: real and effective ids are the target's, root cannot be taken back, the calling
+/// thread's capabilities are exactly `keep`, and the process is still not dumpable (the uid
+/// change reset that to `fs.suid_dumpable`, 2 on some systems: it is set again).
 public func dropPrivileges(to credentials: Credentials, keeping keep: UInt64) throws(PrivilegeDropError) {
     var step: UnsafePointer<CChar>?
     let error = clinux_drop_privileges(credentials.uid, credentials.gid, keep, &step)
     guard error == 0 else {
         throw PrivilegeDropError(step: step.map { String(cString: $0) } ?? "drop", errno: Errno(rawValue: error))
     }
+    do { try CurrentProcess.forbidCoreDumps() } catch {
+        throw PrivilegeDropError(step: "prctl(PR_SET_DUMPABLE, 0)", errno: error)
+    }
+    guard !CurrentProcess.isDumpable else { throw PrivilegeDropError(step: "checking the drop: the process is dumpable") }
     guard getuid() == credentials.uid, geteuid() == credentials.uid, getgid() == credentials.gid,
           getegid() == credentials.gid
     else {

@@ -16,6 +16,9 @@ public enum CurrentProcess {
     /// The real user id (getuid(2)).
     public static var userID: UserID { getuid() }
 
+    /// The effective user id (geteuid(2)): whose files this process makes.
+    public static var effectiveUserID: UserID { geteuid() }
+
     /// The process id (getpid(2)).
     public static var processID: Int32 { getpid() }
 
@@ -44,6 +47,26 @@ public enum CurrentProcess {
     public static func canWrite(_ path: String) -> Bool {
         (try? valueOrErrno { access(path, W_OK) }) != nil
     }
+
+    /// Throws unless this process (its real ids: after a privilege drop, the new user) may create
+    /// and replace files in `directory`: write and search permission on it, search on every
+    /// parent, and a file system mounted read-write (access(2) with W_OK | X_OK).
+    public static func checkCanCreateFiles(in directory: String) throws(Errno) {
+        _ = try valueOrErrno { access(directory, W_OK | X_OK) }
+    }
+
+    /// Makes the process not dumpable (prctl PR_SET_DUMPABLE 0): no core file, whatever
+    /// RLIMIT_CORE or core_pattern say, and no ptrace attach or /proc/PID/mem, environ or fd by
+    /// its own user, so its keys, registered ids and passwords stay in it. The kernel resets the
+    /// flag to `fs.suid_dumpable` when the process changes its uid: `dropPrivileges` sets it
+    /// again.
+    public static func forbidCoreDumps() throws(Errno) {
+        let error = clinux_set_dumpable(0)
+        guard error == 0 else { throw Errno(rawValue: error) }
+    }
+
+    /// Whether the process is dumpable (prctl PR_GET_DUMPABLE): false after `forbidCoreDumps`.
+    public static var isDumpable: Bool { clinux_dumpable() != 0 }
 }
 
 /// Signal numbers by name.

@@ -76,3 +76,50 @@ public final class Worker: Sendable {
         }
     }
 }
+
+/// A value kept on disk (or anywhere slow) that may change faster than it can be written: the
+/// REST settings. Each `submit` is the whole latest state, so only the newest one matters: at
+/// most one write waits, a newer value replaces the waiting one, and a write in progress is
+/// followed by exactly one more, with the latest value. Nothing submitted is refused while the
+/// writer runs, however slow the disk (a queue of every state, bounded, had to refuse the newest
+/// states, which are the ones that count, while answering their clients as if they were kept).
+///
+/// It has its own thread, so these writes never hold up the jobs of another `Worker` (the
+/// registry's): a registration waits for no settings write.
+public final class LatestValueWriter<Value: Sendable>: Sendable {
+    public typealias Write = @Sendable (Value) -> Void
+
+    private let worker: Worker
+    /// The newest value not yet taken by a write; a job is queued exactly when it is not nil.
+    private let waiting = Mutex<Value?>(nil)
+    private let write: Write
+
+    /// Starts the thread, named `name`; `write` runs on it, one value at a time.
+    public init(name: String, write: @escaping Write) throws(Errno) {
+        worker = try Worker(name: name, capacity: 1)
+        self.write = write
+    }
+
+    /// Makes `value` the next one written. Returns false (nothing will be written) only once
+    /// `stop()` has begun.
+    @discardableResult
+    public func submit(_ value: Value) -> Bool {
+        let needsJob = waiting.withLock { slot -> Bool in
+            defer { slot = value }
+            return slot == nil
+        }
+        guard needsJob else { return true }  // the queued job takes the newest value when it runs
+        let queued = worker.submit { [self] in
+            guard let latest = waiting.withLock({ slot -> Value? in
+                defer { slot = nil }
+                return slot
+            }) else { return }
+            write(latest)
+        }
+        if !queued { waiting.withLock { $0 = nil } }
+        return queued
+    }
+
+    /// Writes the value still waiting, if any, refuses new ones, and waits for the thread to end.
+    public func stop() { worker.stop() }
+}

@@ -10,10 +10,12 @@ public enum AccessCodeKey {
 
     /// Reads `<stateDirectory>/access-code-v2.key`, or makes it (mode 0600) when missing. A file
     /// that is there but is not a 2048-bit RSA key is an error to fix by hand: replacing it
-    /// would silently invalidate every code clients hold.
-    public static func load(stateDirectory: String) throws(TLSMaterialError) -> (key: PrivateKey, created: Bool) {
+    /// would silently invalidate every code clients hold. So is a key that is not the daemon's
+    /// (`FileTrust`: another owner than this user or `dropUser`, writable by others): whoever
+    /// planted it can decrypt every code.
+    public static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil) throws(TLSMaterialError) -> (key: PrivateKey, created: Bool) {
         let path = stateDirectory + "/" + fileName
-        if let pem = try LocalCertificateAuthority.read(path) {
+        if let pem = try LocalCertificateAuthority.read(path, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser)) {
             let key = try LocalCertificateAuthority.parse(path) { () throws(CryptoError) in try PrivateKey(pem: pem) }
             guard key.kind == kind else {
                 throw .invalid(path: path, reason: "not a 2048-bit RSA key; remove it to make a new one "

@@ -55,17 +55,31 @@ public enum LocalCertificateAuthority {
     /// and re-issuing a server certificate that is expiring, expired, not issued by the CA, or
     /// does not name `hostName`. A CA that is unreadable is an error to fix by hand (deleting
     /// it would silently invalidate the trust the user gave it).
-    public static func load(stateDirectory: String) throws(TLSMaterialError) -> Materials {
+    ///
+    /// Only the daemon's own files are used (`FileTrust`: this user's, or `dropUser`'s, not
+    /// writable by others): a CA another user planted is refused (it would make the daemon serve
+    /// a certificate that user can forge); a planted server certificate or key is replaced, like
+    /// an expired one, since the CA issues another and nothing a client trusts changes.
+    public static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil) throws(TLSMaterialError) -> Materials {
         let folder = directory(inStateDirectory: stateDirectory)
-        do { try makeDirectories(folder, mode: 0o700) } catch { throw .file(error) }
+        // The state directory first, private: `tmm-bridge tls ca` may be the first to make it,
+        // and it holds the other keys too.
+        do {
+            try makeDirectories(stateDirectory, mode: 0o700, alsoOwnedBy: dropUser)
+            try makeDirectories(folder, mode: 0o700, alsoOwnedBy: dropUser)
+        } catch {
+            throw .file(error)
+        }
+        let secret = FileTrust.ours(mode: 0o600, alsoOwnedBy: dropUser)
+        let published = FileTrust.ours(mode: 0o644, alsoOwnedBy: dropUser)
         let authorityPath = folder + "/" + File.authorityCertificate
         let authorityKeyPath = folder + "/" + File.authorityKey
 
         var change = Change.reused
         let authority: Certificate
         let authorityKey: PrivateKey
-        if let certificatePEM = try read(authorityPath) {
-            guard let keyPEM = try read(authorityKeyPath) else {
+        if let certificatePEM = try read(authorityPath, trusting: published) {
+            guard let keyPEM = try read(authorityKeyPath, trusting: secret) else {
                 throw .invalid(path: authorityKeyPath, reason: "the CA certificate is there but its key is missing; "
                                + "remove \(folder) to make a new CA (clients must then trust the new one)")
             }
@@ -89,18 +103,29 @@ public enum LocalCertificateAuthority {
         let serverPath = folder + "/" + File.serverCertificate
         let serverKeyPath = folder + "/" + File.serverKey
         var server: (certificate: Certificate, key: PrivateKey)?
-        if change == .reused, let certificatePEM = try read(serverPath), let keyPEM = try read(serverKeyPath) {
-            let certificate = try? Certificate(pem: certificatePEM)
-            let key = try? PrivateKey(pem: keyPEM)
-            if let certificate, let key, let reason = renewalReason(certificate, key: key, authority: authority) {
-                change = .renewed(reason: reason)
-            } else if let certificate, let key {
-                server = (certificate, key)
-            } else {
-                change = .renewed(reason: "the stored server certificate or key did not parse")
+        if change == .reused {
+            var stored: (certificate: [UInt8], key: [UInt8])?
+            do {
+                if let certificatePEM = try read(serverPath, trusting: published), let keyPEM = try read(serverKeyPath, trusting: secret) {
+                    stored = (certificatePEM, keyPEM)
+                }
+            } catch {
+                guard case .file(let failure) = error, failure.isUntrusted else { throw error }
+                change = .renewed(reason: "the stored one is not the daemon's to use (\(failure))")
             }
-        } else if change == .reused {
-            change = .renewed(reason: "no server certificate was stored")
+            if let stored {
+                let certificate = try? Certificate(pem: stored.certificate)
+                let key = try? PrivateKey(pem: stored.key)
+                if let certificate, let key, let reason = renewalReason(certificate, key: key, authority: authority) {
+                    change = .renewed(reason: reason)
+                } else if let certificate, let key {
+                    server = (certificate, key)
+                } else {
+                    change = .renewed(reason: "the stored server certificate or key did not parse")
+                }
+            } else if change == .reused {
+                change = .renewed(reason: "no server certificate was stored")
+            }
         }
         if server == nil {
             let issued = try crypto(serverPath) { () throws(CryptoError) in
@@ -138,9 +163,11 @@ public enum LocalCertificateAuthority {
     }
 
     /// The CA certificate's PEM, for `tmm-bridge tls ca`; nil when no CA has been made yet.
-    public static func authorityPEM(stateDirectory: String) throws(TLSMaterialError) -> [UInt8]? {
+    /// Like the daemon, it reads only a certificate of this user's or of `owner` (the state
+    /// directory's owner: the daemon's user, when root runs it).
+    public static func authorityPEM(stateDirectory: String, alsoOwnedBy owner: UserID? = nil) throws(TLSMaterialError) -> [UInt8]? {
         let path = directory(inStateDirectory: stateDirectory) + "/" + File.authorityCertificate
-        guard let pem = try read(path) else { return nil }
+        guard let pem = try read(path, trusting: .ours(mode: 0o644, alsoOwnedBy: owner)) else { return nil }
         // Parsed before it is printed: a user is about to trust it.
         _ = try parse(path) { () throws(CryptoError) in try Certificate(pem: pem) }
         return pem
@@ -153,8 +180,10 @@ public enum LocalCertificateAuthority {
         return name.isEmpty ? "localhost" : name
     }
 
-    static func read(_ path: String) throws(TLSMaterialError) -> [UInt8]? {
-        do { return try AtomicFile.read(path, limit: 1 << 20) } catch { throw .file(error) }
+    /// `path`'s contents (at most 1 MiB); `trust` for the daemon's own files, nil for the
+    /// configured ones (the administrator's).
+    static func read(_ path: String, trusting trust: FileTrust? = nil) throws(TLSMaterialError) -> [UInt8]? {
+        do { return try AtomicFile.read(path, limit: 1 << 20, trusting: trust) } catch { throw .file(error) }
     }
 
     private static func write(_ path: String, mode: FileMode, _ bytes: () throws(CryptoError) -> [UInt8]) throws(TLSMaterialError) {
@@ -179,6 +208,12 @@ public enum TLSMaterialError: Error, CustomStringConvertible {
     case invalid(path: String, reason: String)
     /// OpenSSL failed to make a key or certificate for `path`.
     case crypto(path: String, CryptoError)
+
+    /// A file of the daemon's that it may not use (another user's, open to others, a symbolic
+    /// link): for the operator to look at, like a bad configuration.
+    public var isUntrustedFile: Bool {
+        if case .file(let failure) = self { failure.isUntrusted } else { false }
+    }
 
     public var description: String {
         switch self {

@@ -66,7 +66,8 @@ enum ManPage {
             limits; any other changed option is logged as needing a restart, and an invalid file changes nothing.
             .SH EXIT STATUS
             0 success; 64 usage error; 78 bad configuration (the message names the line and the fix);
-            71 a privilege drop the system refused; 69 (status) no daemon answers; 77 (status) the control
+            71 a privilege drop the system refused; 73 a directory the dropped user cannot write;
+            69 (status) no daemon answers; 77 (status) the control
             socket is closed to this user; 1 any other failure.
             .SH SEE ALSO
             .BR gpsd (8),

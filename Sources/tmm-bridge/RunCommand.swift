@@ -148,6 +148,9 @@ struct RunCommand: Equatable {
             throw .configuration("\(error)")
         }
         logger.level = configuration.logLevel
+        if CurrentProcess.isDumpable {
+            log("warning: the process is dumpable (prctl PR_SET_DUMPABLE failed): a core dump would hold its keys", level: .warning)
+        }
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
         let dropTo: Credentials?
@@ -190,6 +193,10 @@ struct RunCommand: Equatable {
         options.replay = configuration.replay
         options.demoCapture = DemoCapture.text.description
 
+        // Connected now, while the socket (root's, perhaps) can still be reached: every
+        // notification, those after the privilege drop too, goes through this connection.
+        _ = try? SDNotify.connect()
+
         let input: ReceiverInput
         do {
             input = try ReceiverInput(options: options, log: logger)
@@ -214,6 +221,12 @@ struct RunCommand: Equatable {
             } catch {
                 input.stop()
                 throw .privilegeDrop(user: dropTo.user, group: dropTo.group, "\(error)")
+            }
+            do {
+                try Self.checkWritable(environment: environment, as: dropTo)
+            } catch {
+                input.stop()
+                throw error
             }
         }
         if statusLine != nil {
@@ -243,6 +256,8 @@ struct RunCommand: Equatable {
         case input(ReceiverInputError)
         /// Started as root, the drop to the configured account failed (71).
         case privilegeDrop(user: String, group: String, String)
+        /// After the drop, the user cannot write a directory the daemon writes while it runs (73).
+        case unwritableDirectory(kind: String, path: String, user: String, uid: UserID, Errno)
 
         var exitStatus: ExitStatus {
             switch self {
@@ -251,6 +266,7 @@ struct RunCommand: Equatable {
             case .server(let error): error.exitStatus
             case .input(let error): error.exitStatus
             case .privilegeDrop: .privilegeDropFailed
+            case .unwritableDirectory: .cannotCreate
             }
         }
 
@@ -262,6 +278,10 @@ struct RunCommand: Equatable {
             case .server(let error): error.description
             case .input(let error): error.description
             case .privilegeDrop(let user, let group, let reason): "cannot drop privileges to user \(user) group \(group): \(reason)"
+            case .unwritableDirectory(let kind, let path, let user, let uid, let error):
+                "\(kind) directory \(path) is not writable by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
+                    + "it must be able to enter every parent directory (x) and write this one, on a file system mounted "
+                    + "read-write; fix them, or set \(kind)-dir to a directory of its own"
             }
         }
     }
@@ -310,6 +330,19 @@ struct RunCommand: Equatable {
         return Credentials(user: user, uid: account.uid, group: group, gid: gid)
     }
 
+    /// After the drop: the user must be able to make files in the state directory (registry and
+    /// settings writes) and the runtime directory (gpsd's record and log when it restarts). Owning
+    /// them is not enough: a parent it cannot enter (a state-dir inside root's 0700 home) or a
+    /// read-only mount made every registration fail while the daemon looked healthy. Checked
+    /// with the user's own ids, so the kernel answers as it will for each write.
+    static func checkWritable(environment: BridgeServer.Environment, as credentials: Credentials) throws(RunError) {
+        for (kind, path) in [("state", environment.stateDirectory), ("runtime", environment.runtimeDirectory)] {
+            do { try CurrentProcess.checkCanCreateFiles(in: path) } catch {
+                throw .unwritableDirectory(kind: kind, path: path, user: credentials.user, uid: credentials.uid, error)
+            }
+        }
+    }
+
     /// Bluetooth receivers are configured: a `bluetooth` line, or a `device` that is an rfcomm
     /// tty. Binding one again
     /// after its link drops (RFCOMMCREATEDEV) needs CAP_NET_ADMIN.
@@ -333,8 +366,11 @@ struct RunCommand: Equatable {
     /// user's to widen.
     static func drop(to credentials: Credentials, configuration: BridgeConfiguration,
                      environment: BridgeServer.Environment, gpsdFiles: [String]) throws {
+        // The directories are the daemon's own (makeDirectories made them or checked they are
+        // root's or this user's), so they become the user's, as systemd's StateDirectory= and
+        // RuntimeDirectory= make them; so do the files it rewrites while it runs.
         for path in [environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
-                     environment.runtimeDirectory] + gpsdFiles {
+                     environment.stateDirectory + "/" + DeviceSettings.fileName, environment.runtimeDirectory] + gpsdFiles {
             try handOver(path, to: credentials.uid, credentials.gid)
         }
         let bluetooth = needsBluetooth(configuration)

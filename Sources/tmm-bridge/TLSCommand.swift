@@ -2,6 +2,7 @@
 // it on this box, in browsers and on phones (docs/tls.md). The daemon serves the secure ports
 // with a certificate this CA issued unless `tls-certificate` names another.
 import Bridge
+import Posix
 import TLS
 
 struct TLSCommand: Equatable {
@@ -45,10 +46,25 @@ struct TLSCommand: Equatable {
     }
 
     /// The CA's PEM, made first (with the server certificate, as the daemon would) if missing.
+    /// Read from a state directory of this user's or another's (root printing the daemon's CA);
+    /// made only in one of this user's: what root made in the daemon's directory, the daemon
+    /// could not use.
     private func authorityPEM(stateDirectory state: String) throws -> [UInt8] {
-        if let pem = try LocalCertificateAuthority.authorityPEM(stateDirectory: state) { return pem }
+        let owner = (try? PathStatus.of(state)).map(\.owner)
+        if let pem = try LocalCertificateAuthority.authorityPEM(stateDirectory: state, alsoOwnedBy: owner) { return pem }
+        if let owner, owner != CurrentProcess.effectiveUserID {
+            let name = Credentials.userName(owner)
+            throw NotMade(description: "no local CA in \(state) yet, and the directory belongs to uid \(owner)"
+                + (name.map { " (\($0))" } ?? "") + ", not to this user (uid \(CurrentProcess.effectiveUserID)): run this as that user"
+                + (name.map { " (sudo -u \($0) tmm-bridge tls ca)" } ?? "") + ", or start the daemon once (it makes the CA)")
+        }
         let made = try LocalCertificateAuthority.load(stateDirectory: state)
         Output.error("tmm-bridge: made a local CA and server certificate in \(LocalCertificateAuthority.directory(inStateDirectory: state))\n")
         return try made.authority.pem()
     }
+}
+
+/// Why `tls ca` made no CA.
+private struct NotMade: Error, CustomStringConvertible {
+    var description: String
 }

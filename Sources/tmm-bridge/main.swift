@@ -2,6 +2,11 @@
 // exits with the code the command chose: 0 ok, 64 usage, 78 bad config, 1 other failure.
 import BridgeCore
 import Glibc
+import Posix
+
+// First, for every command: the daemon's memory holds private keys, registered ids and an NTRIP
+// password, and `tls ca` makes keys. A failure (no prctl) is reported by `run`, which checks.
+try? CurrentProcess.forbidCoreDumps()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32

@@ -1,5 +1,6 @@
 // Start-up errors are typed and carry their exit status (docs/configuration.md: 0 ok, 64 usage,
-// 78 bad configuration, 71 failed privilege drop, 1 anything else). One row per case that decides
+// 78 bad configuration, 71 failed privilege drop, 73 a directory the dropped user cannot write,
+// 1 anything else). One row per case that decides
 // the status, with the message an operator reads.
 import Bridge
 import BridgeCore
@@ -18,6 +19,7 @@ struct ExitStatusTests {
         #expect(ExitStatus.unavailable.rawValue == 69)
         #expect(ExitStatus.noPermission.rawValue == 77)
         #expect(ExitStatus.privilegeDropFailed.rawValue == 71)
+        #expect(ExitStatus.cannotCreate.rawValue == 73)
         #expect(ExitStatus.badConfiguration.rawValue == 78)
     }
 

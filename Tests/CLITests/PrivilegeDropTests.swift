@@ -122,4 +122,73 @@ struct PrivilegeDropTests {
         #expect(run.output.contains(message), "\(run.output)")
         #expect(!run.output.contains("private gpsd started"), "nothing starts with an account that cannot be used")
     }
+
+    /// Started as root with a directory its user cannot reach after the drop (here: inside a
+    /// directory only root may enter). Before, it started, dropped, and then failed every
+    /// registration ("cannot save the registration: ... registry.json.tmp") while clients were
+    /// told it was serving; now it checks at start, after the drop, and stops with exit 73
+    /// (EX_CANTCREAT) naming the directory and the user.
+    @Test(arguments: ["state", "runtime"])
+    func aDirectoryItsUserCannotWriteStopsTheStartWith73(_ which: String) throws {
+        let directory = try EndToEnd.makeDirectory("privileges-unwritable")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootOnly = directory + "/root-only"
+        #expect(mkdir(rootOnly, 0o700) == 0)
+        let blocked = rootOnly + "/" + which
+        let ports = try PortSet.pick()
+        let run = try runTool(try bridgeBinary().path, [
+            "run", "--config", configFile(in: directory, "user = nobody\n"), "--demo", "--no-discovery", "--listen", "127.0.0.1",
+            "--state-dir", which == "state" ? blocked : directory + "/state",
+            "--runtime-dir", which == "runtime" ? blocked : directory + "/runtime",
+        ] + ports.arguments, seconds: 15)
+        #expect(run.status == 73, "\(run.output)")
+        #expect(run.output.contains("\(which) directory \(blocked) is not writable by user nobody (uid 65534) after the privilege drop"),
+                "\(run.output)")
+        #expect(!run.output.contains("tmm-bridge: ready"), "\(run.output)")
+    }
+
+    /// A temporary file a crash left behind while the daemon ran as root (root's, 0600) is
+    /// replaced by the dropped user: before, it could not be opened and every registration
+    /// failed.
+    @Test func aTemporaryFileRootLeftBehindDoesNotBlockRegistrations() throws {
+        let directory = try EndToEnd.makeDirectory("privileges-leftover")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var setup = BridgeDaemon.Setup(name: "privileges-leftover", directory: directory, ports: try PortSet.pick())
+        setup.allowedIDs = [appID]
+        setup.extraArguments = ["--demo", "--config", configFile(in: directory, "user = nobody\n")]
+        #expect(mkdir(setup.stateDirectory, 0o700) == 0)
+        #expect(FileManager.default.createFile(atPath: setup.registryPath + ".tmp", contents: Data("{".utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let daemon = try BridgeDaemon(setup)
+        let url = "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
+        #expect(registered.status == 0, "\(registered.output)\n\(daemon.log)")
+        #expect(try RegistryFile.read(setup.registryPath)?.ids == [appID], "\(daemon.log)")
+        daemon.stopAndExpectCleanExit()
+    }
+
+    /// systemd's notification socket where only root may connect (a service manager's own
+    /// directory): the daemon connects to it before the drop and keeps the connection, so
+    /// READY=1 (sent once serving, after the drop) and STOPPING=1 still arrive. Before, every
+    /// notification after the drop failed: the service never became ready.
+    @Test func theNotifySocketIsReachedAfterTheDrop() throws {
+        let directory = try EndToEnd.makeDirectory("privileges-notify")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootOnly = directory + "/root-only"
+        #expect(mkdir(rootOnly, 0o700) == 0)
+        let notify = try NotifySocket(path: rootOnly + "/notify")
+        var setup = BridgeDaemon.Setup(name: "privileges-notify", directory: directory, ports: try PortSet.pick())
+        setup.extraArguments = ["--demo", "--config", configFile(in: directory, "user = nobody\n")]
+        setup.environment = ["NOTIFY_SOCKET": notify.path]
+        let daemon = try BridgeDaemon(setup)
+        #expect(daemon.log.contains("dropped privileges to user nobody"), "\(daemon.log)")
+        #expect(waitUntil(5) {
+            notify.drain()
+            return notify.messages.contains { $0.text.hasPrefix("READY=1") }
+        }, "no READY=1: \(notify.messages.map(\.text))\n\(daemon.log)")
+        daemon.stopAndExpectCleanExit()
+        notify.drain()
+        #expect(notify.messages.last?.text == "STOPPING=1", "\(notify.messages.map(\.text))")
+        #expect(Set(notify.messages.map(\.pid)) == [daemon.pid])
+    }
 }

@@ -84,6 +84,13 @@ struct ServiceUnitFileTests {
         #expect(unit.value("ExecStart")?.hasSuffix("/tmm-bridge run") == true)
     }
 
+    /// The daemon also makes itself undumpable (prctl); the limit covers what runs before that
+    /// and any child.
+    @Test("no core dumps: the daemon's memory holds private keys and registered ids")
+    func noCoreDumps() throws {
+        #expect(try UnitFile.load().value("LimitCORE") == "0")
+    }
+
     @Test("no capabilities, the address families the daemon uses, and the receivers' devices")
     func sandbox() throws {
         let unit = try UnitFile.load()

@@ -85,3 +85,8 @@ int clinux_drop_privileges(uid_t uid, gid_t gid, uint64_t keep, const char **ste
 int clinux_capabilities(uint64_t *effective, uint64_t *permitted);
 /// CAP_NET_ADMIN's bit, for `keep` (the rfcomm ioctls' capability).
 uint64_t clinux_cap_net_admin_mask(void);
+
+/// prctl(PR_SET_DUMPABLE, dumpable): 0 or an errno. (prctl is variadic: Swift cannot call it.)
+int clinux_set_dumpable(int dumpable);
+/// prctl(PR_GET_DUMPABLE): 0, 1 or 2, or -1 with errno set.
+int clinux_dumpable(void);
