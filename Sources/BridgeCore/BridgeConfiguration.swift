@@ -193,6 +193,7 @@ extension BridgeConfiguration {
             guard let id = GUID(v) else {
                 throw ConfigurationError(message: "allow-app-id: '\(v)' is not a GUID (8-4-4-4-12 hex digits)")
             }
+            guard !id.isNil else { throw ConfigurationError(message: "allow-app-id: " + GUID.nilRefusal) }
             c.allowedApplicationIDs.append(id)
         },
         option("allowed-origins", "ORIGINS",
