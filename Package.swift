@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "WebSocketTests", dependencies: ["WebSocket", "HTTP1", "ByteCoding", "TestSupport"], swiftSettings: common),
         .testTarget(name: "CLITests", dependencies: ["tmm-bridge", "tmm-wsecho", "Bridge", "InputLoop", "BridgeCore", "Discovery", "Posix", "Logging", "TestSupport"],
                     swiftSettings: common),
-        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "TestSupport"],
+        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "ByteCoding", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "TestSupport"],
                     swiftSettings: common),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "InputLoop", "Input", "BridgeCore", "ByteCoding", "TMMProtocol", "HTTP1", "WebSocket", "Posix", "GPSD",
                                                   "Discovery", "TLS", "Logging", "TestSupport"],

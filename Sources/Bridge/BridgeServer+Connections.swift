@@ -20,6 +20,8 @@ extension BridgeServer {
     /// The server as a connection sees it (ClientConnectionHost): read-only questions.
     struct ConnectionHost: ClientConnectionHost {
         let server: BridgeServer
+        /// The connection asking (its peer shares Access Code V2's ledger and decryptions).
+        let connection: Connection
 
         func httpDate() -> String { server.httpDate() }
         var ports: PortAssignment { server.ports }
@@ -34,7 +36,8 @@ extension BridgeServer {
         func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
             let key = server.accessCodeV2Key
             return server.accessCodeV2.verify(headerValue: headerValue, overTLS: overTLS, consume: consume,
-                                              now: wallClockMilliseconds() / 1000,
+                                              peer: server.peer(of: connection), now: wallClockMilliseconds() / 1000,
+                                              instant: monotonicNanoseconds(),
                                               decrypt: { key.decryptOAEPSHA256($0) },
                                               digest: { bytes in
                                                   let digest = Digest.sha256(bytes)
@@ -57,7 +60,23 @@ extension BridgeServer {
         }
     }
 
-    var connectionHost: ConnectionHost { ConnectionHost(server: self) }
+    func connectionHost(for connection: Connection) -> ConnectionHost { ConnectionHost(server: self, connection: connection) }
+
+    /// Who is behind `connection`: asked of the kernel once, when it first presents an Access
+    /// Code V2 (ClientPeer says what the answer means).
+    func peer(of connection: Connection) -> ClientPeer {
+        if let known = connection.peer { return known }
+        let peer: ClientPeer
+        do {
+            let client = try tcpClientIdentity(of: connection.fd)
+            peer = ClientPeer(owner: client.owner, address: client.address, isLoopback: client.isLoopback)
+        } catch {
+            // Not connected any more (getpeername failed): it cannot be answered anyway.
+            peer = .localUnattributed
+        }
+        connection.peer = peer
+        return peer
+    }
 
     /// Feeds one event to `connection`'s machine and carries out the actions it returns.
     func drive(_ connection: Connection,
@@ -105,12 +124,16 @@ extension BridgeServer {
                 leaveHub(connection)
             case .receiverCommand(let connect):
                 connection.machine.receiverCommandStarted(runReceiverCommand(connect: connect), now: monotonicNanoseconds(),
-                                                          host: connectionHost, into: &actions)
+                                                          host: connectionHost(for: connection), into: &actions)
             case .authenticated(let id):
                 driveDesk { $0.authenticated(id, into: &$1) }
             case .authenticatedByAccessCodeV2(let id):
                 let registry = self.registry
-                driveDesk { $0.authenticatedByAccessCodeV2(id, isRegistered: registry.contains, into: &$1) }
+                let maximum = configuration.limits.maxRegisteredApplications
+                driveDesk {
+                    $0.authenticatedByAccessCodeV2(id, isRegistered: registry.contains, registered: registry.entries.count,
+                                                   maximum: maximum, now: monotonicNanoseconds(), into: &$1)
+                }
             case .saveSettings(let settings):
                 saveSettings(settings)
             case .report(let report):
@@ -140,8 +163,8 @@ extension BridgeServer {
             if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
                 log.warning("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
             }
-        case .accessCodeV2Refused(let reason):
-            recordAccessCodeV2Refusal(reason)
+        case .accessCodeV2Refused(let refusal):
+            recordAccessCodeV2Refusal(refusal)
         case .unexpectedMessage:
             statistics.unexpectedMessages += 1
         case .positionsDropped(let count):
@@ -215,7 +238,7 @@ extension BridgeServer {
             drive(connection) { $0.endOfInput(now: now, into: &$1) }
         case .processed(let count):
             let bytes = readScratch[0..<count]
-            let host = connectionHost
+            let host = connectionHost(for: connection)
             drive(connection) { $0.bytesRead(bytes, now: now, host: host, into: &$1) }
         }
     }
@@ -275,17 +298,17 @@ extension BridgeServer {
     /// Every `tickInterval`: ending deadlines, WebSocket keepalive, slow clients, HTTP time-outs
     /// and deferred replies.
     func tickConnections(now: Int64) {
-        let host = connectionHost
         for connection in Array(connections.values) {
+            let host = connectionHost(for: connection)
             drive(connection) { $0.tick(now: now, host: host, into: &$1) }
         }
     }
 
     /// A receiver connected: deferred `PUT /receiver {"isConnected":true}` replies are answered.
     func answerDeferredWhenConnected() {
-        let host = connectionHost
         let now = monotonicNanoseconds()
         for connection in Array(connections.values) where connection.machine.isWaitingForReceiver {
+            let host = connectionHost(for: connection)
             drive(connection) { $0.receiverConnected(now: now, host: host, into: &$1) }
         }
     }
@@ -294,7 +317,7 @@ extension BridgeServer {
     func receiverControlFinished(ticket: Int, failure: String?) {
         guard let connection = connections.values.first(where: { $0.machine.awaitingTicket == ticket }) else { return }
         let message = failure.map { ReceiverControlError.gpsdFailed($0).description }
-        let host = connectionHost
+        let host = connectionHost(for: connection)
         let now = monotonicNanoseconds()
         drive(connection) { $0.receiverCommandFinished(failure: message, now: now, host: host, into: &$1) }
     }

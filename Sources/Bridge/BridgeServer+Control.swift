@@ -167,8 +167,8 @@ extension BridgeServer {
                 accessCodes.add(id)
             case .publish(let event):
                 publish(event)
-            case .log(let line):
-                log(line)
+            case .log(let line, let key):
+                log(line, key: key)
             }
         }
     }

@@ -212,7 +212,10 @@ public final class BridgeServer {
         tlsAuthority = secure.authority
         accessCodeV2Key = secure.accessCodeKey
         accessCodeV2PublicKey = secure.publicKey
-        accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy)
+        // The key is RSA-2048 (AccessCodeKey.load refuses any other), so it has a length.
+        accessCodeV2 = AccessCodeV2Verifier(policy: configuration.registrationPolicy,
+                                            ciphertextLength: secure.accessCodeKey.rsaCiphertextLength ?? 0,
+                                            limits: configuration.limits.accessCodeV2)
         secureNotes = secure.notes
         deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory, alsoOwnedBy: environment.dropUser)
         identity.antennaHeight = deviceSettings.antenna.appliedHeight
@@ -224,7 +227,8 @@ public final class BridgeServer {
             throw .ports(error)
         }
         ports = bound.ports
-        desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: bound.ports)
+        desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: bound.ports,
+                                limits: configuration.limits.accessCodeV2)
         for socket in bound.listeners {
             listeners[socket.descriptor] = socket
         }

@@ -14,6 +14,8 @@ final class Connection {
     var hubSlot = -1
     /// When it was accepted (a TLS handshake must finish within `tlsHandshakeTimeout` of it).
     let acceptedAt: Int64
+    /// Who is behind it, once asked (`BridgeServer.peer(of:)`).
+    var peer: ClientPeer?
 
     init(transport: any Transport, server: TMMServer, settings: ClientConnection.Settings, now: Int64) {
         self.transport = transport

@@ -131,11 +131,12 @@ extension BridgeServer {
         log.warning(what + " (\(statistics.tlsFailures) TLS failures so far)", key: what)
     }
 
-    /// An Access Code V2 was refused: counted, logged like TLS failures.
-    func recordAccessCodeV2Refusal(_ reason: String) {
+    /// An Access Code V2 was refused: counted, logged like TLS failures, keyed by the kind of
+    /// refusal (a client can vary the numbers, ids and ages in the text at will).
+    func recordAccessCodeV2Refusal(_ refusal: AccessCodeV2Verifier.Refusal) {
         statistics.accessCodeV2Refused += 1
-        let what = "Access Code V2 refused: \(reason)"
-        log.warning(what + " (\(statistics.accessCodeV2Refused) refused so far)", key: what)
+        log.warning("Access Code V2 refused: \(refusal) (\(statistics.accessCodeV2Refused) refused so far)",
+                    key: "Access Code V2 refused: " + refusal.kind)
     }
 
     /// Hourly: a certificate from the local CA that comes within `renewalDays` of expiry is

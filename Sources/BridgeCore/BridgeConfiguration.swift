@@ -120,6 +120,9 @@ public struct ServerLimits: Sendable, Equatable {
     /// Registered applications beyond which a registration is refused (each costs a digest per
     /// second on the access-code worker and a line of the registry file).
     public var maxRegisteredApplications = 1000
+    /// What one client may take of Access Code V2's ledger, decryptions and auto-registrations
+    /// (not options: see AccessCodeV2Limits).
+    public var accessCodeV2 = AccessCodeV2Limits()
     /// WebSocket frame and message limits, ping interval, pong and close time-outs.
     public var webSocket = WebSocketConnection.Configuration()
     /// A client's unsent backlog at which queued positions are replaced by the latest one.
@@ -193,6 +196,7 @@ extension BridgeConfiguration {
             guard let id = GUID(v) else {
                 throw ConfigurationError(message: "allow-app-id: '\(v)' is not a GUID (8-4-4-4-12 hex digits)")
             }
+            guard !id.isNil else { throw ConfigurationError(message: "allow-app-id: " + GUID.nilRefusal) }
             c.allowedApplicationIDs.append(id)
         },
         option("allowed-origins", "ORIGINS",

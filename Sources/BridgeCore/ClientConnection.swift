@@ -123,7 +123,7 @@ public enum ClientConnectionReport: Equatable, Sendable {
     /// A request was refused (403) for its `Origin`, printable as given (RefusedOriginLog).
     case refusedOrigin(String)
     /// An Access Code V2 was refused, and why (for the log; the client got a 401).
-    case accessCodeV2Refused(String)
+    case accessCodeV2Refused(AccessCodeV2Verifier.Refusal)
     /// A WebSocket data message from the client (TMM clients send none; it is ignored).
     case unexpectedMessage
     /// Positions a slow client's queue dropped to make room for the newest (OutboundQueue).

@@ -62,3 +62,56 @@ public struct RefusedOriginLog: Sendable {
         return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
     }
 }
+
+/// A rate with a burst: `capacity` tokens, one more earned every `interval` nanoseconds, up to
+/// `capacity`; it starts full. What the shared budgets of Access Code V2 (decryptions,
+/// auto-registrations) are counted in. Pure: the caller passes the monotonic time.
+public struct TokenBucket: Sendable, Equatable {
+    public let capacity: Int
+    public let interval: Int64
+    private var tokens: Int
+    /// The instant the tokens were last credited up to (nil: never used, full).
+    private var creditedAt: Int64?
+
+    public init(capacity: Int, interval: Int64) {
+        self.capacity = max(1, capacity)
+        self.interval = max(1, interval)
+        tokens = self.capacity
+    }
+
+    /// `perSecond` tokens a second, and a burst of one second's worth.
+    public init(perSecond: Int) {
+        self.init(capacity: perSecond, interval: 1_000_000_000 / Int64(max(1, perSecond)))
+    }
+
+    /// Tokens that could be taken at `now`.
+    public func available(now: Int64) -> Int {
+        var copy = self
+        copy.credit(now: now)
+        return copy.tokens
+    }
+
+    /// Takes a token if one is left at `now`.
+    public mutating func take(now: Int64) -> Bool {
+        credit(now: now)
+        guard tokens > 0 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    private mutating func credit(now: Int64) {
+        guard let since = creditedAt, tokens < capacity else {
+            creditedAt = now
+            return
+        }
+        let earned = max(0, now - since) / interval
+        guard earned > 0 else { return }
+        if earned >= Int64(capacity - tokens) {
+            tokens = capacity
+            creditedAt = now
+        } else {
+            tokens += Int(earned)
+            creditedAt = since + earned * interval
+        }
+    }
+}

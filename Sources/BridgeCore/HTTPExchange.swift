@@ -376,7 +376,7 @@ public struct HTTPExchange {
                 if consume { actions.append(.authenticatedByAccessCodeV2(id)) }
                 return .accepted
             case .failure(let refusal):
-                if consume { actions.append(.report(.accessCodeV2Refused(refusal.description))) }
+                if consume { actions.append(.report(.accessCodeV2Refused(refusal))) }
                 return .refused("Access Code V2 refused: \(refusal)")
             }
         }

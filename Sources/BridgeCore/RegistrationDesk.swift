@@ -11,6 +11,13 @@ import TMMProtocol
 //
 // V2 (LocationV2 and `/events`) is locked until an application registers or makes an
 // authenticated REST call (TMM-API.md §6.2), and stays unlocked while the daemon runs.
+//
+// A valid Access Code V2 registers its application too, and anyone who can reach the public key
+// can make one for any id the policy admits (under `open`, any id). So these auto-registrations
+// are bounded apart from the control socket's (whose callers the socket's group vouches for): a
+// burst, then one per interval, and never into the last tenth of `max-registered-apps`, which is
+// kept for `tmm-bridge open`. A code that does not register is still accepted; its application
+// can register through the control socket, or with a later code.
 
 extension GUID {
     /// How an application is named in log lines: its last four hex digits. The full id is a
@@ -40,7 +47,9 @@ public struct RegistrationDesk {
         /// A newly registered application: its access codes are valid from now on.
         case addAccessCode(GUID)
         case publish(BridgeEvent)
-        case log(String)
+        /// A line for the log; `key` (the logger's repeat key) for lines a client can make at
+        /// will, which are then summarised instead of written one by one.
+        case log(String, key: String? = nil)
     }
 
     /// How a `.save` ended.
@@ -69,11 +78,21 @@ public struct RegistrationDesk {
     /// `saving` is set.
     private var pending: [Pending] = []
     private var saving = false
+    /// Auto-registrations (a first Access Code V2): a burst, then one per interval.
+    private var autoRegistrations: TokenBucket
 
-    public init(policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment) {
+    public init(policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment,
+                limits: AccessCodeV2Limits = AccessCodeV2Limits()) {
         self.policy = policy
         self.mode = mode
         self.ports = ports
+        autoRegistrations = TokenBucket(capacity: limits.autoRegistrationBurst, interval: limits.autoRegistrationInterval)
+    }
+
+    /// Registered applications beyond which a code no longer registers its application: the
+    /// last tenth of `max-registered-apps` (at least one place) is kept for the control socket.
+    public static func autoRegistrationLimit(maxRegisteredApplications: Int) -> Int {
+        maxRegisteredApplications - max(1, maxRegisteredApplications / 10)
     }
 
     /// Registrations not answered yet.
@@ -122,7 +141,9 @@ public struct RegistrationDesk {
         let name = done.id.logName
         switch outcome {
         case .failed(let failure):
-            actions.append(.log("cannot save the registration of \(name): \(failure)"))
+            // Keyed: under `open`, codes anyone can make could fill the registry and make one
+            // such line each.
+            actions.append(.log("cannot save the registration of \(name): \(failure)", key: "cannot save a registration"))
             actions.append(.reply(.error("cannot save the registration: \(failure)"), to: done.client))
         case .saved(let isNew):
             if isNew {
@@ -146,12 +167,26 @@ public struct RegistrationDesk {
     }
 
     /// A REST call carried a valid Access Code V2 of `id` (an id the policy admits: the verifier
-    /// checked): V2 unlocks, and an application not registered yet is registered, as the first
-    /// use of a code does in TMM (TMM-API.md §4.2), so its Access Code V1 works from then on too.
-    public mutating func authenticatedByAccessCodeV2(_ id: GUID, isRegistered: (GUID) -> Bool,
-                                                     into actions: inout [Action]) {
+    /// checked) at monotonic `now`: V2 unlocks, and an application not registered yet is
+    /// registered, as the first use of a code does in TMM (TMM-API.md §4.2), so its Access Code
+    /// V1 works from then on too; within the bounds of auto-registrations (see the file comment).
+    /// `registered`: how many applications the registry holds, `maximum`: max-registered-apps.
+    public mutating func authenticatedByAccessCodeV2(_ id: GUID, isRegistered: (GUID) -> Bool, registered: Int,
+                                                     maximum: Int, now: Int64, into actions: inout [Action]) {
         unlockLocationV2(because: "Access Code V2 of \(id.logName)", into: &actions)
         guard !isRegistered(id), !pending.contains(where: { $0.id == id }) else { return }
+        let limit = Self.autoRegistrationLimit(maxRegisteredApplications: maximum)
+        if registered + pending.count >= limit {
+            actions.append(.log("\(id.logName) not registered by its Access Code V2: codes register at most \(limit) applications of max-registered-apps \(maximum), the rest is kept for the control socket (register it with tmm-bridge open)",
+                                key: "not registered by its Access Code V2: limit"))
+            return
+        }
+        guard autoRegistrations.take(now: now) else {
+            let seconds = autoRegistrations.interval / 1_000_000_000
+            actions.append(.log("\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.capacity) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
+                                key: "not registered by its Access Code V2: rate"))
+            return
+        }
         pending.append(Pending(client: nil, request: nil, id: id))
         saveNext(into: &actions)
     }

@@ -3,6 +3,11 @@
 #endif
 #include "CLinux.h"
 
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -32,6 +37,71 @@ int clinux_peer_uid(int fd, uid_t *uid) {
     socklen_t length = sizeof(credentials);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
     *uid = credentials.uid;
+    return 0;
+}
+
+int clinux_tcp_socket_owner(int family, const uint8_t *local, uint16_t localPort, const uint8_t *remote,
+                            uint16_t remotePort, uid_t *uid) {
+    if (family != AF_INET && family != AF_INET6) {
+        errno = EAFNOSUPPORT;
+        return -1;
+    }
+    struct {
+        struct nlmsghdr header;
+        struct inet_diag_req_v2 request;
+    } message;
+    memset(&message, 0, sizeof message);
+    message.header.nlmsg_len = sizeof message;
+    message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    message.header.nlmsg_flags = NLM_F_REQUEST;
+    message.request.sdiag_family = (uint8_t)family;
+    message.request.sdiag_protocol = IPPROTO_TCP;
+    message.request.idiag_states = ~0u;
+    message.request.id.idiag_sport = htons(localPort);
+    message.request.id.idiag_dport = htons(remotePort);
+    size_t size = family == AF_INET ? 4 : 16;
+    memcpy(message.request.id.idiag_src, local, size);
+    memcpy(message.request.id.idiag_dst, remote, size);
+    message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -1;
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    // The kernel answers within sendto: the reply is queued already (MSG_DONTWAIT: never wait).
+    union {
+        struct nlmsghdr header;
+        char bytes[1024];
+    } reply;
+    ssize_t length = recv(fd, &reply, sizeof reply, MSG_DONTWAIT);
+    int saved = errno;
+    close(fd);
+    if (length < 0) {
+        errno = saved;
+        return -1;
+    }
+    if (!NLMSG_OK(&reply.header, (size_t)length)) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (reply.header.nlmsg_type == NLMSG_ERROR) {
+        const struct nlmsgerr *failure = NLMSG_DATA(&reply.header);
+        errno = failure->error < 0 ? -failure->error : EPROTO;
+        return -1;
+    }
+    if (reply.header.nlmsg_type != SOCK_DIAG_BY_FAMILY
+        || reply.header.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+        errno = EPROTO;
+        return -1;
+    }
+    const struct inet_diag_msg *found = NLMSG_DATA(&reply.header);
+    *uid = found->idiag_uid;
     return 0;
 }
 

@@ -114,6 +114,24 @@ private func endpoint(of storage: sockaddr_storage) -> (address: [UInt8], port: 
 /// whoever listens there (before accept) or accepted (after), so it names the real server, not
 /// merely something that answered on the port.
 public func tcpPeerOwner(of descriptor: CInt) throws(Errno) -> TCPPeerOwner {
+    let (ours, peer) = try endpoints(of: descriptor)
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let bytes: [UInt8]?
+        do { bytes = try AtomicFile.read(table) } catch { throw error.errno }
+        guard let bytes else { continue }
+        for entry in TCPSocketEntry.parse(String(decoding: bytes, as: UTF8.self))
+        where entry.localAddress == peer.address && entry.localPort == peer.port
+            && entry.remoteAddress == ours.address && entry.remotePort == ours.port {
+            return .local(uid: entry.uid)
+        }
+    }
+    return isLoopbackAddress(peer.address) ? .unknown : .remote
+}
+
+/// Both ends of connected TCP socket `descriptor`: (ours, the peer's).
+private func endpoints(of descriptor: CInt) throws(Errno)
+    -> (ours: (address: [UInt8], port: UInt16), peer: (address: [UInt8], port: UInt16))
+{
     func name(_ call: (CInt, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> CInt) throws(Errno)
         -> sockaddr_storage
     {
@@ -129,17 +147,38 @@ public func tcpPeerOwner(of descriptor: CInt) throws(Errno) -> TCPPeerOwner {
     guard let ours = endpoint(of: try name { getsockname($0, $1, $2) }),
           let peer = endpoint(of: try name { getpeername($0, $1, $2) })
     else { throw Errno(rawValue: EAFNOSUPPORT) }
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let bytes: [UInt8]?
-        do { bytes = try AtomicFile.read(table) } catch { throw error.errno }
-        guard let bytes else { continue }
-        for entry in TCPSocketEntry.parse(String(decoding: bytes, as: UTF8.self))
-        where entry.localAddress == peer.address && entry.localPort == peer.port
-            && entry.remoteAddress == ours.address && entry.remotePort == ours.port {
-            return .local(uid: entry.uid)
-        }
-    }
-    return isLoopbackAddress(peer.address) ? .unknown : .remote
+    return (ours, peer)
+}
+
+/// Who is at the other end of a connection a listener accepted: the client's address (16
+/// bytes, IPv4 mapped), whether it is a loopback address, and the owner of the client's socket
+/// when that socket is on this machine.
+public struct TCPClientIdentity: Sendable, Equatable {
+    public var address: [UInt8]
+    public var isLoopback: Bool
+    /// The uid owning the client's end (nil: no such socket in this network namespace: a client
+    /// on the network, or one already gone). The kernel names root for a socket its process
+    /// closed already.
+    public var owner: uid_t?
+}
+
+/// The client at the other end of accepted TCP socket `descriptor`, its owner asked of the
+/// kernel's socket table by the connection's exact addresses and ports (sock_diag: one lookup,
+/// whatever the number of sockets; a /proc/net/tcp read is a whole table). Unlike an address,
+/// the owner is something a local client cannot choose.
+public func tcpClientIdentity(of descriptor: CInt) throws(Errno) -> TCPClientIdentity {
+    let (ours, peer) = try endpoints(of: descriptor)
+    // An IPv4 client of a dual-stack listener has an IPv4 socket: look it up as one.
+    let isIPv4 = peer.address[0..<12].elementsEqual(mappedIPv4([0, 0, 0, 0])[0..<12])
+    let family = isIPv4 ? AF_INET : AF_INET6
+    let client = isIPv4 ? Array(peer.address[12...]) : peer.address
+    let server = isIPv4 ? Array(ours.address[12...]) : ours.address
+    var uid: uid_t = 0
+    // ENOENT: not a socket of this machine. Any other failure (a kernel without sock_diag, a
+    // sandbox without netlink) names no owner either; the address then decides.
+    let found = (try? valueOrErrno { clinux_tcp_socket_owner(family, client, peer.port, server, ours.port, &uid) }) != nil
+    let owner: uid_t? = found ? uid : nil
+    return TCPClientIdentity(address: peer.address, isLoopback: isLoopbackAddress(peer.address), owner: owner)
 }
 
 /// What /proc/PID/stat says that identifies a process across pid reuse.

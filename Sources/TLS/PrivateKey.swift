@@ -91,12 +91,24 @@ public final class PrivateKey: @unchecked Sendable {
         return bytes
     }
 
+    /// The length of every RSA ciphertext under this key: the modulus's, in bytes (RFC 8017's
+    /// k; 256 for RSA-2048). Nil for a key that is not RSA.
+    public var rsaCiphertextLength: Int? {
+        guard case .rsa = kind else { return nil }
+        return Int(EVP_PKEY_get_size(pointer))
+    }
+
     /// Decrypts an RSA-OAEP ciphertext (SHA-256 and MGF1-SHA-256, empty label; see
     /// `tmm_pkey_ctx_set_oaep_sha256`). Nil for any ciphertext that does not decrypt: the
     /// caller answers every such case the same way, so a wrong length, a bad padding and a
     /// wrong key stay indistinguishable (Manger's attack needs the difference).
+    ///
+    /// Only a ciphertext of exactly `rsaCiphertextLength` bytes is decrypted (RFC 8017 §7.1.2,
+    /// step 1). OpenSSL reads a shorter one as the same number with leading zeros left out, so
+    /// a code whose first byte is 0x00 (one in 256) would decrypt without it too: two different
+    /// byte strings, one code, and a replay check keyed on the bytes would take them for two.
     public func decryptOAEPSHA256(_ ciphertext: [UInt8]) -> [UInt8]? {
-        guard case .rsa = kind, !ciphertext.isEmpty else { return nil }
+        guard let modulusLength = rsaCiphertextLength, ciphertext.count == modulusLength else { return nil }
         guard let context = EVP_PKEY_CTX_new(pointer, nil) else {
             ERR_clear_error()
             return nil

@@ -19,11 +19,16 @@ public enum AccessCodeV2 {
     public enum Refusal: Error, Equatable, Sendable, CustomStringConvertible {
         /// Not `AccessCodeV2 <base64>`, or the Base64 does not decode.
         case malformedHeader
+        /// The ciphertext is not as long as the key's modulus (every RSA ciphertext is; the
+        /// length is no secret, so it is said).
+        case wrongLength(Int, expected: Int)
         /// The ciphertext does not decrypt with this bridge's key (another key, garbage,
         /// truncated): indistinguishable on purpose.
         case undecryptable
         /// Decrypted, but not `<GUID> <yyyy-MM-ddTHH:mm:ssZ>`.
         case malformedClaim
+        /// The id is the nil UUID, which names no application (`GUID.isNil`).
+        case nilApplicationID
         /// The timestamp is more than `lifetimeSeconds` old.
         case expired(ageSeconds: Int64)
         /// The timestamp is more than `futureSkewSeconds` ahead.
@@ -32,10 +37,26 @@ public enum AccessCodeV2 {
         public var description: String {
             switch self {
             case .malformedHeader: "not an AccessCodeV2 header with Base64 code"
+            case .wrongLength(let count, let expected):
+                "the code is \(count) bytes; a code is the Base64 of the whole \(expected)-byte RSA ciphertext"
             case .undecryptable: "the code does not decrypt with this bridge's public key"
             case .malformedClaim: "the decrypted code is not \"<application id> <yyyy-MM-ddTHH:mm:ssZ>\""
+            case .nilApplicationID: GUID.nilRefusal
             case .expired(let age): "the code is \(age) s old (codes last \(AccessCodeV2.lifetimeSeconds) s)"
             case .fromTheFuture(let ahead): "the code is dated \(ahead) s ahead of this clock"
+            }
+        }
+
+        /// The refusal without its numbers (the log's repeat key).
+        public var kind: String {
+            switch self {
+            case .malformedHeader: "malformed header"
+            case .wrongLength: "wrong length"
+            case .undecryptable: "undecryptable"
+            case .malformedClaim: "malformed claim"
+            case .nilApplicationID: "nil application id"
+            case .expired: "expired"
+            case .fromTheFuture: "from the future"
             }
         }
     }
@@ -75,6 +96,7 @@ public enum AccessCodeV2 {
               let id = GUID(String(decoding: plaintext[0..<36], as: UTF8.self)),
               let seconds = AccessCodeV1.unixSeconds(timestamp: plaintext[37...])
         else { return .failure(.malformedClaim) }
+        if id.isNil { return .failure(.nilApplicationID) }
         if seconds > now + futureSkewSeconds { return .failure(.fromTheFuture(aheadSeconds: seconds - now)) }
         if now - seconds > lifetimeSeconds { return .failure(.expired(ageSeconds: now - seconds)) }
         return .success(Claim(applicationID: id, unixSeconds: seconds))

@@ -15,9 +15,10 @@ public enum RegistrationPolicy: Sendable, Equatable {
     case allowlist(Set<GUID>)
     case open
 
-    /// `OK` when `applicationID` may register, else `Unauthorized`.
+    /// `OK` when `applicationID` may register, else `Unauthorized` (always for the nil UUID).
     public func evaluate(_ applicationID: GUID) -> RegistrationResult {
         switch self {
+        case _ where applicationID.isNil: .unauthorized
         case .open: .ok
         case .allowlist(let ids): ids.contains(applicationID) ? .ok : .unauthorized
         }
@@ -94,6 +95,8 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
     case missingApplicationID
     /// The Application ID is not an 8-4-4-4-12 hex GUID.
     case badApplicationID(String)
+    /// The Application ID is the nil UUID (`GUID.isNil`).
+    case nilApplicationID
     /// No `returl`/`returnurl` (iOS) or `callback` (Windows), or an empty one.
     case missingReturnURL
     /// The return URL has no `scheme:` prefix.
@@ -119,6 +122,7 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
         case .duplicateParameter(let name): "query parameter \"\(name)\" appears more than once"
         case .missingApplicationID: "no application id (application_id on iOS, applicationId on Windows)"
         case .badApplicationID(let id): "application id \"\(id)\" is not a GUID (8-4-4-4-12 hex digits)"
+        case .nilApplicationID: GUID.nilRefusal
         case .missingReturnURL: "no return URL (returl or returnurl on iOS, callback on Windows)"
         case .returnURLWithoutScheme(let url): "return URL \"\(url)\" has no scheme (expected e.g. myapp://response)"
         case .returnURLInvalidCharacters(let url): "return URL \"\(url)\" contains spaces, control or non-ASCII characters"
@@ -264,12 +268,14 @@ public enum RegistrationURL {
     static func requireGUID(_ text: String?) throws(RegistrationError) -> GUID {
         guard let text, !text.isEmpty else { throw .missingApplicationID }
         guard let guid = GUID(text) else { throw .badApplicationID(text) }
+        guard !guid.isNil else { throw .nilApplicationID }
         return guid
     }
 
     static func optionalGUID(_ text: String?) throws(RegistrationError) -> GUID? {
         guard let text, !text.isEmpty else { return nil }
         guard let guid = GUID(text) else { throw .badApplicationID(text) }
+        guard !guid.isNil else { throw .nilApplicationID }
         return guid
     }
 

@@ -32,5 +32,15 @@ public struct GUID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public var description: String { canonical }
 
+    /// The nil UUID, 00000000-0000-0000-0000-000000000000 (RFC 9562 §5.9): what an unset id
+    /// field holds, never an application's id. It is refused wherever an application is named:
+    /// registration requests, Access Code V2 claims, `allow-app-id`, and the registration policy
+    /// (so no code of it is accepted even from a registry that holds it).
+    public var isNil: Bool { canonical == "00000000-0000-0000-0000-000000000000" }
+
+    /// Why the nil UUID is refused, in every refusal that names it.
+    public static let nilRefusal =
+        "00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID"
+
     public static func < (lhs: GUID, rhs: GUID) -> Bool { lhs.canonical < rhs.canonical }
 }

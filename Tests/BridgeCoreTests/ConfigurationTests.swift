@@ -55,6 +55,7 @@ struct ConfigurationTests {
         ("registration", "closed", "allowlist or open"),
         ("allow-app-id", "{12345678-1234-1234-1234-123456789abc}", "not a GUID"),
         ("allow-app-id", "12345678123412341234123456789abc", "not a GUID"),
+        ("allow-app-id", "00000000-0000-0000-0000-000000000000", "the nil UUID) is not an application id"),
         ("gpsd", "localhost", "HOST:PORT"),
         ("gpsd", ":2947", "HOST:PORT"),
         ("gpsd", "h:0", "HOST:PORT"),

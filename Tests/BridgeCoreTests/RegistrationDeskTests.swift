@@ -80,7 +80,7 @@ struct RegistrationDeskTests {
         let actions = open("tmmregister://?not*base64", from: client1, on: &desk)
         guard case .error(let message) = replies(actions).first?.0 else { Issue.record("\(actions)"); return }
         #expect(message.hasPrefix("cannot answer this URL"))
-        #expect(actions.contains { if case .log(let line) = $0 { line.hasPrefix("refused a registration request") } else { false } })
+        #expect(actions.contains { if case .log(let line, _) = $0 { line.hasPrefix("refused a registration request") } else { false } })
     }
 
     @Test func registrationsAreSavedOneAtATimeInArrivalOrder() {
@@ -93,7 +93,8 @@ struct RegistrationDeskTests {
         let firstDone = finish(.saved(isNew: true), on: &desk)
         #expect(replies(firstDone).map(\.1) == [client1] && firstDone.last == .save(second))
         let secondDone = finish(.failed("disk full"), on: &desk)
-        #expect(secondDone.contains(.log("cannot save the registration of application …30c8: disk full")))
+        #expect(secondDone.contains(.log("cannot save the registration of application …30c8: disk full",
+                                         key: "cannot save a registration")))
         #expect(replies(secondDone).map(\.1) == [client2] && secondDone.last == .save(first))
         if case .error(let message) = replies(secondDone).first?.0 { #expect(message == "cannot save the registration: disk full") }
         // Registered by the first request meanwhile: answered, no new access code, nobody to tell.
@@ -111,6 +112,52 @@ struct RegistrationDeskTests {
         #expect(!done.contains(.addAccessCode(first)) && !done.contains(.publish(.registration(result: .ok))))
         // A save report with nothing being saved is ignored.
         #expect(finish(.saved(isNew: true), on: &desk).isEmpty)
+    }
+
+    @Test func theNilUUIDIsRefusedWithTheReason() {
+        var desk = desk()
+        let actions = open(registerURL(GUID("00000000-0000-0000-0000-000000000000")!), from: client1, on: &desk)
+        guard case .error(let message) = replies(actions).first?.0 else { Issue.record("\(actions)"); return }
+        #expect(message == "cannot answer this URL: 00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID")
+        #expect(!actions.contains { if case .save = $0 { true } else { false } })
+        #expect(!desk.isLocationV2Unlocked)
+    }
+
+    /// Before, every valid code registered its application at once: under `open`, codes anyone
+    /// can make filled the registry (1,000 in 4 s), and `tmmregister` was refused after that.
+    @Test func codesRegisterABurstThenOnePerIntervalAndNeverTheControlSocketsTenth() {
+        var limits = AccessCodeV2Limits()
+        limits.autoRegistrationBurst = 3
+        limits.autoRegistrationInterval = 1_000
+        var desk = RegistrationDesk(policy: .open, mode: .open, ports: .defaults, limits: limits)
+        var registered: Set<GUID> = []
+        func code(_ n: Int, at now: Int64, maximum: Int = 100) -> [RegistrationDesk.Action] {
+            let id = GUID(hex8(n) + "-0000-4000-8000-000000000000")!
+            var actions: [RegistrationDesk.Action] = []
+            desk.authenticatedByAccessCodeV2(id, isRegistered: { registered.contains($0) }, registered: registered.count,
+                                             maximum: maximum, now: now, into: &actions)
+            // The save of each one ends at once.
+            if actions.contains(.save(id)) {
+                var done: [RegistrationDesk.Action] = []
+                desk.saveFinished(.saved(isNew: true), into: &done)
+                registered.insert(id)
+            }
+            return actions
+        }
+        for n in 1...3 { #expect(code(n, at: 0).contains { if case .save = $0 { true } else { false } }) }
+        let held = code(4, at: 10)
+        #expect(held.contains(.log("application …0000 not registered by its Access Code V2 yet: codes register 3 applications at once, then one every 0 s (a later code registers it, or tmm-bridge open)",
+                                   key: "not registered by its Access Code V2: rate")))
+        #expect(registered.count == 3)
+        #expect(code(4, at: 1_000).contains { if case .save = $0 { true } else { false } })
+        // A maximum of 5 keeps 1 place for the control socket: the fifth is not taken by a code.
+        #expect(RegistrationDesk.autoRegistrationLimit(maxRegisteredApplications: 5) == 4)
+        #expect(RegistrationDesk.autoRegistrationLimit(maxRegisteredApplications: 1000) == 900)
+        let full = code(5, at: 1_000_000, maximum: 5)
+        #expect(full.contains { if case .log(_, let key) = $0 { key == "not registered by its Access Code V2: limit" } else { false } })
+        #expect(registered.count == 4)
+        // The control socket still registers into the kept place.
+        #expect(open(registerURL(second), from: client1, registered: registered, on: &desk) == [.save(second)])
     }
 
     @Test func anAuthenticatedCallUnlocksV2OnceAndForAll() {

@@ -1,5 +1,6 @@
 // The REST API over real sockets against an in-process bridge: access codes, endpoints, CORS,
 // keep-alive and pipelining, limits and time-outs.
+import ByteCoding
 import Foundation
 import GPSD
 import Glibc
@@ -44,6 +45,10 @@ struct ServerRESTTests {
         let other = accessCode("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
         #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(other)"], authorized: false).status == 401)
         response = try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: AccessCodeV2 AAAA"], authorized: false)
+        #expect(response.status == 401)
+        #expect((response.json?["error"] as? String)?.contains("Access Code V2 refused: the code is 3 bytes; a code is the Base64 of the whole 256-byte RSA ciphertext") == true)
+        let garbage = "AccessCodeV2 " + Base64.encode([UInt8](repeating: 0x01, count: 256))
+        response = try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(garbage)"], authorized: false)
         #expect(response.status == 401)
         #expect((response.json?["error"] as? String)?.contains("Access Code V2 refused: the code does not decrypt") == true)
     }

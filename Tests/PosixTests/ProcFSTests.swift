@@ -91,6 +91,62 @@ struct ProcFSTests {
     }
 }
 
+extension ProcFSTests {
+    /// The client end of an accepted connection, as the kernel's socket table names it: a user
+    /// other than ours (`nobody`) sending from an address of 127/8 it picked, and our own.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root"))
+    func theClientEndOfAnAcceptedConnectionNamesItsOwner() throws {
+        let listener = try TCPListener.bind(address: "127.0.0.1", port: 0)
+        let nobody = try #require(getpwnam("nobody") as UnsafeMutablePointer<passwd>?).pointee
+        let script = "import socket,time\nc=socket.socket();c.bind(('127.0.0.9',0));c.connect(('127.0.0.1',\(listener.localPort)))\ntime.sleep(30)"
+        let client = try ChildProcess(executable: "/usr/bin/python3", arguments: ["-c", script],
+                                      supervision: .init(user: (uid: nobody.pw_uid, gid: nobody.pw_gid)))
+        defer { client.stop(graceMilliseconds: 0) }
+        #expect(try listener.descriptor.waitReadable(milliseconds: 5000))
+        guard case .accepted(let theirs) = try listener.accept() else {
+            Issue.record("the client did not connect")
+            return
+        }
+        let identity = try tcpClientIdentity(of: theirs.descriptor.rawValue)
+        #expect(identity.owner == nobody.pw_uid)
+        #expect(identity.isLoopback && identity.address == [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, 127, 0, 0, 9])
+
+        let own = try StreamSocket.connect(loopbackPort: listener.localPort)
+        #expect(try listener.descriptor.waitReadable(milliseconds: 2000))
+        guard case .accepted(let ours) = try listener.accept() else {
+            Issue.record("a connection was pending")
+            return
+        }
+        #expect(try tcpClientIdentity(of: ours.descriptor.rawValue).owner == getuid())
+        // A client that closed before it was looked up: the kernel says root (or has nothing).
+        _ = consume own
+        let closed = try tcpClientIdentity(of: ours.descriptor.rawValue)
+        #expect(closed.owner == 0 || closed.owner == nil)
+    }
+
+    @Test func anIPv6ClientIsFoundToo() throws {
+        guard let listener = try? TCPListener.bind(address: "::1", port: 0) else { return }  // no IPv6 here
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = listener.localPort.bigEndian
+        address.sin6_addr = in6addr_loopback
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        }
+        try #require(connected == 0)
+        #expect(try listener.descriptor.waitReadable(milliseconds: 2000))
+        guard case .accepted(let accepted) = try listener.accept() else {
+            Issue.record("a connection was pending")
+            return
+        }
+        let identity = try tcpClientIdentity(of: accepted.descriptor.rawValue)
+        #expect(identity.owner == getuid() && identity.isLoopback)
+        #expect(identity.address == [UInt8](repeating: 0, count: 15) + [1])
+    }
+}
+
 @Suite("ChildProcess supervision", .tags(.integration))
 struct ChildProcessSupervisionTests {
     private func output(of script: String, supervision: ChildProcess.Supervision, passing: [CInt] = []) throws -> String {

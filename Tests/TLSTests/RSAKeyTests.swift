@@ -6,7 +6,8 @@ import TestSupport
 import Testing
 
 /// Encrypts argv[3] with RSA-OAEP(SHA-256, MGF1-SHA-256) under the JWK (n, e) in argv[1..2], as
-/// the samples do, and prints the standard Base64 of the ciphertext.
+/// the samples do, and prints the standard Base64 of the ciphertext. With a fourth argument
+/// `first-byte-zero`, encrypts again until the ciphertext begins with 0x00 (one in 256 does).
 private let encryptor = """
 import base64, sys
 from cryptography.hazmat.primitives.asymmetric import rsa, padding
@@ -15,16 +16,19 @@ def b64url(text):
     return int.from_bytes(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), "big")
 key = rsa.RSAPublicNumbers(b64url(sys.argv[2]), b64url(sys.argv[1])).public_key()
 oaep = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
-print(base64.b64encode(key.encrypt(sys.argv[3].encode(), oaep)).decode())
+ciphertext = key.encrypt(sys.argv[3].encode(), oaep)
+while sys.argv[4:] == ["first-byte-zero"] and ciphertext[0] != 0:
+    ciphertext = key.encrypt(sys.argv[3].encode(), oaep)
+print(base64.b64encode(ciphertext).decode())
 """
 
 @Suite("RSA key for Access Code V2 (python3-cryptography)", .tags(.unit))
 struct RSAKeyTests {
     static let key = Result { try PrivateKey.generate(.rsa(bits: 2048)) }
 
-    private func encrypt(_ plaintext: String, with key: PrivateKey) throws -> [UInt8] {
+    private func encrypt(_ plaintext: String, with key: PrivateKey, firstByteZero: Bool = false) throws -> [UInt8] {
         let jwk = try key.rsaPublicJWK()
-        let run = try Tools.run(Tools.python, ["-c", encryptor, jwk.n, jwk.e, plaintext])
+        let run = try Tools.run(Tools.python, ["-c", encryptor, jwk.n, jwk.e, plaintext] + (firstByteZero ? ["first-byte-zero"] : []))
         try #require(run.status == 0, "\(run.errors)")
         return Array(try #require(Data(base64Encoded: run.output.trimmingCharacters(in: .whitespacesAndNewlines))))
     }
@@ -69,6 +73,20 @@ struct RSAKeyTests {
         let ec = try PrivateKey.generate(.p256)
         #expect(ec.decryptOAEPSHA256(valid) == nil)
         #expect(throws: CryptoError.self) { _ = try ec.rsaPublicJWK() }
+    }
+
+    @Test func aCiphertextIsDecryptedOnlyAtTheModulusLength() throws {
+        // OpenSSL reads a ciphertext as a number: one that begins with 0x00 decrypted the same
+        // without that byte, so one code had two encodings (and the replay ledger, keyed on the
+        // bytes, took the second for a new code).
+        let key = try Self.key.get()
+        #expect(key.rsaCiphertextLength == 256)
+        #expect(try PrivateKey.generate(.p256).rsaCiphertextLength == nil)
+        let text = "12345678-1234-1234-1234-123456789abc 2024-02-22T18:00:00Z"
+        let ciphertext = try encrypt(text, with: key, firstByteZero: true)
+        try #require(ciphertext.count == 256 && ciphertext[0] == 0)
+        #expect(key.decryptOAEPSHA256(ciphertext) == Array(text.utf8))
+        #expect(key.decryptOAEPSHA256(Array(ciphertext.dropFirst())) == nil)
     }
 
     @Test func survivesPEMRoundTrips() throws {

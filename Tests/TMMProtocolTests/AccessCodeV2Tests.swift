@@ -81,6 +81,13 @@ struct AccessCodeV2ClaimTests {
         #expect(claim(text) == .failure(.malformedClaim))
     }
 
+    @Test func theNilUUIDIsNoApplication() {
+        let refused = claim("00000000-0000-0000-0000-000000000000 2024-02-22T18:00:00Z")
+        #expect(refused == .failure(.nilApplicationID))
+        #expect(AccessCodeV2.Refusal.nilApplicationID.description
+            == "00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID")
+    }
+
     @Test func leapDayAndCenturyDatesParse() {
         // 2024-02-29 and 2000-02-29 exist; the times are exact seconds.
         let leap = GUID("00000000-0000-0000-0000-000000000001")!

@@ -219,6 +219,14 @@ struct RegistrationURLTests {
         Refused(name: "Windows callback without scheme",
                 url: "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=%2Fresponse",
                 error: .returnURLWithoutScheme("/response")),
+        Refused(name: "iOS nil UUID", url: "tmmregister://?" + b64(#"{"application_id":"00000000-0000-0000-0000-000000000000","returl":"myapp://r"}"#),
+                error: .nilApplicationID),
+        Refused(name: "Windows nil UUID",
+                url: "trimblemobilemanager://request/tmmRegister?applicationId=00000000-0000-0000-0000-000000000000&callback=myapp://r",
+                error: .nilApplicationID),
+        Refused(name: "Windows socket server port with the nil UUID",
+                url: "trimblemobilemanager://request/tmmSocketServerPort?applicationId=00000000-0000-0000-0000-000000000000&callback=a://b",
+                error: .nilApplicationID),
         Refused(name: "Windows socket server port bad id",
                 url: "trimblemobilemanager://request/tmmSocketServerPort?applicationId=nope&callback=a://b",
                 error: .badApplicationID("nope")),
@@ -294,5 +302,10 @@ struct RegistrationURLTests {
         #expect(RegistrationPolicy.allowlist([GUID("12345678-1234-1234-1234-123456789ABC")!]).evaluate(guid) == .ok)
         #expect(RegistrationPolicy.allowlist([other]).evaluate(guid) == .unauthorized)
         #expect(RegistrationPolicy.allowlist([]).evaluate(guid) == .unauthorized)
+        // The nil UUID is no application's, whatever the policy (or an old registry) says.
+        let nilUUID = GUID("00000000-0000-0000-0000-000000000000")!
+        #expect(nilUUID.isNil && !guid.isNil)
+        #expect(RegistrationPolicy.open.evaluate(nilUUID) == .unauthorized)
+        #expect(RegistrationPolicy.allowlist([nilUUID]).evaluate(nilUUID) == .unauthorized)
     }
 }

@@ -33,6 +33,13 @@ socklen_t clinux_sockaddr_un(struct sockaddr_un *addr, const char *path);
 /// The user id of the process at the other end of a connected unix socket (SO_PEERCRED; struct
 /// ucred needs _GNU_SOURCE, which Swift's Glibc module does not define). 0 or -1 with errno.
 int clinux_peer_uid(int fd, uid_t *uid);
+/// The owner of the TCP socket of this network namespace whose own end is `local`:`localPort`
+/// and whose other end is `remote`:`remotePort` (addresses 4 bytes for AF_INET, 16 for
+/// AF_INET6; ports in host order), asked of the kernel's sock_diag netlink interface: one exact
+/// lookup, no table read. 0 with *uid set, or -1 with errno (ENOENT: no such socket here).
+/// The kernel reports a socket its process already closed as root's.
+int clinux_tcp_socket_owner(int family, const uint8_t *local, uint16_t localPort, const uint8_t *remote,
+                            uint16_t remotePort, uid_t *uid);
 /// sigset helpers (sigaddset and friends are macros in some libcs).
 void clinux_sigset_empty(sigset_t *set);
 void clinux_sigset_add(sigset_t *set, int signal);
