@@ -246,6 +246,32 @@ static int unpack_json(cgps_session *session, const char *line) {
     return kind;
 }
 
+/// Where a report starts inside a `$` line, or -1. gpsd 3.22 leaves a pseudo-NMEA `$GPGSV`
+/// unfinished when a satellite has elevation and azimuth but no SNR (gpsd_binary_satellite_dump
+/// counts it, then skips it) and prints its next report on the same line:
+/// `$GPGSV,3,1,11,07,53,074,43,...,30,76,152,37{"class":"TPV",...}` (oncore-binary-pos-hold.log).
+/// The sentence is lost either way (it has no checksum); the report is not. A finished sentence
+/// (ending in a `*hh` checksum) is the receiver's own: what it holds is text, not gpsd's report.
+static long glued_report(const char *line, size_t length) {
+    if (length >= 3 && line[length - 3] == '*') return -1;
+    const char *brace = memchr(line, '{', length);
+    if (brace == NULL) return -1;
+    static const char class_key[] = "{\"class\":\"";
+    size_t rest = length - (size_t)(brace - line);
+    if (rest < sizeof(class_key) - 1 || memcmp(brace, class_key, sizeof(class_key) - 1) != 0) return -1;
+    return brace - line;
+}
+
+/// A report glued to an unfinished sentence, moved to the start of `line` and unpacked: only a
+/// TPV, SKY or GST counts (never a device list or a version: gpsd's own lines come alone).
+static int unpack_glued(cgps_session *session, char *line, long start, int *length) {
+    size_t n = (size_t)*length - (size_t)start;
+    memmove(line, line + start, n + 1);
+    *length = (int)n;
+    int kind = unpack_json(session, line);
+    return kind & (CGPS_LINE_TPV | CGPS_LINE_SKY | CGPS_LINE_GST | CGPS_LINE_MALFORMED) ? kind : CGPS_LINE_OTHER;
+}
+
 int cgps_read(cgps_session *session, char *line, int cap, int *length) {
     line[0] = '\0';
     *length = 0;
@@ -281,7 +307,10 @@ int cgps_read(cgps_session *session, char *line, int cap, int *length) {
     while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
     *length = (int)n;
     if (n == 0) return CGPS_LINE_NONE;
-    if (line[0] == '$' || line[0] == '!') return CGPS_LINE_NMEA;
+    if (line[0] == '$' || line[0] == '!') {
+        long glued = glued_report(line, n);
+        return glued < 0 ? CGPS_LINE_NMEA : unpack_glued(session, line, glued, length);
+    }
     if (line[0] != '{') return CGPS_LINE_OTHER;
     return unpack_json(session, line);
 }
@@ -297,12 +326,18 @@ cgps_session *cgps_parser(void) {
 int cgps_unpack(cgps_session *session, const char *line, int length) {
     while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) length--;
     if (length <= 0) return 0;
-    if (line[0] == '$' || line[0] == '!') return CGPS_LINE_NMEA;
-    if (line[0] != '{' || (size_t)length >= sizeof(session->scratch)) return 0;
+    long glued = -1;
+    if (line[0] == '$' || line[0] == '!') {
+        glued = glued_report(line, (size_t)length);
+        if (glued < 0) return CGPS_LINE_NMEA;
+    } else if (line[0] != '{') {
+        return 0;
+    }
+    if ((size_t)length >= sizeof(session->scratch)) return 0;
     // libgps's parser writes into the buffer it is given: a copy, NUL-terminated.
     memcpy(session->scratch, line, (size_t)length);
     session->scratch[length] = '\0';
-    int kind = unpack_json(session, session->scratch);
+    int kind = glued < 0 ? unpack_json(session, session->scratch) : unpack_glued(session, session->scratch, glued, &length);
     if (kind & CGPS_LINE_MALFORMED) return 0;
     return kind == CGPS_LINE_OTHER && session->data.set == 0 ? 0 : kind;
 }

@@ -80,6 +80,26 @@ struct GPSDCaptureReaderTests {
         #expect(statistics.otherObjects == 2 && statistics.sentences == 1 && statistics.lines == 3)
     }
 
+    /// gpsd 3.22 leaves a pseudo-NMEA GSV unfinished (a satellite without SNR) and prints the next
+    /// report on the same line (oncore-binary-pos-hold.log.chk, line 15): the report counts, the
+    /// sentence cannot. A finished sentence holding such text, or a device list glued on, does not.
+    @Test("A report glued to an unfinished sentence by gpsd is read; a finished sentence's text is not a report")
+    func gluedReport() throws {
+        let glued = #"$GPGSV,3,1,11,07,53,074,43,13,43,276,37,30,76,152,37{"class":"TPV","status":7,"mode":3,"time":"2000-08-25T05:12:52.001Z","lat":57.712831389,"lon":12.022598889,"altHAE":85.1100,"altMSL":48.0681}"#
+        let (items, _) = Self.read(glued + "\n")
+        guard items.count == 1, case .report(.fix(let fix)) = items[0] else {
+            Issue.record("unexpected items \(items)")
+            return
+        }
+        #expect(fix.latitude == 57.712831389 && fix.altitudeMSL == 48.0681)
+        #expect(fix.time == UTCTimestamp(unixSeconds: 967_180_372, nanoseconds: 1_000_000))
+        let finished = #"$PXYZ,{"class":"TPV","mode":3,"time":"2000-08-25T05:12:52.001Z","lat":1.0,"lon":2.0}*5A"#
+        let devices = #"$GPGSV,3,1,11,07{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/evil","activated":"2000-08-25T05:12:52.001Z"}]}"#
+        let (others, statistics) = Self.read(finished + "\n" + devices + "\n")
+        #expect(others.isEmpty, "\(others)")
+        #expect(statistics.sentences == 1)
+    }
+
     @Test("A line over the limit is dropped whole; the next line is read")
     func overlong() {
         let long = #"{"class":"TPV","pad":""# + String(repeating: "x", count: GPSDCaptureReader.maximumLineLength) + #""}"#
