@@ -213,6 +213,20 @@ public final class GPSDSession: Sendable {
         var quietReported = false
         // Wanted devices to look for again in gpsd's list once their hand-off grace has passed.
         var pendingChecks: [String: Int64] = [:]
+        // gpsd says VERSION once, first, and DEVICES only to a WATCH (sent when the connection
+        // opened) or a `?DEVICES`: anything else is not gpsd's. Its JSON slave driver prints what
+        // a receiver that speaks gpsd's JSON sends (navisys-gr701w.log begins with another gpsd's
+        // VERSION, DEVICES and WATCH) to every client as if it were its own.
+        var versionSeen = false
+        var devicesAnswersDue = 1
+        var relayedReported = false
+        func relayed(_ what: String) {
+            counters.withLock { $0.otherLines += 1 }
+            guard !relayedReported else { return }
+            relayedReported = true
+            log.warning("\(configuration.logPrefix)gpsd passed on a \(what) it did not send (a receiver speaking gpsd's JSON?): "
+                + "ignored, as is every such line on this connection")
+        }
         while !stopping {
             let ready: Bool
             do {
@@ -229,6 +243,7 @@ public final class GPSDSession: Sendable {
                 // gpsd's own list decides (its answer comes back as `.devices` and goes through
                 // restoreWanted): the session keeps no copy of which devices gpsd has open.
                 do { try connection.send("?DEVICES;") } catch { return }
+                devicesAnswersDue += 1
             }
             if ready, let deadline = consumer.deadline, now >= deadline { consumer.idle(now: now) }
             if !ready {
@@ -253,8 +268,18 @@ public final class GPSDSession: Sendable {
                 counters.withLock { $0.nmeaLines += 1 }
                 consumer.sentence(buffer.span.extracting(0..<min(length, buffer.count)), now: now)
             case .version(let release):
+                guard !versionSeen else {
+                    relayed("VERSION")
+                    continue
+                }
+                versionSeen = true
                 consumer.event(.connected(release: release), now: now)
             case .devices(let devices):
+                guard devicesAnswersDue > 0 else {
+                    relayed("device list")
+                    continue
+                }
+                devicesAnswersDue -= 1
                 consumer.event(.devices(devices), now: now)
                 pendingChecks.merge(restoreWanted(missingFrom: devices, now: now)) { $1 }
             case .device(let device):

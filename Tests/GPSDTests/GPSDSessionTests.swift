@@ -360,6 +360,36 @@ struct GPSDBadInputTests {
         server.stop()
         #expect(counts.contains { $0.after <= $0.before }, "no descriptor leaked: \(counts)")
     }
+
+    /// gpsd's JSON slave driver prints what a receiver speaking gpsd's JSON sends to every client
+    /// as if it were gpsd's own (navisys-gr701w.log begins with another gpsd's VERSION, DEVICES
+    /// and WATCH): a VERSION after the first, or a DEVICES no WATCH or `?DEVICES` asked for, is
+    /// not gpsd's and must not become the bridge's view of gpsd.
+    @Test func aRelayedVersionOrDeviceListIsIgnored() throws {
+        let server = try FakeGPSD { client in
+            let lines = [
+                #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
+                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/7","driver":"u-blox","activated":"2026-12-06T10:00:00.000Z"}]}"#,
+                #"{"class":"WATCH","enable":true,"json":true}"#,
+                #"{"class":"VERSION","release":"3.21.1~dev","rev":"3.21.1~dev","proto_major":3,"proto_minor":14}"#,
+                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyUSB0","activated":"2019-01-01T00:00:00.000Z"}]}"#,
+                #"{"class":"WATCH","enable":true,"json":true,"nmea":false}"#,
+            ]
+            let script = Array((lines.joined(separator: "\n") + "\n").utf8)
+            _ = script.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        defer { server.stop() }
+        let log = try EventLog()
+        let session = GPSDSession(GPSDSession.Configuration(port: server.port), log: Messages().logger)
+        try session.start(feeding: log.consumer)
+        #expect(log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) }, "\(log.events)")
+        session.stop()
+        let versions = log.events.compactMap { if case .gpsd(.connected(let release)) = $0 { release } else { nil } }
+        let lists = log.events.compactMap { if case .gpsd(.devices(let devices)) = $0 { devices.map(\.path) } else { nil } }
+        #expect(versions == ["3.22"])
+        #expect(lists == [["/dev/pts/7"]])
+        #expect(session.statistics.otherLines >= 2)
+    }
 }
 
 /// A one-shot TCP server on loopback that runs `script` for each client, then closes it.
