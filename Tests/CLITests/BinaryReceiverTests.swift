@@ -58,13 +58,17 @@ struct BinaryReceiverTests {
         #expect(run.stderr.contains("1 lines that are not gpsd JSON"), "the truncated TPV is dropped and counted: \(run.stderr)")
     }
 
-    /// gpsd 3.22's binary-driver logs that together play in about a minute, one of each driver.
+    /// gpsd 3.22's binary-driver logs that together play in about 80 s: one of each driver, and the logs below.
     static let quickLogs = [
         "bu303-climbing.log", "bu303-moving.log", "bu303-stillfix.log", "ublox-sirf1.log", "garmin18x-bin.log",
         "geostar-geos1m-binary.log", "greis-binary.log", "greis-test2.log", "italk-binary.log", "navcom.log",
         "oncore-binary.log", "skytraq-bin.log", "superstar2.log", "trimble-lassen_iq.log", "trimble-smt-360.log",
         "trimble-smtx.log", "ublox-aek-4t.log", "ublox-lea-4t.log", "ublox-neo-m8n.log", "ublox-neo-m8t-s.log",
         "ublox-neo-m8t.log", "ublox-zed-f9p-hp.log", "ublox-zed-f9p-sfrbx.log", "zodiac.log",
+        // Each pins a fix: a TPV glued to an unfinished GSV (pos-hold), gpsd relaying another
+        // gpsd's JSON (navisys), up to three TPVs of one time (bin2d), epochs a period apart in
+        // receiver time (f9t-rtcm3).
+        "oncore-binary-pos-hold.log", "navisys-gr701w.log", "trimble-lasseniq-bin2d.log", "ublox-zed-f9t-rtcm3.log",
     ]
 
     /// The fetched suite (scripts/fetch-gpsd-suite.sh, `make gpsd-suite`): `GPSD_SUITE_DIR`, else
