@@ -100,7 +100,9 @@ public final class ReceiverInput {
     public var privateGPSDFiles: [String] { privateGPSD?.configuration.files ?? [] }
     private var udev: UdevDiscovery?
     private var replayer: CaptureReplayer?
-    private var controlSocket: String?
+    /// The gpsd control socket receivers are handed through (the private gpsd's, a configured
+    /// one, or the system gpsd's), nil when there is none.
+    public private(set) var controlSocket: String?
     /// Runs gpsd control commands off the caller's thread (see the top of the file).
     private let gpsdControl: Worker
     private let controlResults: Inbox<GPSDControlResult>

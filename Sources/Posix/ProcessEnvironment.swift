@@ -55,6 +55,13 @@ public enum CurrentProcess {
         _ = try valueOrErrno { access(directory, W_OK | X_OK) }
     }
 
+    /// Whether this process's user may write `path` (a socket to connect to), every parent
+    /// directory searched as the kernel will search it (access(2), with the real ids, which are
+    /// the effective ones after a drop).
+    public static func checkCanWrite(_ path: String) throws(Errno) {
+        _ = try valueOrErrno { access(path, W_OK) }
+    }
+
     /// Makes the process not dumpable (prctl PR_SET_DUMPABLE 0): no core file, whatever
     /// RLIMIT_CORE or core_pattern say, and no ptrace attach or /proc/PID/mem, environ or fd by
     /// its own user, so its keys, registered ids and passwords stay in it. The kernel resets the

@@ -68,7 +68,8 @@ enum ManPage {
             0 success; 64 usage error; 78 bad configuration (the message names the line and the fix);
             71 a privilege drop the system refused; 73 a directory the dropped user cannot write;
             69 (status) no daemon answers; 77 (status) the control
-            socket is closed to this user; 1 any other failure.
+            socket is closed to this user, (run) gpsd's control socket is closed to the dropped user;
+            1 any other failure.
             .SH SEE ALSO
             .BR gpsd (8),
             .BR systemd.exec (5),

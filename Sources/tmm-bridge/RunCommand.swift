@@ -224,6 +224,7 @@ struct RunCommand: Equatable {
             }
             do {
                 try Self.checkWritable(environment: environment, as: dropTo)
+                try Self.checkGPSDControl(input.controlSocket, as: dropTo)
             } catch {
                 input.stop()
                 throw error
@@ -258,6 +259,8 @@ struct RunCommand: Equatable {
         case privilegeDrop(user: String, group: String, String)
         /// After the drop, the user cannot write a directory the daemon writes while it runs (73).
         case unwritableDirectory(kind: String, path: String, user: String, uid: UserID, Errno)
+        /// After the drop, the user cannot use the configured gpsd control socket (77).
+        case unusableGPSDControl(path: String, user: String, uid: UserID, Errno)
 
         var exitStatus: ExitStatus {
             switch self {
@@ -267,6 +270,7 @@ struct RunCommand: Equatable {
             case .input(let error): error.exitStatus
             case .privilegeDrop: .privilegeDropFailed
             case .unwritableDirectory: .cannotCreate
+            case .unusableGPSDControl: .noPermission
             }
         }
 
@@ -282,6 +286,10 @@ struct RunCommand: Equatable {
                 "\(kind) directory \(path) is not writable by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
                     + "it must be able to enter every parent directory (x) and write this one, on a file system mounted "
                     + "read-write; fix them, or set \(kind)-dir to a directory of its own"
+            case .unusableGPSDControl(let path, let user, let uid, let error):
+                "gpsd's control socket \(path) cannot be written by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
+                    + "receivers could not be handed to gpsd; give the user write access (gpsd's -G option, or its group), "
+                    + "or leave out gpsd-control to use the bridge's own gpsd"
             }
         }
     }
@@ -340,6 +348,18 @@ struct RunCommand: Equatable {
             do { try CurrentProcess.checkCanCreateFiles(in: path) } catch {
                 throw .unwritableDirectory(kind: kind, path: path, user: credentials.user, uid: credentials.uid, error)
             }
+        }
+    }
+
+    /// After the drop: the gpsd control socket receivers are handed through (the private gpsd's,
+    /// handed over; a configured or system gpsd's) must be writable by the user, as connecting to
+    /// it needs. Before, the first hand-off ran on the input's thread and
+    /// raced the drop: it worked when it came first, and every later one (a receiver plugged in,
+    /// gpsd restarted) failed while the daemon looked healthy.
+    static func checkGPSDControl(_ path: String?, as credentials: Credentials) throws(RunError) {
+        guard let path else { return }
+        do { try CurrentProcess.checkCanWrite(path) } catch {
+            throw .unusableGPSDControl(path: path, user: credentials.user, uid: credentials.uid, error)
         }
     }
 

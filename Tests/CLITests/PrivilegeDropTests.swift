@@ -147,6 +147,32 @@ struct PrivilegeDropTests {
         #expect(!run.output.contains("tmm-bridge: ready"), "\(run.output)")
     }
 
+    /// A system gpsd whose control socket its user may not write (root's, 0600, in a root-only
+    /// directory). Before, the first hand-off raced the drop on the input's thread: it worked
+    /// when it came first, and every later one (a receiver plugged in, gpsd restarted) failed
+    /// while the daemon looked healthy. Now the start stops with 77 naming the socket and user.
+    @Test(.enabled(if: findExecutable("gpsd") != nil, "needs gpsd"))
+    func aGPSDControlSocketItsUserCannotWriteStopsTheStartWith77() throws {
+        let directory = try EndToEnd.makeDirectory("privileges-gpsd-control")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rootOnly = directory + "/root-only"
+        #expect(mkdir(rootOnly, 0o700) == 0)
+        let control = rootOnly + "/gpsd.sock"
+        let gpsdPort = try #require(freeLoopbackPort())
+        let gpsd = try Spawned(try #require(findExecutable("gpsd")), ["-N", "-n", "-b", "-S", String(gpsdPort), "-F", control])
+        defer { gpsd.killNow() }
+        #expect(waitUntil(10) { (try? PathStatus.of(control))?.isSocket == true }, "gpsd made no control socket: \(gpsd.output.text)")
+        let ports = try PortSet.pick()
+        let run = try runTool(try bridgeBinary().path, [
+            "run", "--config", configFile(in: directory, "user = nobody\n"), "--no-discovery", "--listen", "127.0.0.1",
+            "--gpsd", "127.0.0.1:\(gpsdPort)", "--gpsd-control", control,
+            "--state-dir", directory + "/state", "--runtime-dir", directory + "/runtime",
+        ] + ports.arguments, seconds: 15)
+        #expect(run.status == 77, "\(run.output)")
+        #expect(run.output.contains("gpsd's control socket \(control) cannot be written by user nobody (uid 65534)"), "\(run.output)")
+        #expect(!run.output.contains("tmm-bridge: ready"), "\(run.output)")
+    }
+
     /// A temporary file a crash left behind while the daemon ran as root (root's, 0600) is
     /// replaced by the dropped user: before, it could not be opened and every registration
     /// failed.
