@@ -1,4 +1,5 @@
 import BridgeCore
+import Posix
 import TMMProtocol
 
 /// One accepted client socket: its transport, and the state machine that decides everything
@@ -14,6 +15,12 @@ final class Connection {
     var hubSlot = -1
     /// When it was accepted (a TLS handshake must finish within `tlsHandshakeTimeout` of it).
     let acceptedAt: Int64
+    /// What the selector watches now (see `BridgeServer.updateSelectorInterest`).
+    var selectorInterest: SelectorInterest = .readable
+    /// A TLS connection whose handshake is in progress (counted by the admission).
+    var isHandshaking = false
+    /// Its handshake input waits in the server's handshake queue (not read meanwhile).
+    var awaitsHandshakeTurn = false
 
     init(transport: any Transport, server: TMMServer, settings: ClientConnection.Settings, now: Int64) {
         self.transport = transport
