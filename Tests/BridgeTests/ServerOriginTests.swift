@@ -310,7 +310,7 @@ private let hasPythonWebsockets: Bool = {
 
 /// Runs a tool to its end (each one is bounded by its own time-out) and returns its exit status
 /// and standard output and error together.
-private func runTool(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+func runTool(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
