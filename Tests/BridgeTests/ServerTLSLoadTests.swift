@@ -198,13 +198,15 @@ struct ServerTLSLoadTests {
 
     // MARK: - close_notify
 
-    /// A Python ssl client (suppress_ragged_eofs=False) keeps a connection open after one request;
-    /// prints `answered`, then `clean` when the server ends it with close_notify, `unclean` when
-    /// the connection just ends (SSLEOFError).
+    /// A Python ssl client keeps a connection open after one request; prints `answered`, then
+    /// `clean` when the server ends it with close_notify, `unclean` when the connection just ends
+    /// (SSLEOFError). Debian's Python turns on OP_IGNORE_UNEXPECTED_EOF, which would report both
+    /// as clean: it is turned off, and ragged EOFs are not suppressed.
     static let closeWatcher = """
         import socket, ssl, sys
         port, cafile = int(sys.argv[1]), sys.argv[2]
         ctx = ssl.create_default_context(cafile=cafile)
+        ctx.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF
         with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
             with ctx.wrap_socket(raw, server_hostname="tmm-api-local.fieldsystems.trimble.com", suppress_ragged_eofs=False) as tls:
                 tls.sendall(b"GET /api/v1/publicKey HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
