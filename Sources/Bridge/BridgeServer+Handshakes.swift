@@ -124,28 +124,33 @@ extension BridgeServer {
         }
     }
 
-    /// Connections closed since memory was last given back, past which it is given back once
-    /// the flood is over (half the connections of the peak are gone).
+    /// Connections closed since the peak, past which freed memory is given back once they are
+    /// gone; after that, each further halving gives it back again.
     static let connectionsClosedBeforeTrim = 256
 
     /// Each tick: once a flood of connections is over (at least `connectionsClosedBeforeTrim`
-    /// fewer than at the peak, at most half the peak left, and none closed since the last tick),
-    /// the memory malloc keeps free is given back to the kernel, on the worker (it locks
-    /// malloc's arenas while it walks them).
+    /// fewer than at the peak, at most half the peak left, none closed since the last tick), the
+    /// memory malloc keeps free is given back to the kernel; while the rest of the flood goes
+    /// too, again at each halving of what was left. On the worker: malloc_trim locks malloc's
+    /// arenas while it walks them.
     func returnMemoryAfterFlood() {
         let open = admission.open
         defer { connectionsAtLastTick = open }
-        connectionPeak = max(connectionPeak, open)
-        guard connectionPeak - open >= Self.connectionsClosedBeforeTrim, open <= connectionPeak / 2,
-              open >= connectionsAtLastTick else { return }
-        let peak = connectionPeak
-        connectionPeak = open
+        if let left = memoryWatch.trimmedWith, open > left {
+            memoryWatch = (peak: open, trimmedWith: nil)  // growing again: a new flood, maybe
+        }
+        memoryWatch.peak = max(memoryWatch.peak, open)
+        let reference = memoryWatch.trimmedWith ?? memoryWatch.peak
+        let drop = memoryWatch.trimmedWith == nil ? Self.connectionsClosedBeforeTrim : 1
+        guard reference - open >= drop, open <= reference / 2, open >= connectionsAtLastTick else { return }
+        memoryWatch.trimmedWith = open
+        let closed = reference - open
         let log = self.log
         _ = worker.submit {
             let before = CurrentProcess.residentBytes() ?? 0
             CurrentProcess.returnFreedMemory()
             let after = CurrentProcess.residentBytes() ?? 0
-            log.info("gave freed memory back after \(peak - open) connections closed: resident \(before >> 20) MiB, now \(after >> 20) MiB")
+            log.info("gave freed memory back after \(closed) connections closed: resident \(before >> 20) MiB, now \(after >> 20) MiB")
         }
     }
 }

@@ -114,9 +114,9 @@ public final class BridgeServer {
     /// at the end of each turn while it is not empty (BridgeServer+Handshakes).
     var handshakes = HandshakeSchedule()
     let handshakeQueueTimer: EventLoopTimer
-    /// The most connections open since freed memory was last given back, and those open at the
-    /// last tick (BridgeServer+Handshakes).
-    var connectionPeak = 0
+    /// The most connections open since the last growth, those open when freed memory was last
+    /// given back, and those open at the last tick (BridgeServer+Handshakes).
+    var memoryWatch: (peak: Int, trimmedWith: Int?) = (0, nil)
     var connectionsAtLastTick = 0
     /// Which new clients fit (BridgeCore's ConnectionAdmission).
     var admission: ConnectionAdmission

@@ -114,8 +114,8 @@ public struct ServerLimits: Sendable, Equatable {
     /// client on a secure port holds a descriptor and a session until then).
     public var tlsHandshakeTimeout: Int64 = 10_000_000_000
     /// Memory the TLS handshakes in progress may hold together, each counted at its most
-    /// (`ConnectionAdmission.handshakeCost`); a new one beyond it closes the oldest. No option:
-    /// tests lower it.
+    /// (`ConnectionAdmission.handshakeCost`: 409 handshakes); a new one beyond it closes the
+    /// oldest. No option: tests lower it.
     public var tlsHandshakeMemory = 32 << 20
     /// KeyUpdates (and refused TLS 1.2 renegotiations) a TLS client may send at once; one more a
     /// second after that; beyond, the connection is closed. Each is a key derivation and, when

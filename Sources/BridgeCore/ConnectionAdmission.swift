@@ -24,9 +24,11 @@ public struct ConnectionAdmission: Sendable {
     public private(set) var openREST = 0
 
     /// The most one TLS handshake in progress holds, measured (docs/security.md, "TLS under
-    /// load"): OpenSSL's session and buffers with a stalled ClientHello at its limit
-    /// (`HandshakeInputLimit` in Sources/TLS), about 50 KB resident, rounded up.
-    public static let handshakeCost = 64 * 1024
+    /// load"): 69 KB resident each with 400 stalled ClientHellos at their limit
+    /// (`HandshakeInputLimit` in Sources/TLS): OpenSSL's session, its handshake buffer (which
+    /// starts at 16 KiB whatever the hello), its record buffer (a record's worth, kept while a
+    /// record is incomplete), the input BIO and the connection's own state; with some margin.
+    public static let handshakeCost = 80 * 1024
     /// Handshakes in progress at once: the handshake memory over `handshakeCost` (at least one).
     public private(set) var maxHandshakes = 1
     /// TLS connections accepted whose handshake is not done yet.

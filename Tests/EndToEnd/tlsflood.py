@@ -10,8 +10,8 @@ by hand against any daemon:
     /usr/bin/python3 Tests/EndToEnd/tlsflood.py keyupdates --port 9638 --connections 4 --seconds 90
 
 Each prints one JSON line with what happened (`hellos`: first `{"holding": N}` once the
-connections are open, then how many connected, were refused while sending, were closed by the
-server during the hold; `keyupdates`: KeyUpdates sent, connections the server closed,
+hellos are sent, then how many connected, were refused, were closed by the server while their
+hello was being sent or during the hold; `keyupdates`: KeyUpdates sent, connections the server closed,
 whether writing stalled because the server stopped reading).
 
 Python's ssl module cannot send a KeyUpdate on demand, so `keyupdates` drives the system's
@@ -51,6 +51,14 @@ def crafted_hello(declared, sent):
     return bytes(stream)
 
 
+def wait_for(sock, events, seconds):
+    """Whether `sock` is ready for `events` (poll's: select's cannot watch descriptors past 1023)
+    within `seconds`."""
+    poller = select.poll()
+    poller.register(sock, events)
+    return bool(poller.poll(int(seconds * 1000)))
+
+
 def raise_descriptor_limit(needed):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < needed:
@@ -58,30 +66,55 @@ def raise_descriptor_limit(needed):
 
 
 class StalledHellos:
-    """`count` connections that each send `crafted_hello(declared, sent)` and then wait."""
+    """`count` connections that each send `crafted_hello(declared, sent)` and then wait. All are
+    connected first and the hellos then sent together (non-blocking, as fast as the server takes
+    them), so the server meets the whole flood at once."""
 
     def __init__(self, host, port, count, declared, sent):
         raise_descriptor_limit(count + 256)
-        self.stream = crafted_hello(declared, sent)
+        stream = crafted_hello(declared, sent)
         self.sockets = []
-        self.refused = 0  # connect failed, or the server closed before taking the whole hello
+        self.refused = 0  # connect failed
+        self.closed_while_sending = 0  # the server closed before it took the whole hello
         for _ in range(count):
             sock = socket.socket()
             try:
                 sock.settimeout(10)
                 sock.connect((host, port))
-                sock.sendall(self.stream)
+                sock.setblocking(False)
                 self.sockets.append(sock)
             except OSError:
                 self.refused += 1
                 sock.close()
+        unsent = {sock.fileno(): [sock, 0] for sock in self.sockets}
+        poller = select.poll()
+        for fd in unsent:
+            poller.register(fd, select.POLLOUT)
+        deadline = time.monotonic() + 60
+        while unsent and time.monotonic() < deadline:
+            for fd, _ in poller.poll(1000):
+                entry = unsent.get(fd)
+                if entry is None:
+                    continue
+                sock, offset = entry
+                try:
+                    entry[1] += sock.send(stream[offset:offset + 65536])
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    self.closed_while_sending += 1
+                    entry[1] = len(stream)
+                    self.sockets.remove(sock)
+                    sock.close()
+                if entry[1] >= len(stream):
+                    poller.unregister(fd)
+                    del unsent[fd]
 
     def closed_by_server(self):
         """How many of the held connections the server has closed (EOF or reset)."""
         closed = 0
         for sock in self.sockets:
-            readable, _, _ = select.select([sock], [], [], 0)
-            if not readable:
+            if not wait_for(sock, select.POLLIN, 0):
                 continue
             try:
                 if not sock.recv(65536, socket.MSG_PEEK):
@@ -193,8 +226,7 @@ class KeyUpdater:
             self.pending = True
             if self.server_closed():
                 return "closed"
-            _, writable, _ = select.select([], [self.sock], [], stall_seconds)
-            if not writable:
+            if not wait_for(self.sock, select.POLLOUT, stall_seconds):
                 return "stalled"
         return "closed" if self.server_closed() else "sent"
 
@@ -229,7 +261,7 @@ class KeyUpdater:
                 continue
             if ssl.SSL_get_error(self.ssl, result) not in (SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE):
                 return None
-            select.select([self.sock], [] if written else [self.sock], [], 0.1)
+            wait_for(self.sock, select.POLLIN | (0 if written else select.POLLOUT), 0.1)
         return None
 
     def wait_closed(self, seconds):
@@ -325,7 +357,8 @@ def main():
         held = len(flood.sockets)
         print(json.dumps({"holding": held}), flush=True)  # a caller measures the server now
         time.sleep(args.hold)  # holding the connections open is the point
-        result = {"connected": held, "refused": flood.refused, "closedByServer": flood.closed_by_server(),
+        result = {"connected": held + flood.closed_while_sending, "refused": flood.refused,
+                  "closedWhileSending": flood.closed_while_sending, "closedByServer": flood.closed_by_server(),
                   "seconds": round(time.monotonic() - started, 3)}
         flood.close()
     elif args.count:
