@@ -159,17 +159,18 @@ extension BridgeServer {
             if connection.machine.isClosed { return }
         }
         if event.isReadable || event.isHangUp || event.isError {
-            guard connection.machine.isReading else {
-                // Not reading, so this is a hang-up or an error: both directions are gone.
-                if event.isHangUp || event.isError { drive(connection) { $0.transportFailed(into: &$1) } }
-                return
-            }
-            if connection.isHandshaking {
+            let hungUp = event.isHangUp || event.isError
+            if connection.isHandshaking && connection.machine.isReading {
                 // A hang-up or an error is taken at once: it ends the connection and costs nothing.
-                if !(event.isHangUp || event.isError), !takeHandshakeTurn(connection) { return }
+                if !hungUp, !takeHandshakeTurn(connection) { return }
                 readHandshake(connection)
-            } else {
+            } else if wantsInput(connection) {
                 readAvailable(connection)
+            } else {
+                // Not reading (the machine's choice, or our own output backed up), so this is a
+                // hang-up or an error: both directions are gone.
+                if hungUp { drive(connection) { $0.transportFailed(into: &$1) } }
+                return
             }
         }
         // A flush may have drained the transport's own backlog, a read may have made one.
