@@ -2,16 +2,16 @@
 """Hostile TLS clients for the secure ports: stalled oversized ClientHellos, and TLS 1.3 clients
 that request KeyUpdates without ever reading the replies.
 
-Used by Tests/BridgeTests/ServerTLSTests.swift (small counts, as the peer of one test each) and by
+Used by Tests/BridgeTests/ServerTLSLoadTests.swift (small counts, as the peer of one test each) and by
 Benchmarks/gap/gap.py (`--flood hellos|keyupdates`, the figures in docs/security.md); also runs
 by hand against any daemon:
 
     /usr/bin/python3 Tests/EndToEnd/tlsflood.py hellos --port 9638 --count 2000 --declared 122880 --sent 120000 --hold 30
     /usr/bin/python3 Tests/EndToEnd/tlsflood.py keyupdates --port 9638 --connections 4 --seconds 90
 
-Each prints one JSON line with what happened (`hellos`: first `{"holding": N}` once the
-hellos are sent, then how many connected, were refused, were closed by the server while their
-hello was being sent or during the hold; `keyupdates`: KeyUpdates sent, connections the server closed,
+Each prints one JSON line with what happened (`hellos`: first `{"holding": N}` once the hellos
+are sent, then how many connected, were refused, were closed by the server while their hello was
+being sent or during the hold; `keyupdates`: KeyUpdates sent, connections the server closed,
 whether writing stalled because the server stopped reading).
 
 Python's ssl module cannot send a KeyUpdate on demand, so `keyupdates` drives the system's
@@ -22,14 +22,12 @@ SSL_do_handshake (which writes it) in a loop, and never SSL_read. Standard libra
 import argparse
 import ctypes
 import ctypes.util
-import errno
 import json
 import os
 import resource
 import select
 import socket
 import struct
-import sys
 import time
 
 RECORD_HANDSHAKE = 22
