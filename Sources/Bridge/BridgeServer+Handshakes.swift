@@ -24,14 +24,34 @@ struct HandshakeSchedule {
     /// Every TLS connection whose handshake is in progress (the admission counts them).
     var inProgress: [ObjectIdentifier: Connection] = [:]
     /// Connections whose handshake input waits for a turn, oldest first, from `head`; entries
-    /// whose connection closed or was read meanwhile are skipped (`awaitsHandshakeTurn` is false).
-    var queue: [Connection] = []
+    /// whose connection was read meanwhile are skipped (`awaitsHandshakeTurn` is false). Held
+    /// weakly: a connection closed while it waits goes (and its descriptor with it) at once.
+    var queue: [QueuedHandshake] = []
     var head = 0
     /// The loop turn the work below was done in, and how much of it (ns).
     var turn = -1
     var spent: Int64 = 0
 
     var hasQueued: Bool { head < queue.count }
+
+    struct QueuedHandshake {
+        weak var connection: Connection?
+    }
+
+    /// The next entry (nil: its connection is gone); the served part of the queue is dropped
+    /// once it is the larger part, so a queue that never empties does not grow.
+    mutating func next() -> Connection? {
+        let connection = queue[head].connection
+        head += 1
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 1024)
+            head = 0
+        } else if head >= 1024 && head * 2 >= queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return connection
+    }
 }
 
 extension BridgeServer {
@@ -71,7 +91,7 @@ extension BridgeServer {
         if connection.awaitsHandshakeTurn { return false }
         if !handshakes.hasQueued && hasHandshakeTimeLeft() { return true }
         connection.awaitsHandshakeTurn = true
-        handshakes.queue.append(connection)
+        handshakes.queue.append(HandshakeSchedule.QueuedHandshake(connection: connection))
         if !updateSelectorInterest(connection) { close(connection) }
         if !handshakeQueueTimer.isArmed { handshakeQueueTimer.arm(afterNanoseconds: 1) }
         return false
@@ -97,20 +117,13 @@ extension BridgeServer {
     /// order while this turn's handshake time lasts, and comes back next turn for the rest.
     func serveHandshakeQueue() {
         while handshakes.hasQueued, hasHandshakeTimeLeft() {
-            let connection = handshakes.queue[handshakes.head]
-            handshakes.head += 1
-            guard connection.awaitsHandshakeTurn else { continue }
+            guard let connection = handshakes.next(), connection.awaitsHandshakeTurn else { continue }
             connection.awaitsHandshakeTurn = false
             guard !connection.machine.isClosed else { continue }
             if connection.machine.isReading { readHandshake(connection) }
             if !connection.machine.isClosed, !updateSelectorInterest(connection) { close(connection) }
         }
-        if handshakes.hasQueued {
-            handshakeQueueTimer.arm(afterNanoseconds: 1)
-        } else {
-            handshakes.queue.removeAll(keepingCapacity: handshakes.queue.capacity <= 1024)
-            handshakes.head = 0
-        }
+        if handshakes.hasQueued { handshakeQueueTimer.arm(afterNanoseconds: 1) }
     }
 
     /// Closes TLS connections whose handshake has not finished in `tls-handshake-timeout`
