@@ -21,7 +21,7 @@ set -euo pipefail
 fuzz_init tls TLS "$@"
 
 # The files that need Posix (the state directory's files) are left out; nothing here touches disk.
-fuzz_snapshot "$root"/Sources/TLS/{CryptoError,MemoryBIO,PrivateKey,Certificate,TLSSession,TLSServer}.swift \
+fuzz_snapshot "$root"/Sources/TLS/{CryptoError,MemoryBIO,PrivateKey,Certificate,TLSSession,TLSServer,HandshakeInputLimit}.swift \
     "$root/Sources/Posix/AppendReading.swift" "$root/Fuzz/TLSFuzz.swift"
 fuzz_include_module ByteCoding
 # Of Posix only AppendReading.swift is needed (it imports nothing); the rest is C and syscalls.

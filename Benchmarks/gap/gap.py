@@ -9,6 +9,16 @@ registry write with its fsync). Prints, per phase, the largest and the 99th-perc
 inter-frame gap, and a RESULT line for scripts/bench.sh. The target (issue 10) is a largest gap
 of at most one period + 5 ms in the registration phase.
 
+`--flood hellos|keyupdates` replaces the registrations by hostile TLS clients
+(Tests/EndToEnd/tlsflood.py): `hellos` opens --flood-count connections to locationSecurePort that
+each send --hello-sent bytes of a ClientHello declaring --hello-declared bytes and then stall;
+`keyupdates` runs --flood-count TLS 1.3 clients (same port) that send KeyUpdate(update_requested) and never
+read, each replaced when the daemon closes it. The flood lasts --flood-seconds, then the
+connections close and a quiet phase follows. Per phase it prints the V2 frame rate and largest
+gap, the latency of `GET /api/v1/publicKey` on the plain REST port (a new connection every
+--rest-interval s) at p50/max, and the daemon's resident memory (VmRSS) before the flood, at its
+peak and at the end of the quiet phase after it.
+
 `--handshakers N` (issue 11) replaces the registrations by TLS handshakes: after the quiet phase,
 N concurrent `openssl s_time -new` loops (full handshakes, one connection after another each,
 spread over the three secure ports) run for --handshake-seconds, then a second quiet phase
@@ -21,6 +31,9 @@ loops completed, and the daemon's CPU. The same target applies to the handshake 
 
     /usr/bin/python3 Benchmarks/gap/gap.py --bridge .build/release/tmm-bridge
     /usr/bin/python3 Benchmarks/gap/gap.py --bridge .build/release/tmm-bridge --handshakers 50
+    /usr/bin/python3 Benchmarks/gap/gap.py --bridge .build/release/tmm-bridge --flood hellos --flood-count 2000
+    /usr/bin/python3 Benchmarks/gap/gap.py --bridge .build/release/tmm-bridge --flood keyupdates --flood-count 4 \
+        --flood-seconds 90
 
 Run with Debian's python3 (python3-websockets).
 """
@@ -38,6 +51,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Tests", "EndToEnd"))
+import tlsflood  # noqa: E402
 import tmmclient  # noqa: E402
 import websockets  # noqa: E402
 
@@ -154,6 +168,51 @@ def handshakes_done(loops):
     return total, failed
 
 
+def resident_bytes(pid):
+    """The daemon's resident memory now (VmRSS)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class Probe(threading.Thread):
+    """Samples the daemon's VmRSS every 0.1 s and times `GET /api/v1/publicKey` on the plain REST
+    port (a new connection each, every `interval` s): (monotonic time, value) lists."""
+
+    def __init__(self, pid, api_port, interval):
+        super().__init__(daemon=True)
+        self.pid, self.api_port, self.interval = pid, api_port, interval
+        self.memory = []
+        self.rest = []  # (start, seconds, or None when it failed)
+        self.stopping = threading.Event()
+
+    def run(self):
+        next_rest = time.monotonic()
+        while not self.stopping.is_set():
+            now = time.monotonic()
+            self.memory.append((now, resident_bytes(self.pid)))
+            if now >= next_rest:
+                next_rest = now + self.interval
+                try:
+                    response = tmmclient.http_request("127.0.0.1", self.api_port, "GET", "/api/v1/publicKey", timeout=30)
+                    self.rest.append((now, time.monotonic() - now if response.status == 200 else None))
+                except OSError:
+                    self.rest.append((now, None))
+            self.stopping.wait(0.1)  # the sampling period
+
+    def stop(self):
+        self.stopping.set()
+        self.join()
+
+    def rest_in(self, begin, end):
+        return [seconds for start, seconds in self.rest if begin <= start <= end]
+
+    def memory_in(self, begin, end):
+        return [value for at, value in self.memory if begin <= at <= end]
+
+
 def summary(values):
     if not values:
         return None, None
@@ -161,11 +220,11 @@ def summary(values):
     return ordered[-1], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
-async def measure(args, context, v2_port, secure_ports, daemon_pid):
+async def measure(args, context, v2_port, secure_ports, daemon_pid, probe):
     arrivals = []
     samples = []  # (arrival, epoch number)
     phases = {}
-    extra = {}
+    extra = {"probe": probe}
 
     async def listen():
         async with websockets.connect(f"ws://127.0.0.1:{v2_port}/locationV2", max_size=None) as ws:
@@ -189,6 +248,43 @@ async def measure(args, context, v2_port, secure_ports, daemon_pid):
     extra["wait quiet"] = run_queue_wait(daemon_pid) - waited
 
     loop = asyncio.get_running_loop()
+    if args.flood:
+        probe = extra["probe"]
+        outcome = {}
+
+        def flood():
+            # Processes of their own, so that the flood's Python does not share a GIL with the
+            # measuring clients; --flood-processes of them share the count, for a faster flood.
+            share = args.flood_count // args.flood_processes
+            if args.flood == "hellos":
+                command = ["hellos", "--port", str(secure_ports[0]), "--count", str(share),
+                           "--declared", str(args.hello_declared), "--sent", str(args.hello_sent),
+                           "--hold", str(args.flood_seconds)]
+            else:
+                command = ["keyupdates", "--port", str(secure_ports[0]), "--connections", str(share),
+                           "--seconds", str(args.flood_seconds), "--reconnect"]
+            runs = [subprocess.Popen([sys.executable, "-B", tlsflood.__file__] + command, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True) for _ in range(args.flood_processes)]
+            for run in runs:
+                output, _ = run.communicate()
+                try:
+                    for key, value in json.loads(output.strip().splitlines()[-1]).items():
+                        outcome[key] = outcome.get(key, 0) + value
+                except (IndexError, ValueError):
+                    outcome["error"] = output[-500:]
+
+        begin = time.monotonic()
+        extra["cpu before"] = cpu_seconds(daemon_pid)
+        await loop.run_in_executor(None, flood)
+        phases["flood"] = (begin, time.monotonic())
+        extra["flood cpu"] = cpu_seconds(daemon_pid) - extra["cpu before"]
+        extra["flood"] = outcome
+        begin = time.monotonic()
+        await asyncio.sleep(args.quiet)
+        phases["quiet after"] = (begin, time.monotonic())
+        listener.cancel()
+        return arrivals, samples, phases, 0, extra
+
     if args.handshakers:
         cpu = cpu_seconds(daemon_pid)
         waited = run_queue_wait(daemon_pid)
@@ -227,6 +323,15 @@ def main():
     parser.add_argument("--rate", type=int, default=10)
     parser.add_argument("--quiet", type=float, default=10.0)
     parser.add_argument("--registrations", type=int, default=20)
+    parser.add_argument("--flood", choices=["hellos", "keyupdates"],
+                        help="instead of registrations: hostile TLS clients (Tests/EndToEnd/tlsflood.py)")
+    parser.add_argument("--flood-count", type=int, default=2000, help="connections of the flood")
+    parser.add_argument("--flood-seconds", type=float, default=20.0)
+    parser.add_argument("--flood-processes", type=int, default=1, help="flooding processes sharing --flood-count")
+    parser.add_argument("--hello-declared", type=int, default=122880, help="hellos: the declared ClientHello length")
+    parser.add_argument("--hello-sent", type=int, default=120000, help="hellos: bytes of it sent before stalling")
+    parser.add_argument("--rest-interval", type=float, default=0.1)
+    parser.add_argument("--daemon-args", default="", help="more arguments for tmm-bridge run (space-separated)")
     parser.add_argument("--handshakers", type=int, default=0,
                         help="instead of registrations: this many concurrent TLS handshake loops")
     parser.add_argument("--handshake-seconds", type=int, default=10)
@@ -249,7 +354,7 @@ def main():
          "--location-port", str(location), "--location-secure-port", str(location_secure),
          "--api-port", str(api), "--api-secure-port", str(api_secure),
          "--location-v2-port", str(v2), "--location-v2-secure-port", str(v2_secure),
-         "--fallback-port-start", str(tmmclient.free_ports(1)[0])],
+         "--fallback-port-start", str(tmmclient.free_ports(1)[0])] + args.daemon_args.split(),
         stdout=log, stderr=subprocess.STDOUT)
     context = {"bridge": args.bridge, "runtimeDir": scratch + "/run"}
     try:
@@ -266,8 +371,13 @@ def main():
             tmmclient.ios_register_json(str(uuid.uuid4()), "gapbench://response")))
         if first.status != 0:
             raise SystemExit(f"gap: registration failed: {first}")
-        arrivals, samples, phases, failures, extra = asyncio.run(
-            measure(args, context, v2, [location_secure, api_secure, v2_secure], daemon.pid))
+        probe = Probe(daemon.pid, api, args.rest_interval)
+        probe.start()
+        try:
+            arrivals, samples, phases, failures, extra = asyncio.run(
+                measure(args, context, v2, [location_secure, api_secure, v2_secure], daemon.pid, probe))
+        finally:
+            probe.stop()
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
@@ -291,7 +401,34 @@ def main():
               # The harness's own pacing: a late receiver write shows as a gap at the client too.
               + f" {max(gaps(receiver.written, begin, end), default=float('nan')) * 1000:.1f} |")
     target = period_ms + 5
-    if args.handshakers:
+    if args.flood:
+        probe = extra["probe"]
+        print("| phase | V2 frames/s | largest gap ms | REST p50 ms | REST max ms | REST failed | RSS MB (end; peak) |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        figures = {}
+        for name, (begin, end) in phases.items():
+            frames = len([t for t in arrivals if begin <= t <= end])
+            rest = probe.rest_in(begin, end)
+            answered = sorted(value for value in rest if value is not None)
+            memory = probe.memory_in(begin, end)
+            figures[name] = {
+                "rate": frames / (end - begin), "gap_ms": results[name][0] * 1000,
+                "rest_p50_ms": percentile(answered, 0.5) * 1000, "rest_max_ms": max(answered, default=float("nan")) * 1000,
+                "rest_failed": len(rest) - len(answered),
+                "rss_end_mb": (memory[-1] if memory else 0) / 1e6, "rss_peak_mb": max(memory, default=0) / 1e6}
+            f = figures[name]
+            print(f"| {name} | {f['rate']:.1f} | {f['gap_ms']:.1f} | {f['rest_p50_ms']:.1f} | {f['rest_max_ms']:.1f} | "
+                  f"{f['rest_failed']} | {f['rss_end_mb']:.1f}; {f['rss_peak_mb']:.1f} |")
+        seconds = phases["flood"][1] - phases["flood"][0]
+        print(f"flood {args.flood}: {json.dumps(extra['flood'])}; daemon CPU {extra['flood cpu'] / seconds * 100:.0f}% "
+              f"of a core over {seconds:.1f} s")
+        print(f"RESULT flood_{args.flood} count={args.flood_count} "
+              f"rss_before_mb={figures['quiet']['rss_end_mb']:.1f} rss_peak_mb={figures['flood']['rss_peak_mb']:.1f} "
+              f"rss_after_mb={figures['quiet after']['rss_end_mb']:.1f} "
+              f"v2_rate_hz={figures['flood']['rate']:.1f} v2_max_gap_ms={figures['flood']['gap_ms']:.1f} "
+              f"rest_p50_ms={figures['flood']['rest_p50_ms']:.1f} rest_max_ms={figures['flood']['rest_max_ms']:.1f} "
+              f"rest_failed={figures['flood']['rest_failed']} daemon_cpu_pct={extra['flood cpu'] / seconds * 100:.0f}")
+    elif args.handshakers:
         seconds = phases["handshakes"][1] - phases["handshakes"][0]
         largest = results["handshakes"][0] * 1000
         how = "SCHED_IDLE" if args.handshakers_idle else f"nice {args.handshakers_nice}"

@@ -351,6 +351,7 @@ final class ClientLoop {
                 switch try session.readPlaintext(into: plaintext) {
                 case .bytes(let count): consume(index, UnsafeRawBufferPointer(rebasing: plaintext[0..<count]), at: now)
                 case .needsInput: break reading
+                case .handledRecord: continue reading
                 case .closed: return end(index, failure: clients[index].phase == .open ? nil : Self.closedBeforeReply)
                 }
             }

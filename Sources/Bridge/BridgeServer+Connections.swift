@@ -109,12 +109,8 @@ extension BridgeServer {
                 }
             case .shutdownWrite:
                 connection.transport.shutdownWrite()
-            case .setInterest(let interest):
-                var wanted: SelectorInterest = interest.readable ? .readable : []
-                if interest.writable { wanted.insert(.writable) }
-                do {
-                    try loop.modify(connection.fd, interest: wanted)
-                } catch {
+            case .setInterest:
+                guard updateSelectorInterest(connection) else {
                     close(connection)
                     return
                 }
@@ -186,20 +182,54 @@ extension BridgeServer {
             if connection.machine.isClosed { return }
         }
         if event.isReadable || event.isHangUp || event.isError {
-            guard connection.machine.isReading else {
-                // Not reading, so this is a hang-up or an error: both directions are gone.
-                if event.isHangUp || event.isError { drive(connection) { $0.transportFailed(into: &$1) } }
+            let hungUp = event.isHangUp || event.isError
+            if connection.isHandshaking && connection.machine.isReading {
+                // A hang-up or an error is taken at once: it ends the connection and costs nothing.
+                if !hungUp, !takeHandshakeTurn(connection) { return }
+                readHandshake(connection)
+            } else if wantsInput(connection) {
+                readAvailable(connection)
+            } else {
+                // Not reading (the machine's choice, or our own output backed up), so this is a
+                // hang-up or an error: both directions are gone.
+                if hungUp { drive(connection) { $0.transportFailed(into: &$1) } }
                 return
             }
+        }
+        // A flush may have drained the transport's own backlog, a read may have made one.
+        if !connection.machine.isClosed, !updateSelectorInterest(connection) { close(connection) }
+    }
+
+    /// Whether `connection` is read now: its machine reads, its transport's own output is not
+    /// backed up, and its handshake does not wait for a turn.
+    func wantsInput(_ connection: Connection) -> Bool {
+        !connection.machine.isClosed && connection.machine.isReading && !connection.transport.isOutputBacklogged
+            && !connection.awaitsHandshakeTurn
+    }
+
+    /// Watches what `connection` needs: what its machine asks for (`.setInterest`), without
+    /// reading while `wantsInput` says no. False when the selector refused (close it then).
+    func updateSelectorInterest(_ connection: Connection) -> Bool {
+        var wanted: SelectorInterest = connection.machine.interest.readable && wantsInput(connection) ? .readable : []
+        if connection.machine.interest.writable { wanted.insert(.writable) }
+        guard wanted != connection.selectorInterest else { return true }
+        do {
+            try loop.modify(connection.fd, interest: wanted)
+        } catch {
+            return false
+        }
+        connection.selectorInterest = wanted
+        return true
+    }
+
+    /// A read, then the records OpenSSL took off the socket with it, which the selector will not
+    /// report (bounded: a client cannot keep the loop here).
+    func readAvailable(_ connection: Connection) {
+        read(connection)
+        var rounds = 0
+        while rounds < 16, connection.transport.hasBufferedInput, wantsInput(connection) {
             read(connection)
-            // Records OpenSSL took off the socket with the last read: the selector will not
-            // report them (bounded: a client cannot keep the loop here).
-            var rounds = 0
-            while rounds < 16, connection.transport.hasBufferedInput, !connection.machine.isClosed,
-                  connection.machine.isReading {
-                read(connection)
-                rounds += 1
-            }
+            rounds += 1
         }
     }
 
@@ -207,9 +237,9 @@ extension BridgeServer {
     /// left when reading stopped for backpressure, or after the bounded rounds above): once per
     /// tick, so such input waits at most a tick.
     func readBufferedInput() {
-        for connection in Array(connections.values)
-        where connection.transport.hasBufferedInput && connection.machine.isReading && !connection.machine.isClosed {
+        for connection in Array(connections.values) where connection.transport.hasBufferedInput && wantsInput(connection) {
             read(connection)
+            if !connection.machine.isClosed, !updateSelectorInterest(connection) { close(connection) }
         }
     }
 
@@ -226,6 +256,9 @@ extension BridgeServer {
             return
         }
         let now = monotonicNanoseconds()
+        if connection.isHandshaking, let tls = connection.transport as? TLSTransport, tls.isEstablished {
+            handshakeEnded(connection)
+        }
         // A TLS handshake flight the socket did not take at once: wait for writability for it.
         if connection.transport.hasPendingOutput {
             drive(connection) { _, actions in actions.append(.flush) }
@@ -282,10 +315,16 @@ extension BridgeServer {
         connection.machine.flushEnded(blocked: blocked, now: now, into: &actions)
     }
 
-    /// Closes the socket and forgets the connection (the machine has said `.close`).
-    private func close(_ connection: Connection) {
+    /// Closes the socket and forgets the connection (the machine has said `.close`), after the
+    /// transport's last word (TLS: close_notify).
+    func close(_ connection: Connection) {
         let fd = connection.fd
-        assert(connections[fd] === connection, "a connection is closed once, by its machine")
+        // Once: by its machine's `.close`, or when the selector refused it (the machine may not
+        // know yet, so a later event of the same pass could ask again).
+        guard connections[fd] === connection else { return }
+        connection.transport.prepareToClose()
+        if connection.isHandshaking { handshakeEnded(connection) }
+        connection.awaitsHandshakeTurn = false
         leaveHub(connection)
         try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object

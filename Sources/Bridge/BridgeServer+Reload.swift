@@ -81,7 +81,7 @@ extension BridgeServer {
         accessCodeV2.policy = policy
         hub.pacer.minimumInterval = next.limits.locationV2MinimumInterval
         admission.reconfigure(configured: next.limits.maxConnections, openFileLimit: CurrentProcess.openFileLimit(),
-                              otherClients: Self.maxControlClients)
+                              otherClients: Self.maxControlClients, handshakeMemory: next.limits.tlsHandshakeMemory)
         if admission.maxConnections < next.limits.maxConnections {
             log.warning("max-connections \(next.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more")
         }

@@ -110,6 +110,14 @@ public final class BridgeServer {
     var controlClients: [CInt: ControlClient] = [:]
     /// One-shot: the next instant the V2 rate cap lets a pending epoch out (BridgeServer+Hub).
     let locationV2Timer: EventLoopTimer
+    /// TLS handshakes in progress and those waiting for a turn; the timer that serves the queue
+    /// at the end of each turn while it is not empty (BridgeServer+Handshakes).
+    var handshakes = HandshakeSchedule()
+    let handshakeQueueTimer: EventLoopTimer
+    /// The most connections open since the last growth, those open when freed memory was last
+    /// given back, and those open at the last tick (BridgeServer+Handshakes).
+    var memoryWatch: (peak: Int, trimmedWith: Int?) = (0, nil)
+    var connectionsAtLastTick = 0
     /// Which new clients fit (BridgeCore's ConnectionAdmission).
     var admission: ConnectionAdmission
     /// `max-connections` as clamped to the open-file limit.
@@ -172,6 +180,8 @@ public final class BridgeServer {
         /// TLS sessions that failed (refused handshakes, bad records), and handshakes that stalled.
         public var tlsFailures = 0
         public var tlsHandshakesTimedOut = 0
+        /// Handshakes in progress closed to make room for a new one (the handshake memory was used up).
+        public var tlsHandshakesEvicted = 0
         /// Access Code V2 codes refused (401).
         public var accessCodeV2Refused = 0
     }
@@ -195,6 +205,7 @@ public final class BridgeServer {
             throw .eventLoop(error)
         }
         locationV2Timer = loop.makeTimer()
+        handshakeQueueTimer = loop.makeTimer()
 
         do {
             try makeDirectories(environment.stateDirectory, mode: 0o700, alsoOwnedBy: environment.dropUser)
@@ -235,7 +246,8 @@ public final class BridgeServer {
 
         let openFiles = CurrentProcess.openFileLimit()
         admission = ConnectionAdmission(configured: configuration.limits.maxConnections, openFileLimit: openFiles,
-                                        otherClients: Self.maxControlClients)
+                                        otherClients: Self.maxControlClients,
+                                        handshakeMemory: configuration.limits.tlsHandshakeMemory)
         if admission.maxConnections < configuration.limits.maxConnections {
             log.warning("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
         }
@@ -356,6 +368,7 @@ public final class BridgeServer {
             sendLocationV1()
         }
         locationV2Timer.handler = { [unowned self] _ in locationV2TimerExpired() }
+        handshakeQueueTimer.handler = { [unowned self] _ in serveHandshakeQueue() }
         if environment.handleSignals {
             try loop.handleSignals(Self.handledSignals) { [unowned self] signal in
                 if Self.reloadSignals.contains(signal) {
@@ -420,8 +433,9 @@ public final class BridgeServer {
         socket.setSendBuffer(configuration.limits.sendBuffer)
         let transport: any Transport
         if server.isSecure {
+            if admission.handshakesFull { evictOldestHandshake() }
             do {
-                transport = try TLSTransport(socket, context: tlsContext)
+                transport = try TLSTransport(socket, context: tlsContext, keyUpdateBurst: configuration.limits.tlsKeyUpdateBurst)
             } catch {
                 log.error("cannot start a TLS session: \(error)")
                 return
@@ -440,6 +454,7 @@ public final class BridgeServer {
         }
         connections[fd] = connection
         admission.admitted(server)
+        if server.isSecure { handshakeStarted(connection) }
         log.debug("accepted a connection on \(server.registrationKey) (\(admission.open) open)")
     }
 
@@ -481,6 +496,7 @@ public final class BridgeServer {
         tickConnections(now: now)
         readBufferedInput()
         closeStalledHandshakes(now: now)
+        returnMemoryAfterFlood()
         watchCertificateExpiry(now: now)
         if now - lastLedgerSweep > 60_000_000_000 {
             lastLedgerSweep = now

@@ -1,4 +1,5 @@
 import BridgeCore
+import Posix
 import TMMProtocol
 
 /// One accepted client socket: its transport, and the state machine that decides everything
@@ -16,6 +17,12 @@ final class Connection {
     let acceptedAt: Int64
     /// Who is behind it, once asked (`BridgeServer.peer(of:)`).
     var peer: ClientPeer?
+    /// What the selector watches now (see `BridgeServer.updateSelectorInterest`).
+    var selectorInterest: SelectorInterest = .readable
+    /// A TLS connection whose handshake is in progress (counted by the admission).
+    var isHandshaking = false
+    /// Its handshake input waits in the server's handshake queue (not read meanwhile).
+    var awaitsHandshakeTurn = false
 
     init(transport: any Transport, server: TMMServer, settings: ClientConnection.Settings, now: Int64) {
         self.transport = transport

@@ -164,16 +164,4 @@ extension BridgeServer {
         }
     }
 
-    /// Closes TLS connections whose handshake has not finished in `tls-handshake-timeout`
-    /// (default 10 s: a handshake is a few round trips on any network a TMM client uses) — a
-    /// client that opens the port and says nothing, or stalls mid-handshake.
-    func closeStalledHandshakes(now: Int64) {
-        let limit = configuration.limits.tlsHandshakeTimeout
-        for connection in Array(connections.values) {
-            guard let tls = connection.transport as? TLSTransport, !tls.isEstablished,
-                  now - connection.acceptedAt > limit else { continue }
-            statistics.tlsHandshakesTimedOut += 1
-            drive(connection) { $0.transportFailed(into: &$1) }
-        }
-    }
 }

@@ -31,6 +31,14 @@ protocol Transport: AnyObject {
     /// No more output from the server: end the write side (after any pending output).
     func shutdownWrite()
 
+    /// The connection is about to close: a last word of the transport's own, if the socket
+    /// takes it at once (TLS: close_notify). Never blocks.
+    func prepareToClose()
+
+    /// Bytes of its own wait that the client does not take (TLS: replies it provoked): the
+    /// server stops reading the connection until they are written.
+    var isOutputBacklogged: Bool { get }
+
     /// Input already taken off the socket and not yet returned (TLS: records OpenSSL holds).
     /// The selector cannot report it, so the server reads again while this is true.
     var hasBufferedInput: Bool { get }
@@ -64,6 +72,8 @@ final class PlainTransport: Transport {
     var hasPendingOutput: Bool { false }
     func flushPending() throws(Errno) {}
     var hasBufferedInput: Bool { false }
+    var isOutputBacklogged: Bool { false }
 
     func shutdownWrite() { socket.shutdownWrite() }
+    func prepareToClose() {}
 }

@@ -113,6 +113,14 @@ public struct ServerLimits: Sendable, Equatable {
     /// A TLS connection whose handshake is not done after this is closed (a silent or stalled
     /// client on a secure port holds a descriptor and a session until then).
     public var tlsHandshakeTimeout: Int64 = 10_000_000_000
+    /// Memory the TLS handshakes in progress may hold together, each counted at its most
+    /// (`ConnectionAdmission.handshakeCost`: 409 handshakes); a new one beyond it closes the
+    /// oldest. No option: tests lower it.
+    public var tlsHandshakeMemory = 32 << 20
+    /// KeyUpdates (and refused TLS 1.2 renegotiations) a TLS client may send at once; one more a
+    /// second after that; beyond, the connection is closed. Each is a key derivation and, when
+    /// the client asks for it, a reply of ours. No option: tests raise it.
+    public var tlsKeyUpdateBurst = 8
     /// Open client connections (all servers together) beyond which new ones are closed at once.
     /// Clamped at start to what the open-file limit leaves (BridgeServer), and a share of it is
     /// kept for REST so WebSocket clients cannot lock out the API.

@@ -1,33 +1,50 @@
 // Per-client policies the server applies, kept apart from its sockets: pure, tested on their own.
 
+/// A token bucket: `burst` spends at once, then one more per `refillInterval`. Spending past
+/// the bucket says how long until the spend would have been allowed.
+public struct RateBudget: Sendable {
+    public let burst: Int
+    public let refillInterval: Int64
+    var tokens: Int
+    var refilledAt: Int64 = 0
+
+    public init(burst: Int, refillInterval: Int64) {
+        self.burst = burst
+        self.refillInterval = refillInterval
+        tokens = burst
+    }
+
+    /// Takes a token and returns how long its spend waits: 0 while tokens are left; else until
+    /// the next token is earned, which this spend then uses up (so a client that keeps spending
+    /// gets one spend per `refillInterval`, not two).
+    public mutating func spend(now: Int64) -> Int64 {
+        if tokens == burst { refilledAt = now }
+        let earned = max(0, (now - refilledAt) / refillInterval)
+        if earned > 0 {
+            tokens = min(burst, tokens + Int(clamping: earned))
+            refilledAt += earned * refillInterval
+        }
+        if tokens > 0 {
+            tokens -= 1
+            return 0
+        }
+        refilledAt += refillInterval
+        return refilledAt - now
+    }
+}
+
 /// Failed access codes a connection may send before each further failure is answered late:
 /// a burst for clients whose clock or registration is off, then one per `refillInterval`.
 /// A token bucket, so a client that fails now and then is never slowed.
 public struct AuthenticationBudget: Sendable {
     public static let burst = 4
     public static let refillInterval: Int64 = 1_000_000_000
-    var tokens = burst
-    var refilledAt: Int64 = 0
+    var bucket = RateBudget(burst: burst, refillInterval: refillInterval)
 
     public init() {}
 
-    /// Takes a token for a failure and returns how long its answer waits: 0 while tokens are
-    /// left; else until the next token is earned, which this failure then uses up (so a client
-    /// that keeps failing gets one answer per `refillInterval`, not two).
-    public mutating func spend(now: Int64) -> Int64 {
-        if tokens == Self.burst { refilledAt = now }
-        let earned = max(0, (now - refilledAt) / Self.refillInterval)
-        if earned > 0 {
-            tokens = min(Self.burst, tokens + Int(earned))
-            refilledAt += earned * Self.refillInterval
-        }
-        if tokens > 0 {
-            tokens -= 1
-            return 0
-        }
-        refilledAt += Self.refillInterval
-        return refilledAt - now
-    }
+    /// Takes a token for a failure and returns how long its answer waits (`RateBudget.spend`).
+    public mutating func spend(now: Int64) -> Int64 { bucket.spend(now: now) }
 }
 
 /// Which refused origins are logged: each distinct one the first time it is refused in a window,

@@ -115,6 +115,10 @@ int clinux_wtermsig(int status) { return WTERMSIG(status); }
 
 void clinux_set_thread_name(const char *name) { (void)pthread_setname_np(pthread_self(), name); }
 
+#include <malloc.h>
+
+int clinux_malloc_trim(void) { return malloc_trim(0); }
+
 int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

@@ -31,6 +31,14 @@ static inline void tmm_ssl_ctx_set_partial_writes(SSL_CTX *ctx) {
                             | SSL_MODE_RELEASE_BUFFERS);
 }
 
+/// A server's SSL_read handles at most one record that holds no application data (a KeyUpdate,
+/// a refused renegotiation) and then returns "want read" while more input waits, instead of
+/// working through every such record the peer sent (AUTO_RETRY): the caller can count them and
+/// stop reading a peer that sends thousands (TLSTransport's budget).
+static inline void tmm_ssl_ctx_one_record_per_read(SSL_CTX *ctx) {
+    SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
+}
+
 /// Adds a certificate to the chain sent after the leaf (the context takes its own reference).
 static inline int tmm_ssl_ctx_add_chain_certificate(SSL_CTX *ctx, X509 *certificate) {
     return (int)SSL_CTX_add1_chain_cert(ctx, certificate);
@@ -55,6 +63,11 @@ static int tmm_select_http11(SSL *ssl, const unsigned char **out, unsigned char 
 
 static inline void tmm_ssl_ctx_select_http11(SSL_CTX *ctx) {
     SSL_CTX_set_alpn_select_cb(ctx, tmm_select_http11, NULL);
+}
+
+/// The pointer a session's message callback (SSL_set_msg_callback) is handed.
+static inline void tmm_ssl_set_msg_callback_arg(SSL *ssl, void *arg) {
+    SSL_set_msg_callback_arg(ssl, arg);
 }
 
 /// SNI (RFC 6066 §3) for a client session: the host name it asks for.

@@ -42,6 +42,23 @@ public enum CurrentProcess {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Resident memory now, in bytes (/proc/self/statm's second field, in pages); nil when it
+    /// cannot be read.
+    public static func residentBytes() -> Int? {
+        guard let bytes = try? AtomicFile.read("/proc/self/statm", limit: 4096) else { return nil }
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(CInt(_SC_PAGESIZE)))
+    }
+
+    /// Gives the pages malloc holds free back to the kernel (glibc's malloc_trim). glibc keeps
+    /// freed memory for reuse, and after thousands of connections' buffers were freed in no
+    /// particular order little of it is at the top of the heap, where free() alone returns it.
+    /// It locks each arena while it walks it: call it off the io thread.
+    public static func returnFreedMemory() {
+        _ = clinux_malloc_trim()
+    }
+
     /// Whether this process may write `path` (access(2) with W_OK: real ids, as the kernel would
     /// check a connect to a socket there).
     public static func canWrite(_ path: String) -> Bool {

@@ -65,6 +65,19 @@ public final class TLSClientSession: TLSSession {
         }
     }
 
+    /// Sends a TLS 1.3 KeyUpdate asking the server to update its keys too (RFC 8446 §4.6.3); the
+    /// record is then waiting in `takeOutput`. For tests of what a server does with many.
+    public func requestKeyUpdate() throws(Failure) {
+        ERR_clear_error()
+        guard SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1 else { throw failure() }
+        let result = SSL_do_handshake(ssl)
+        if result == 1 { return }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return
+        default: throw failure()
+        }
+    }
+
     /// The queue says only "certificate verify failed"; the verifier says why.
     override func failure() -> Failure {
         var reason = super.failure().reason

@@ -13,6 +13,13 @@ public class TLSSession {
     /// Network → OpenSSL (ciphertext the peer sent) and OpenSSL → network.
     private let incoming: OpaquePointer
     private let outgoing: OpaquePointer
+    /// A server's bound on what the client may send before the handshake is done (nil for a
+    /// client session, and once the handshake is done).
+    var handshakeInputLimit: HandshakeInputLimit?
+    /// Why `receive` refused the peer's bytes; the next read throws it.
+    private var refusal: Failure?
+    /// OpenSSL failed the session (a fatal alert went out): it must not send close_notify now.
+    private var hasFailed = false
 
     /// A read's outcome.
     public enum ReadResult: Equatable {
@@ -22,6 +29,11 @@ public class TLSSession {
         case needsInput
         /// The peer sent close_notify: no more plaintext will come.
         case closed
+        /// A record without plaintext was handled (a post-handshake KeyUpdate, a refused
+        /// renegotiation: `controlRecords` counts them) and more input may wait: read again.
+        /// Only a server session returns it: its context handles one such record per read, so
+        /// the caller can budget them and stop between two.
+        case handledRecord
     }
 
     /// A failure of the session (a bad record, a refused handshake or chain, an alert from the
@@ -30,6 +42,8 @@ public class TLSSession {
     public struct Failure: Error, Equatable, CustomStringConvertible {
         public let reason: String
         public var description: String { reason }
+
+        public init(reason: String) { self.reason = reason }
     }
 
     /// A session on `context` (an `SSL_CTX`), which it keeps alive; `configure` sets the end
@@ -55,9 +69,21 @@ public class TLSSession {
 
     deinit { SSL_free(ssl) }
 
-    /// Hands OpenSSL bytes read from the socket.
+    /// Hands OpenSSL bytes read from the socket. A server session refuses bytes beyond its
+    /// handshake limits (`HandshakeInputLimit`): they are dropped and the next read fails.
     public func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard let base = bytes.baseAddress, !bytes.isEmpty, refusal == nil else { return }
+        if var limit = handshakeInputLimit {
+            if isEstablished {
+                handshakeInputLimit = nil
+            } else {
+                if let reason = limit.admit(bytes, negotiatedTLS12: SSL_version(ssl) == TLS1_2_VERSION) {
+                    refusal = Failure(reason: reason)
+                    return
+                }
+                handshakeInputLimit = limit
+            }
+        }
         // A memory BIO grows as needed; it only fails when memory does.
         let written = BIO_write(incoming, base, CInt(bytes.count))
         precondition(written == CInt(bytes.count), "BIO_write on a memory BIO failed")
@@ -66,23 +92,52 @@ public class TLSSession {
     /// Runs the handshake as far as the received bytes allow, then reads up to `buffer.count`
     /// bytes of plaintext (one record's worth at most) to its start.
     public func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) throws(Failure) -> ReadResult {
+        if let refusal {
+            hasFailed = true
+            throw refusal
+        }
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return .needsInput }
-        var count = 0
-        // SSL_get_error reads the thread's error queue: an entry left by any earlier OpenSSL call
-        // on this thread would turn "needs input" into a failure (SSL_get_error(3)).
-        ERR_clear_error()
-        let result = SSL_read_ex(ssl, base, buffer.count, &count)
-        if result == 1 { return .bytes(count) }
-        switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-            // WANT_WRITE: the handshake wrote a flight; the caller takes it with takeOutput.
-            return .needsInput
-        case SSL_ERROR_ZERO_RETURN:
-            return .closed
-        default:
-            throw failure()
+        var retriedWithoutInput = false
+        while true {
+            var count = 0
+            let waiting = tmm_bio_pending(incoming)
+            let handled = controlRecords
+            // SSL_get_error reads the thread's error queue: an entry left by any earlier OpenSSL
+            // call on this thread would turn "needs input" into a failure (SSL_get_error(3)).
+            ERR_clear_error()
+            let result = SSL_read_ex(ssl, base, buffer.count, &count)
+            if result == 1 { return .bytes(count) }
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                // WANT_WRITE: the handshake wrote a flight; the caller takes it with takeOutput.
+                // A server's read also stops after each record without plaintext, saying "want
+                // read" with more input waiting, in the BIO or already inside OpenSSL (after a
+                // KeyUpdate it reads the next record before it returns); and it may give that
+                // answer once without taking input, finishing its own post-handshake work, and
+                // return the waiting record the time after. So it reads again while input is
+                // taken, and once more after that while input waits: every second try takes
+                // input, so this ends. A counted record goes back to the caller first.
+                if controlRecords != handled { return .handledRecord }
+                let left = tmm_bio_pending(incoming)
+                if left < waiting {
+                    retriedWithoutInput = false
+                } else if left == 0 || retriedWithoutInput {
+                    return .needsInput
+                } else {
+                    retriedWithoutInput = true
+                }
+            case SSL_ERROR_ZERO_RETURN:
+                return .closed
+            default:
+                hasFailed = true
+                throw failure()
+            }
         }
     }
+
+    /// Records without application data the peer sent after the handshake (KeyUpdates,
+    /// renegotiation requests, alerts): a server session counts them, a client does not.
+    public var controlRecords: Int { 0 }
 
     /// `readPlaintext(into:)`, appending up to `maxCount` bytes to `buffer` (straight into its
     /// spare capacity: nothing is zero-filled first).
@@ -106,6 +161,7 @@ public class TLSSession {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return 0
         default:
+            hasFailed = true
             throw failure()
         }
     }
@@ -123,10 +179,12 @@ public class TLSSession {
         }
     }
 
-    /// Queues close_notify (taken with `takeOutput`). The peer's own close_notify is not
-    /// awaited: the connection closes after ours is flushed (RFC 8446 §6.1 allows it).
+    /// Queues close_notify (taken with `takeOutput`), once, on an established session that has
+    /// not failed (after a fatal alert OpenSSL must not send another). The peer's own
+    /// close_notify is not awaited: the connection closes after ours is flushed (RFC 8446 §6.1
+    /// allows it).
     public func close() {
-        guard SSL_is_init_finished(ssl) == 1 else { return }
+        guard SSL_is_init_finished(ssl) == 1, !hasFailed, SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 else { return }
         ERR_clear_error()
         _ = SSL_shutdown(ssl)
         ERR_clear_error()

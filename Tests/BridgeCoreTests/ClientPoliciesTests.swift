@@ -20,6 +20,14 @@ struct ClientPoliciesTests {
         for _ in 0..<AuthenticationBudget.burst { #expect(rested.spend(now: 100 * second) == 0) }
     }
 
+    /// The bucket under both budgets (failed codes; a TLS client's KeyUpdates): its own burst.
+    @Test func aRateBudgetHasItsOwnBurst() {
+        var budget = RateBudget(burst: 8, refillInterval: second)
+        for _ in 0..<8 { #expect(budget.spend(now: 5 * second) == 0) }
+        #expect(budget.spend(now: 5 * second) == second)
+        #expect(budget.spend(now: 7 * second) == 0, "one earned a second")
+    }
+
     @Test func aClientThatFailsNowAndThenIsNeverSlowed() {
         var budget = AuthenticationBudget()
         for i in 0..<100 { #expect(budget.spend(now: Int64(i) * second) == 0) }

@@ -113,3 +113,39 @@ struct TLSClientSessionTests {
         #expect(throws: CryptoError.self) { _ = try TLSClientContext(trusting: []) }
     }
 }
+
+extension TLSClientSessionTests {
+    /// The server session stops after each record without plaintext and counts it, so the
+    /// transport can budget KeyUpdates between two; the data behind them still comes out.
+    @Test func aServerReadsOneKeyUpdateAtATimeAndCountsIt() throws {
+        let (serverContext, ca) = try Self.materials.get()
+        let client = try TLSClientSession(context: try TLSClientContext(trusting: [ca]), serverName: "127.0.0.1")
+        let server = try TLSServerSession(context: serverContext)
+        try client.start()
+        _ = try shuttle(client, server)
+        #expect(server.isEstablished && server.controlRecords == 0, "the handshake's own records are not counted")
+
+        for _ in 0..<3 { try client.requestKeyUpdate() }
+        _ = try Array("ping".utf8).withUnsafeBytes { try client.writePlaintext($0) }
+        var wire: [UInt8] = []
+        client.takeOutput(appendingTo: &wire)
+        wire.withUnsafeBytes { server.receive($0) }  // one socket read: three KeyUpdates and "ping"
+        var buffer = [UInt8](repeating: 0, count: 100)
+        var handled: [Int] = []
+        var plaintext: [UInt8] = []
+        for _ in 0..<10 {
+            switch try buffer.withUnsafeMutableBytes({ try server.readPlaintext(into: $0) }) {
+            case .handledRecord: handled.append(server.controlRecords)
+            case .bytes(let count): plaintext += buffer[0..<count]
+            case .needsInput, .closed: break
+            }
+            if !plaintext.isEmpty { break }
+        }
+        #expect(handled == [1, 2, 3], "one KeyUpdate per read")
+        #expect(plaintext == Array("ping".utf8))
+        #expect(server.controlRecords == 3)
+        // The server answered (update_requested): the client reads the replies and "pong".
+        _ = try Array("pong".utf8).withUnsafeBytes { try server.writePlaintext($0) }
+        #expect(try shuttle(client, server).client == Array("pong".utf8))
+    }
+}

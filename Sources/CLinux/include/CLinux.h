@@ -53,6 +53,9 @@ int clinux_wtermsig(int status);
 int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 /// Names the calling thread (pthread_setname_np is a GNU extension).
 void clinux_set_thread_name(const char *name);
+/// malloc_trim(0) (glibc's <malloc.h>, which Swift's Glibc module does not include): gives the
+/// free pages of every malloc arena back to the kernel. Returns 1 if any memory was released.
+int clinux_malloc_trim(void);
 
 /// How `clinux_spawn_supervised` sets up its child (see ChildProcess.Supervision).
 typedef struct clinux_supervised_spawn {
