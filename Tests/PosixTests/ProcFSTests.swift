@@ -1,6 +1,7 @@
 // The /proc readers behind the gpsd trust decisions (issue 9): /proc/net/tcp rows (malformed
 // input table), /proc/PID/stat, the owner of a real connection's server end, and supervised
 // children (credentials, socket activation, death with the spawning thread).
+import CLinux
 import Foundation
 import Synchronization
 import Glibc
