@@ -206,6 +206,14 @@ if ((have_gpsd)); then
         (cd "$work/gpsd/test/daemon" && TMPDIR="$work/gpsfake" xargs -P 4 -I{} \
             sh -c 'timeout 120 gpsfake -s 38400 -1 -p "$1" >"$2/$1.out" 2>"$2/$1.err" || echo "exit $?" >>"$2/$1.err"' \
             gpsfake {} "$work/gpsfake")
+    # A run that printed no DEVICE at all failed rather than read the log (four gpsfakes at once
+    # have been seen to lose one: a log classified "driver none, 0 TPVs" one time in several):
+    # each such log is played once more, alone.
+    awk -F'\t' '$2 == "excluded" {print $1}' "$dir/captures.tsv" | while read -r name; do
+        grep -q '"class":"DEVICE' "$work/gpsfake/$name.out" 2>/dev/null && continue
+        (cd "$work/gpsd/test/daemon" && TMPDIR="$work/gpsfake" timeout 120 gpsfake -s 38400 -1 -p "$name" \
+            >"$work/gpsfake/$name.out" 2>"$work/gpsfake/$name.err") || echo "exit $?" >>"$work/gpsfake/$name.err"
+    done
     python3 - "$work/gpsd/test/daemon" "$work/gpsfake" "$dir/binary.new" "$dir/captures.tsv" <<'EOF'
 import json, os, shutil, sys
 
