@@ -56,11 +56,6 @@ struct Hub {
 extension Hub: Sendable {}
 
 extension BridgeServer {
-    /// Number of WebSocket clients per channel (V1, V2, events).
-    public var clientCounts: (locationV1: Int, locationV2: Int, events: Int) {
-        (hub.locationV1.count, hub.locationV2.count, hub.events.count)
-    }
-
     func joinHub(_ connection: Connection, _ channel: ClientChannel) {
         guard connection.hubSlot < 0 else { return }
         connection.hubChannel = channel

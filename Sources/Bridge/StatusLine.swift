@@ -1,5 +1,4 @@
 import BridgeCore
-import Glibc
 import Posix
 import Synchronization
 
@@ -30,18 +29,14 @@ public final class StatusLine: Sendable {
 
     /// A status line on `descriptor`, or nil when it is not a terminal (then nothing changes:
     /// output read by a program or a file never gets control sequences).
-    public init?(descriptor: CInt = STDOUT_FILENO) {
-        guard isatty(descriptor) == 1 else { return nil }
+    public init?(descriptor: CInt = Terminal.standardOutput) {
+        guard Terminal.isTerminal(descriptor) else { return nil }
         self.descriptor = descriptor
     }
 
     /// The terminal's width in columns (asked each time: the window may have been resized); 80
     /// when the terminal does not say.
-    public var columns: Int {
-        var size = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
-    }
+    public var columns: Int { Terminal.columns(of: descriptor) ?? 80 }
 
     /// Shows `text` in place of the line's current text (unchanged text is not written again).
     public func update(_ text: String) {

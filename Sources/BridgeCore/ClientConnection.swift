@@ -208,14 +208,6 @@ public struct ClientConnection {
 
     public var isClosed: Bool { if case .closed = state { true } else { false } }
 
-    /// Set once the connection is to end (closing, draining or closed).
-    public var isEnding: Bool {
-        switch state {
-        case .http, .webSocket, .modifying: false
-        case .closing, .draining, .closed: true
-        }
-    }
-
     /// The channel of an upgraded connection.
     public var channel: ClientChannel? { if case .webSocket(let session) = state { session.channel } else { nil } }
 

@@ -71,12 +71,6 @@ public struct UTCTimestamp: Sendable, Equatable {
         return Double(date.daysSinceEpoch) * 86_400 + Double(nanosecondsOfDay) / 1e9
     }
 
-    /// GPS time minus UTC, in whole seconds, at this instant (nil before 1980 or without a date).
-    public var gpsLeapSeconds: Int? {
-        guard let date else { return nil }
-        return LeapSeconds.gpsMinusUTC(on: date)
-    }
-
     /// The same instant on the GPS time scale, as a "timestamp" whose wall-clock reads GPS time
     /// (UTC plus the leap seconds in force), which is what TMM's `gpsTimeStamp` shows.
     public var gpsTime: UTCTimestamp? {

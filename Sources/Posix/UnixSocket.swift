@@ -73,11 +73,6 @@ public struct StreamSocket: ~Copyable {
     }
 }
 
-/// True when something accepts TCP connections on loopback `port` (e.g. a gpsd).
-public func loopbackPortAnswers(_ port: UInt16) -> Bool {
-    (try? StreamSocket.connect(loopbackPort: port)) != nil
-}
-
 /// A TCP port on 127.0.0.1 that is free right now (the kernel's choice for port 0).
 public func freeLoopbackPort() -> UInt16? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -219,8 +219,6 @@ enum ExitCode {
     static let failure = ExitStatus.failure.rawValue
     static let usage = ExitStatus.usage.rawValue
     static let config = ExitStatus.badConfiguration.rawValue
-    /// EX_OSERR: the system refused a privilege drop it should have allowed.
-    static let osError = ExitStatus.privilegeDropFailed.rawValue
     /// EX_UNAVAILABLE: no daemon answers (`status`).
     static let unavailable = ExitStatus.unavailable.rawValue
     /// EX_NOPERM: the control socket is closed to this user (`status`).
