@@ -3,7 +3,7 @@ import Posix
 // The seam between a client's socket and the server's logic: every byte a connection reads or
 // writes passes through its `Transport`, as a handler sits between the channel and the protocol
 // in swift-nio. `PlainTransport` passes them as they are (the plain ports, today every port);
-// the secure ports' TLS transport (issue 11) puts OpenSSL in between, with memory BIOs: its reads
+// the secure ports' TLS transport puts OpenSSL in between, with memory BIOs: its reads
 // may yield no plaintext (a handshake record), and it may have bytes of its own to write
 // (`hasPendingOutput`), so the loop asks for writability on its behalf. Neither ever blocks.
 

@@ -1,5 +1,5 @@
 // ASCII over bytes: the named bytes the parsers match, classification, case folding and
-// case-insensitive comparison. The one home for them (issue 10): HTTP1, WebSocket, TMMProtocol,
+// case-insensitive comparison. The one home for them: HTTP1, WebSocket, TMMProtocol,
 // NMEA0183, Discovery and the assembly tier use these instead of spelling `0x41...0x5A` again.
 //
 // Everything is `@inlinable` and a switch or a subtraction over `UInt8` (no tables, no globals):

@@ -1,5 +1,5 @@
 // Base64 (RFC 4648 §4: alphabet `A-Z a-z 0-9 + /`, `=` padding), without Foundation. The one
-// Base64 of the package (issue 10): the WebSocket handshake decodes keys strictly, registration
+// Base64 of the package: the WebSocket handshake decodes keys strictly, registration
 // URLs leniently; the difference is `DecodingOptions`, not a second type.
 //
 // Both readings accept non-zero pad bits, as RFC 4648 §3.5 allows ("MAY"): RFC 6455 §4.1's own

@@ -1,4 +1,4 @@
-// Hexadecimal digits: the one home for reading and writing them (issue 10). Percent escapes
+// Hexadecimal digits: the one home for reading and writing them. Percent escapes
 // (RFC 3986 §2.1), chunk sizes (RFC 9112 §7.1), NMEA checksums, udev's `\x2f` escapes and
 // Bluetooth addresses all read hex digits of either case through `Hex.value`.
 

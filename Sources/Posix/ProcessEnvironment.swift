@@ -2,7 +2,7 @@ import CLinux
 import Glibc
 
 // What the assembly tier asks of its own process: identity, environment, limits and the signal
-// numbers, so that Bridge reaches the system only through Posix (issue 10).
+// numbers, so that Bridge reaches the system only through Posix.
 
 /// A user id (`uid_t`), for callers that do not import Glibc.
 public typealias UserID = uid_t
