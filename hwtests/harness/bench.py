@@ -158,6 +158,10 @@ class Bench:
                                      stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         wait_for(lambda: answers(GPSD_PORT) and os.path.exists(self.gpsd_control), 10, "gpsd to listen")
+        # gpsd (started as root) makes its control socket root's, mode 0755; the bridge drops root
+        # (to nobody) and must be able to write it for every hand-off, as it can write
+        # /run/gpsd.sock or its private gpsd's: it refuses to start otherwise (exit 77).
+        os.chmod(self.gpsd_control, 0o666)
         for device in self.devices:
             self.gpsd_command("+" + device)
 
