@@ -206,13 +206,13 @@ public struct AccessCodeV2DecryptionBudget {
         case allExhausted
     }
 
-    private var all: TokenBucket
-    private let fresh: TokenBucket
-    private var peers: [ClientPeer: TokenBucket] = [:]
+    private var all: RateBudget
+    private let fresh: RateBudget
+    private var peers: [ClientPeer: RateBudget] = [:]
 
     public init(limits: AccessCodeV2Limits) {
-        all = TokenBucket(perSecond: limits.decryptionsPerSecond)
-        fresh = TokenBucket(perSecond: limits.decryptionsPerSecondPerPeer)
+        all = RateBudget(perSecond: limits.decryptionsPerSecond)
+        fresh = RateBudget(perSecond: limits.decryptionsPerSecondPerPeer)
     }
 
     /// Takes a decryption for `peer` at monotonic `now`, if its share and the total allow.
@@ -230,7 +230,7 @@ public struct AccessCodeV2DecryptionBudget {
     public var trackedPeers: Int { peers.count }
 
     private mutating func makeRoom(now: Int64) {
-        peers = peers.filter { $0.value.available(now: now) < $0.value.capacity }
+        peers = peers.filter { $0.value.available(now: now) < $0.value.burst }
         guard peers.count >= Self.peersTracked else { return }
         // Every one decrypted within the last second: the one closest to full loses least.
         if let fullest = peers.max(by: { $0.value.available(now: now) < $1.value.available(now: now) })?.key {

@@ -1,35 +1,62 @@
 // Per-client policies the server applies, kept apart from its sockets: pure, tested on their own.
 
-/// A token bucket: `burst` spends at once, then one more per `refillInterval`. Spending past
-/// the bucket says how long until the spend would have been allowed.
-public struct RateBudget: Sendable {
+/// A token bucket: `burst` tokens at once, then one more per `refillInterval`; it starts full, and
+/// a full bucket gains nothing while it waits. `take` spends a token only if one is there;
+/// `spend` always spends and says how long the spend waits (a reservation on the next token).
+/// The one bucket of the server's budgets: failed codes, KeyUpdates, Access Code V2's
+/// decryptions and auto-registrations.
+public struct RateBudget: Sendable, Equatable {
     public let burst: Int
     public let refillInterval: Int64
     var tokens: Int
     var refilledAt: Int64 = 0
 
     public init(burst: Int, refillInterval: Int64) {
-        self.burst = burst
-        self.refillInterval = refillInterval
-        tokens = burst
+        self.burst = max(1, burst)
+        self.refillInterval = max(1, refillInterval)
+        tokens = self.burst
+    }
+
+    /// `perSecond` tokens a second, and a burst of one second's worth.
+    public init(perSecond: Int) {
+        self.init(burst: perSecond, refillInterval: 1_000_000_000 / Int64(max(1, perSecond)))
     }
 
     /// Takes a token and returns how long its spend waits: 0 while tokens are left; else until
     /// the next token is earned, which this spend then uses up (so a client that keeps spending
     /// gets one spend per `refillInterval`, not two).
     public mutating func spend(now: Int64) -> Int64 {
-        if tokens == burst { refilledAt = now }
-        let earned = max(0, (now - refilledAt) / refillInterval)
-        if earned > 0 {
-            tokens = min(burst, tokens + Int(clamping: earned))
-            refilledAt += earned * refillInterval
-        }
+        credit(now: now)
         if tokens > 0 {
             tokens -= 1
             return 0
         }
         refilledAt += refillInterval
         return refilledAt - now
+    }
+
+    /// Takes a token if one is left at `now`.
+    public mutating func take(now: Int64) -> Bool {
+        credit(now: now)
+        guard tokens > 0 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Tokens that could be taken at `now`.
+    public func available(now: Int64) -> Int {
+        var copy = self
+        copy.credit(now: now)
+        return copy.tokens
+    }
+
+    private mutating func credit(now: Int64) {
+        if tokens == burst { refilledAt = now }
+        let earned = max(0, (now - refilledAt) / refillInterval)
+        if earned > 0 {
+            tokens = min(burst, tokens + Int(clamping: earned))
+            refilledAt += earned * refillInterval
+        }
     }
 }
 
@@ -77,58 +104,5 @@ public struct RefusedOriginLog: Sendable {
         var bytes: [UInt8] = []
         for byte in sent.utf8.prefix(maxLoggedLength) { bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?")) }
         return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
-    }
-}
-
-/// A rate with a burst: `capacity` tokens, one more earned every `interval` nanoseconds, up to
-/// `capacity`; it starts full. What the shared budgets of Access Code V2 (decryptions,
-/// auto-registrations) are counted in. Pure: the caller passes the monotonic time.
-public struct TokenBucket: Sendable, Equatable {
-    public let capacity: Int
-    public let interval: Int64
-    private var tokens: Int
-    /// The instant the tokens were last credited up to (nil: never used, full).
-    private var creditedAt: Int64?
-
-    public init(capacity: Int, interval: Int64) {
-        self.capacity = max(1, capacity)
-        self.interval = max(1, interval)
-        tokens = self.capacity
-    }
-
-    /// `perSecond` tokens a second, and a burst of one second's worth.
-    public init(perSecond: Int) {
-        self.init(capacity: perSecond, interval: 1_000_000_000 / Int64(max(1, perSecond)))
-    }
-
-    /// Tokens that could be taken at `now`.
-    public func available(now: Int64) -> Int {
-        var copy = self
-        copy.credit(now: now)
-        return copy.tokens
-    }
-
-    /// Takes a token if one is left at `now`.
-    public mutating func take(now: Int64) -> Bool {
-        credit(now: now)
-        guard tokens > 0 else { return false }
-        tokens -= 1
-        return true
-    }
-
-    private mutating func credit(now: Int64) {
-        guard let since = creditedAt, tokens < capacity else {
-            creditedAt = now
-            return
-        }
-        let earned = max(0, now - since) / interval
-        guard earned > 0 else { return }
-        if earned >= Int64(capacity - tokens) {
-            tokens = capacity
-            creditedAt = now
-        } else {
-            tokens += Int(earned)
-            creditedAt = since + earned * interval
-        }
     }
 }

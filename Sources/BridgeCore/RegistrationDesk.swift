@@ -79,14 +79,14 @@ public struct RegistrationDesk {
     private var pending: [Pending] = []
     private var saving = false
     /// Auto-registrations (a first Access Code V2): a burst, then one per interval.
-    private var autoRegistrations: TokenBucket
+    private var autoRegistrations: RateBudget
 
     public init(policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment,
                 limits: AccessCodeV2Limits = AccessCodeV2Limits()) {
         self.policy = policy
         self.mode = mode
         self.ports = ports
-        autoRegistrations = TokenBucket(capacity: limits.autoRegistrationBurst, interval: limits.autoRegistrationInterval)
+        autoRegistrations = RateBudget(burst: limits.autoRegistrationBurst, refillInterval: limits.autoRegistrationInterval)
     }
 
     /// Registered applications beyond which a code no longer registers its application: the
@@ -182,8 +182,8 @@ public struct RegistrationDesk {
             return
         }
         guard autoRegistrations.take(now: now) else {
-            let seconds = autoRegistrations.interval / 1_000_000_000
-            actions.append(.log("\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.capacity) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
+            let seconds = autoRegistrations.refillInterval / 1_000_000_000
+            actions.append(.log("\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.burst) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
                                 key: "not registered by its Access Code V2: rate"))
             return
         }

@@ -129,8 +129,8 @@ struct AccessCodeV2DecryptionBudgetTests {
         return limits
     }
 
-    @Test func aTokenBucketGivesItsBurstThenOnePerInterval() {
-        var bucket = TokenBucket(capacity: 3, interval: 100)
+    @Test func aRateBudgetGivesItsBurstThenOnePerInterval() {
+        var bucket = RateBudget(burst: 3, refillInterval: 100)
         #expect(bucket.available(now: 0) == 3)
         let taken = [0, 0, 0, 99, 100, 150].map { bucket.take(now: $0) }
         #expect(taken == [true, true, true, false, true, false])
@@ -138,7 +138,7 @@ struct AccessCodeV2DecryptionBudgetTests {
         // A long pause fills it, never beyond the burst.
         let afterPause = (0..<4).map { _ in bucket.take(now: 1_000_000) }
         #expect(afterPause == [true, true, true, false])
-        #expect(TokenBucket(perSecond: 20) == TokenBucket(capacity: 20, interval: 50_000_000))
+        #expect(RateBudget(perSecond: 20) == RateBudget(burst: 20, refillInterval: 50_000_000))
     }
 
     /// Before, a connection had 4 failures at once and reconnecting bought 4 more: 1,600
