@@ -68,23 +68,16 @@ extension BridgeServer {
         if again { startReload(signal: SignalNumber.hangUp) }
     }
 
-    /// Switches to `next` (the running configuration with reloadable options replaced).
+    /// Switches to `next` (the running configuration with reloadable options replaced): each part
+    /// takes what it uses.
     private func apply(_ next: BridgeConfiguration) {
         configuration = next
         log.level = next.logLevel
         // New connections take these; open ones keep what they were accepted with.
-        connectionSettings = ClientConnection.Settings(next)
-        // Registrations, Access Code V1 (ConnectionHost.verifyAccessCode) and V2 judge by it.
-        policy = next.registrationPolicy
-        desk.policy = policy
-        desk.mode = next.registration
-        accessCodeV2.policy = policy
-        hub.pacer.minimumInterval = next.limits.locationV2MinimumInterval
-        admission.reconfigure(configured: next.limits.maxConnections, openFileLimit: CurrentProcess.openFileLimit(),
-                              otherClients: Self.maxControlClients, handshakeMemory: next.limits.tlsHandshakeMemory)
-        if admission.maxConnections < next.limits.maxConnections {
-            log.warning("max-connections \(next.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more")
-        }
+        clients.reconfigure(next)
+        // Registrations, Access Code V1 and V2 judge by the new policy.
+        registrations.reconfigure(next)
+        outputs.reconfigure(next.limits)
     }
 
     /// "registration: allowlist (2 allowed ids)": the policy in force (start and reload say it).

@@ -9,26 +9,56 @@ import TMMProtocol
 // The daemon's status for operators: one function (`daemonStatus`) assembles BridgeCore's
 // DaemonStatus from the loop's own state, and three views are made of it:
 //
-//   `tmm-bridge status`  the STATUS control request (BridgeServer+Control.swift), as JSON
+//   `tmm-bridge status`  the STATUS control request (Control/ControlServer.swift), as JSON
 //   systemd STATUS=      `summary`, when it changes, at most once a second
 //   the status line      `statusLine(width:)`, on a terminal, at most four times a second
 //
 // The two timed ones run from one loop timer (`operatorTimer`, registered only when one of them
 // is wanted); both only build a value and write one datagram or one line, so the loop never waits.
+// The status reads each part's own state; nothing here is kept but the operator views' own.
 
-/// What the operator views keep on the io loop between timer runs.
-struct OperatorState {
+/// What the operator views keep on the io loop between timer runs, and the systemd watchdog. A
+/// hub subscriber: it counts the published epochs for the rate and the last epoch's age.
+final class OperatorViews: HubSubscriber {
     /// When the server was made (monotonic nanoseconds): the uptime's origin.
     let startedAt: Int64
-    /// Receiver epochs as they arrive (`accept`), for the rate and the last epoch's age.
-    var epochs = EpochRateMeter()
+    /// Published epochs as they arrive, for the rate and the last epoch's age.
+    private(set) var epochs = EpochRateMeter()
     /// The STATUS= rate limit; nil when not under systemd.
     var notifications: StatusNotifications?
+    /// `WATCHDOG_USEC`, when systemd asked for a watchdog, and the last ping.
+    var watchdogInterval: Int64?
+    private var lastWatchdog: Int64 = 0
 
     init(startedAt: Int64) {
         self.startedAt = startedAt
     }
+
+    func publish(_ epoch: PublishedEpoch) {
+        epochs.record(epoch.at)
+    }
+
+    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {}
+
+    /// Every tick: the watchdog's ping, twice per interval.
+    func tick(now: Int64) {
+        guard let interval = watchdogInterval, now - lastWatchdog >= interval / 2 else { return }
+        lastWatchdog = now
+        _ = try? SDNotify.notify("WATCHDOG=1")
+    }
+
+    /// `WATCHDOG_USEC` for this process, in nanoseconds, if systemd asked for a watchdog.
+    static func watchdogInterval() -> Int64? {
+        guard let raw = CurrentProcess.environment("WATCHDOG_USEC"), let usec = Int64(raw), usec > 0 else { return nil }
+        if let pid = CurrentProcess.environment("WATCHDOG_PID"), let number = Int32(pid), number != CurrentProcess.processID {
+            return nil
+        }
+        return usec * 1000
+    }
 }
+
+@available(*, unavailable, message: "it belongs to the io thread")
+extension OperatorViews: Sendable {}
 
 extension BridgeServer {
     /// How often the operator timer runs: the status line's redraw rate (the STATUS= limit of
@@ -39,7 +69,7 @@ extension BridgeServer {
     public func daemonStatus(now: Int64 = monotonicNanoseconds()) -> DaemonStatus {
         var status = DaemonStatus(
             version: environment.version, pid: CurrentProcess.processID,
-            uptimeSeconds: Int((now - operatorState.startedAt) / 1_000_000_000),
+            uptimeSeconds: Int((now - operatorViews.startedAt) / 1_000_000_000),
             receivers: statusReceivers(now: now),
             servedReceiver: input.servedReceiver,
             fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
@@ -96,9 +126,9 @@ extension BridgeServer {
 
     private func statusFix(now: Int64) -> DaemonStatus.Fix {
         var fix = DaemonStatus.Fix(input: input.state.rawValue)
-        fix.epochRate = operatorState.epochs.rate(now: now)
-        fix.lastEpochAgeSeconds = operatorState.epochs.latest.map { Double(now - $0) / 1e9 }
-        if let position = hub.pacer.latest {
+        fix.epochRate = operatorViews.epochs.rate(now: now)
+        fix.lastEpochAgeSeconds = operatorViews.epochs.latest.map { Double(now - $0) / 1e9 }
+        if let position = hub.timeline.latest {
             fix.quality = "\(position.quality)"
             // Finite or absent: the document is JSON, which has no NaN.
             fix.latitude = position.latitude.flatMap { $0.isFinite ? $0 : nil }
@@ -119,14 +149,13 @@ extension BridgeServer {
     }
 
     private func statusClients() -> DaemonStatus.Clients {
-        var bySocket = Dictionary(uniqueKeysWithValues: TMMServer.iOSOrder.map { ($0.registrationKey, 0) })
-        for connection in connections.values { bySocket[connection.server.registrationKey, default: 0] += 1 }
-        return DaemonStatus.Clients(bySocket: bySocket, locationV1: hub.locationV1.count, locationV2: hub.locationV2.count,
-                                    events: hub.events.count)
+        DaemonStatus.Clients(bySocket: clients.openBySocket, locationV1: outputs.locationV1.clients.count,
+                             locationV2: outputs.locationV2.clients.count, events: outputs.events.clients.count)
     }
 
     private func statusRegistration() -> DaemonStatus.Registration {
         // The latest ones: an operator looks for the app that just registered.
+        let registry = registrations.registry
         let listed = zip(registry.applicationIDs, registry.entries).suffix(DaemonStatus.listLimit)
         return DaemonStatus.Registration(
             policy: configuration.registration.rawValue, allowedIDs: configuration.allowedApplicationIDs.count,
@@ -143,9 +172,10 @@ extension BridgeServer {
         if let readyStatus {
             var notifications = StatusNotifications()
             notifications.sent(readyStatus, now: monotonicNanoseconds())
-            operatorState.notifications = notifications
+            operatorViews.notifications = notifications
         }
-        guard operatorState.notifications != nil || environment.statusLine != nil else { return }
+        operatorViews.watchdogInterval = environment.notifySystemd ? OperatorViews.watchdogInterval() : nil
+        guard operatorViews.notifications != nil || environment.statusLine != nil else { return }
         loop.schedule(afterNanoseconds: Self.operatorInterval, periodNanoseconds: Self.operatorInterval) { [unowned self] _ in
             operatorTimer()
         }
@@ -154,13 +184,13 @@ extension BridgeServer {
     /// The operator timer: the status line, and STATUS= when due and changed.
     private func operatorTimer() {
         let now = monotonicNanoseconds()
-        let due = operatorState.notifications?.isDue(now: now) == true
+        let due = operatorViews.notifications?.isDue(now: now) == true
         guard due || environment.statusLine != nil else { return }
         let status = daemonStatus(now: now)
         if let line = environment.statusLine { line.update(status.statusLine(width: line.columns - 1)) }
         // The interval counts from the send itself, not from the timer's start: building the
         // status (or the loop being preempted meanwhile) must not bring the next one closer.
-        if due, let message = operatorState.notifications?.message(for: status.summary, now: monotonicNanoseconds()) {
+        if due, let message = operatorViews.notifications?.message(for: status.summary, now: monotonicNanoseconds()) {
             _ = try? SDNotify.notify(message)
         }
     }

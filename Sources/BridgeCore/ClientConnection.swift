@@ -23,9 +23,11 @@ import WebSocket
 // Closing and draining are each cut off at their deadline (`tick`).
 //
 // Output. Everything the client is to receive is queued in `output` (OutboundQueue, whose
-// frames the hub shares between clients). `.flush` asks the loop to write it: the loop takes
-// `output.nextChunk`, reports what the transport took with `wrote(_:now:)` and how the attempt
-// ended with `flushEnded(blocked:now:into:)`, or a failure with `transportFailed(into:)`.
+// frames the hub shares between clients). `.flush` is a write request: the loop writes what
+// the transport takes, from `output.unsentStart` on, without telling the machine; once the
+// action list is carried out it reports the outcome as the connection's next event, `written(_:
+// blocked:now:into:)` (or `transportFailed(into:)`). The machine is never changed from inside
+// its own action list.
 
 /// What a WebSocket client subscribed to.
 public enum ClientChannel: Equatable, Sendable {
@@ -75,7 +77,8 @@ public protocol ClientConnectionHost {
 
 /// What the loop does for a connection, in order.
 public enum ClientConnectionAction: Equatable, Sendable {
-    /// Write `output` until the transport blocks (see the file comment).
+    /// Write `output` until the transport blocks, and report with `written` as the next event
+    /// (see the file comment).
     case flush
     /// No more output: end the write side (draining begins).
     case shutdownWrite
@@ -277,16 +280,15 @@ public struct ClientConnection {
 
     // MARK: - Events: output
 
-    /// The transport took `count` bytes of `output.nextChunk`.
-    public mutating func wrote(_ count: Int, now: Int64) {
-        output.consumed(count)
-        if count > 0 { lastActivity = now }
-    }
-
-    /// A flush ended: with output left that the transport would not take (`blocked`), or with
-    /// everything written. An ending connection whose output is out shuts its write side; a
-    /// WebSocket client is checked against the slow-client rule.
-    public mutating func flushEnded(blocked: Bool, now: Int64, into actions: inout [ClientConnectionAction]) {
+    /// What a `.flush` wrote: `count` bytes of `output` from its first unsent byte, and whether
+    /// output was left that the transport would not take (`blocked`). An ending connection whose
+    /// output is out shuts its write side; a WebSocket client is checked against the slow-client
+    /// rule.
+    public mutating func written(_ count: Int, blocked: Bool, now: Int64, into actions: inout [ClientConnectionAction]) {
+        if count > 0 {
+            output.consumed(count)
+            lastActivity = now
+        }
         wantsWritable = blocked
         switch state {
         case .closing where !blocked && output.isEmpty:

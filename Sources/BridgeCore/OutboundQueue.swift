@@ -80,27 +80,56 @@ public struct OutboundQueue {
         return dropped
     }
 
-    /// The entry being sent and how much of it is already out; nil when empty.
-    public var nextChunk: (bytes: [UInt8], offset: Int)? {
-        guard head < entries.count else { return nil }
-        return (entries[head].bytes, sentInHead)
+    /// Where a write of the unsent bytes has got to before the queue is told (`consumed`): the
+    /// loop writes chunk after chunk and reports the total once, as the connection's next event.
+    public struct WritePosition: Equatable {
+        fileprivate var entry: Int
+        fileprivate var offset: Int
     }
 
-    /// Records that `count` bytes of the next chunk were sent.
+    /// The first unsent byte.
+    public var unsentStart: WritePosition { WritePosition(entry: head, offset: sentInHead) }
+
+    /// The entry holding `position` and the offset of `position` in it; nil at the end.
+    public func chunk(at position: WritePosition) -> (bytes: [UInt8], offset: Int)? {
+        guard position.entry < entries.count else { return nil }
+        return (entries[position.entry].bytes, position.offset)
+    }
+
+    /// `position` moved past `count` bytes of its chunk (at most the rest of that chunk).
+    public func advance(_ position: inout WritePosition, by count: Int) {
+        precondition(count <= entries[position.entry].bytes.count - position.offset, "advanced past a chunk")
+        position.offset += count
+        if position.offset == entries[position.entry].bytes.count {
+            position.entry += 1
+            position.offset = 0
+        }
+    }
+
+    /// The entry being sent and how much of it is already out; nil when empty.
+    public var nextChunk: (bytes: [UInt8], offset: Int)? { chunk(at: unsentStart) }
+
+    /// Records that `count` bytes from the first unsent one were sent (several entries' worth
+    /// when the loop wrote several chunks).
     public mutating func consumed(_ count: Int) {
-        precondition(head < entries.count && count <= entries[head].bytes.count - sentInHead, "consumed more than queued")
-        sentInHead += count
-        byteCount -= count
-        if sentInHead == entries[head].bytes.count {
-            head += 1
-            sentInHead = 0
-            if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
-                head = 0
-                behind = 0
-            } else if head >= 64 && head * 2 >= entries.count {
-                entries.removeSubrange(0..<head)
-                head = 0
+        var left = count
+        while left > 0 {
+            precondition(head < entries.count, "consumed more than queued")
+            let piece = min(left, entries[head].bytes.count - sentInHead)
+            left -= piece
+            sentInHead += piece
+            byteCount -= piece
+            if sentInHead == entries[head].bytes.count {
+                head += 1
+                sentInHead = 0
+                if head == entries.count {
+                    entries.removeAll(keepingCapacity: true)
+                    head = 0
+                    behind = 0
+                } else if head >= 64 && head * 2 >= entries.count {
+                    entries.removeSubrange(0..<head)
+                    head = 0
+                }
             }
         }
     }

@@ -201,7 +201,7 @@ public enum LocalCertificateAuthority {
 }
 
 /// Why the TLS materials (certificates, keys) could not be loaded or made. Each names the file.
-public enum TLSMaterialError: Error, CustomStringConvertible {
+public enum TLSMaterialError: Error, Sendable, CustomStringConvertible {
     /// Reading, writing or creating a file or directory failed.
     case file(AtomicFile.Failure)
     /// A file holds something other than what it should (not PEM, the wrong key, no certificate).

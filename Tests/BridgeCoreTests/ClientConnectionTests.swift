@@ -78,13 +78,56 @@ private struct EmbeddedConnection {
                                    now: 1_000_000_000)
     }
 
+    /// Feeds an event and carries out its actions as the server's executor does: a `.flush`
+    /// writes without telling the machine, and what it wrote (or a write failure, or a started
+    /// receiver command) is the machine's next event, once the list is done.
     mutating func run(_ event: (inout ClientConnection, inout [ClientConnectionAction]) -> Void) {
         var list: [ClientConnectionAction] = []
         event(&machine, &list)
-        var index = 0
-        while index < list.count {
-            let action = list[index]
-            index += 1
+        var followUp = FollowUp()
+        carryOut(list, followUp: &followUp)
+        while !isClosed, let next = followUp.next() {
+            list.removeAll()
+            let now = now
+            switch next {
+            case .written(let count, let blocked): machine.written(count, blocked: blocked, now: now, into: &list)
+            case .writeFailed: machine.transportFailed(into: &list)
+            case .commandStarted(let outcome):
+                let host = host
+                machine.receiverCommandStarted(outcome, now: now, host: host, into: &list)
+            }
+            carryOut(list, followUp: &followUp)
+        }
+    }
+
+    /// The events an action list leaves for the machine, in the order the executor feeds them.
+    struct FollowUp {
+        enum Event { case written(Int, blocked: Bool), writeFailed, commandStarted(ReceiverCommandOutcome) }
+        var written = 0
+        var blocked: Bool?
+        var failed = false
+        var command: ReceiverCommandOutcome?
+
+        mutating func next() -> Event? {
+            if failed {
+                failed = false
+                blocked = nil
+                return .writeFailed
+            }
+            if let wasBlocked = blocked {
+                defer { (written, blocked) = (0, nil) }
+                return .written(written, blocked: wasBlocked)
+            }
+            if let outcome = command {
+                command = nil
+                return .commandStarted(outcome)
+            }
+            return nil
+        }
+    }
+
+    private mutating func carryOut(_ list: [ClientConnectionAction], followUp: inout FollowUp) {
+        for action in list {
             actions.append(action)
             switch action {
             case .close:
@@ -92,19 +135,15 @@ private struct EmbeddedConnection {
                 isClosed = true
                 return  // nothing after a close is for the connection
             case .flush:
-                flush(into: &list)
-                if machine.isClosed {  // a write error: the rest of the list is moot
-                    isClosed = true
-                    return
-                }
+                flush(&followUp)
+                if followUp.failed { return }  // the client is gone: the rest of the list is moot
             case .shutdownWrite: isWriteShut = true
             case .setInterest: break
             case .subscribe(let subscribed): channel = subscribed
             case .unsubscribe: channel = nil
             case .receiverCommand(let connect):
                 commands.append(connect)
-                let (outcome, host, now) = (commandOutcome, host, now)
-                machine.receiverCommandStarted(outcome, now: now, host: host, into: &list)
+                followUp.command = commandOutcome
             case .authenticated, .authenticatedByAccessCodeV2: break
             case .saveSettings(let settings): host.deviceSettings = settings
             case .report(let report): reports.append(report)
@@ -112,11 +151,21 @@ private struct EmbeddedConnection {
         }
     }
 
-    private mutating func flush(into list: inout [ClientConnectionAction]) {
+    /// Writes from the first byte no earlier flush of this list wrote.
+    private mutating func flush(_ followUp: inout FollowUp) {
+        guard !followUp.failed else { return }
+        var position = machine.output.unsentStart
+        var skip = followUp.written
         var blocked = false
-        while let (bytes, offset) = machine.output.nextChunk {
+        while let (bytes, offset) = machine.output.chunk(at: position) {
+            if skip > 0 {
+                let step = min(skip, bytes.count - offset)
+                machine.output.advance(&position, by: step)
+                skip -= step
+                continue
+            }
             if writesFail {
-                machine.transportFailed(into: &list)
+                followUp.failed = true
                 return
             }
             let count = min(bytes.count - offset, writeRoom ?? Int.max)
@@ -126,9 +175,10 @@ private struct EmbeddedConnection {
             }
             received.append(contentsOf: bytes[offset..<(offset + count)])
             writeRoom = writeRoom.map { $0 - count }
-            machine.wrote(count, now: now)
+            machine.output.advance(&position, by: count)
+            followUp.written += count
         }
-        machine.flushEnded(blocked: blocked, now: now, into: &list)
+        followUp.blocked = blocked
     }
 
     // Events, as the loop feeds them.

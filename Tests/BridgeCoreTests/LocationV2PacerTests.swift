@@ -1,7 +1,8 @@
-// The LocationV2 rate cap and stale rule as a state machine: epochs and instants in, what to send
+// The LocationV2 rate cap and the stale rule (EpochTimeline, the hub's gate) as state machines: epochs and instants in, what to send
 // and when out. No sockets, threads, clocks or sleeps: time is whatever the test says.
 import BridgeCore
 import GNSS
+import TMMProtocol
 import TestSupport
 import Testing
 
@@ -22,7 +23,7 @@ struct LocationV2PacerTests {
         var pacer = LocationV2Pacer(minimumInterval: 50 * ms)  // 20 Hz
         for i in 0..<10 {
             let now = Int64(i) * 100 * ms  // 10 Hz: slower than the cap
-            #expect(pacer.accept(epoch(100, Int64(i) * 100), now: now) == .accepted(replacedPending: false))
+            #expect(pacer.accept(epoch(100, Int64(i) * 100), now: now) == false)
             #expect(pacer.release(now: now) == .send(epoch(100, Int64(i) * 100)))
         }
         #expect(pacer.release(now: 2000 * ms) == .nothing, "nothing pending")
@@ -34,10 +35,10 @@ struct LocationV2PacerTests {
     @Test func aBurstIsCappedAndItsLastIsNeverLost() {
         var pacer = LocationV2Pacer(minimumInterval: 50 * ms)
         #expect(pacer.burst == 2)
-        #expect(pacer.accept(epoch(100, 0), now: 0) == .accepted(replacedPending: false))
+        #expect(pacer.accept(epoch(100, 0), now: 0) == false)
         #expect(pacer.release(now: 0) == .send(epoch(100, 0)))
         #expect(pacer.release(now: 0) == .nothing)
-        #expect(pacer.accept(epoch(100, 10), now: 1 * ms) == .accepted(replacedPending: false))
+        #expect(pacer.accept(epoch(100, 10), now: 1 * ms) == false)
         #expect(pacer.release(now: 1 * ms) == .send(epoch(100, 10)))
         for i in 2..<20 {
             _ = pacer.accept(epoch(100, Int64(i) * 10), now: Int64(i) * ms)
@@ -69,15 +70,15 @@ struct LocationV2PacerTests {
         #expect(pacer.burst == 10)
         _ = pacer.accept(epoch(10, 0), now: 0)
         #expect(pacer.release(now: 0) == .send(epoch(10, 0)))
-        #expect(pacer.accept(epoch(10, 100), now: 170 * ms) == .accepted(replacedPending: false))
-        #expect(pacer.accept(epoch(10, 200), now: 170 * ms) == .accepted(replacedPending: false))
+        #expect(pacer.accept(epoch(10, 100), now: 170 * ms) == false)
+        #expect(pacer.accept(epoch(10, 200), now: 170 * ms) == false)
         #expect(pacer.release(now: 170 * ms) == .send(epoch(10, 100)))
         #expect(pacer.release(now: 170 * ms) == .send(epoch(10, 200)))
         #expect(pacer.release(now: 170 * ms) == .nothing)
     }
 
     /// A stall's backlog arrives at once: only its newest epochs within 250 ms (at most a burst)
-    /// are sent, in order; a straggler from the backlog after them is stale.
+    /// are sent, in order (a straggler from the backlog after them is stale: `Gate` below).
     @Test func aBacklogSendsOnlyItsFreshNewestEpochs() {
         var pacer = LocationV2Pacer(minimumInterval: 10 * ms)
         _ = pacer.accept(epoch(0), now: 0)
@@ -86,7 +87,6 @@ struct LocationV2PacerTests {
         var sent: [Position] = []
         while case .send(let position) = pacer.release(now: 3000 * ms) { sent.append(position) }
         #expect(sent == (90..<100).map { epoch(2, Int64($0) * 10) }, "the newest ten, oldest first")
-        #expect(pacer.accept(epoch(2, 500), now: 3001 * ms) == .stale)
     }
 
     /// A flood for one second at 1,000 epochs a second: at most T × 100 Hz + 10 go out (T from
@@ -134,44 +134,94 @@ struct LocationV2PacerTests {
 
     /// Duplicates and a backlog replayed out of order are stale; the newest stays the latest.
     @Test func duplicatesAndOlderEpochsAreStale() {
-        var pacer = LocationV2Pacer(minimumInterval: 1)
+        var pacer = Gate()
         #expect(pacer.accept(epoch(100), now: 0) == .accepted(replacedPending: false))
         #expect(pacer.accept(epoch(100), now: 1 * ms) == .stale, "the same time again")
         #expect(pacer.accept(epoch(99, 500), now: 2 * ms) == .stale, "half a second older")
-        #expect(pacer.latest == epoch(100))
+        #expect(pacer.timeline.latest == epoch(100))
         #expect(pacer.accept(epoch(100, 100), now: 3 * ms) == .accepted(replacedPending: false), "fresh: both wait")
     }
 
     /// A timeline that really goes back is followed: at once when it jumps by more than the
     /// window (a capture looping), after the window of monotonic time otherwise (a reset).
     @Test func aTimelineThatGoesBackIsFollowed() {
-        var pacer = LocationV2Pacer(minimumInterval: 1)
+        var pacer = Gate()
         _ = pacer.accept(epoch(3600), now: 0)
         #expect(pacer.accept(epoch(10), now: 1 * ms) == .accepted(replacedPending: true), "an hour back: a loop")
         _ = pacer.accept(epoch(20), now: 2 * ms)
         #expect(pacer.accept(epoch(19, 800), now: 3 * ms) == .stale)
-        #expect(pacer.accept(epoch(19, 800), now: 3 * ms + LocationV2Pacer.staleWindow) != .stale,
+        #expect(pacer.accept(epoch(19, 800), now: 3 * ms + EpochTimeline.staleWindow) != .stale,
                 "a second of monotonic time later the older time is taken")
     }
 
     /// Midnight: with dates, the next day is newer; without, 00:00:00.1 is a big jump back.
     @Test func midnight() {
-        var dated = LocationV2Pacer(minimumInterval: 1)
+        var dated = Gate()
         var position = epoch(86_399, 900)
         _ = dated.accept(position, now: 0)
         position.time = UTCTimestamp(date: CalendarDate(year: 2026, month: 12, day: 3), nanosecondsOfDay: 100 * ms)
         #expect(dated.accept(position, now: 100 * ms) == .accepted(replacedPending: false), "200 ms later: both wait")
 
-        var undated = LocationV2Pacer(minimumInterval: 1)
+        var undated = Gate()
         _ = undated.accept(epoch(86_399, 900, date: false), now: 0)
         #expect(undated.accept(epoch(0, 100, date: false), now: 100 * ms) == .accepted(replacedPending: true),
                 "a day back: the one before the jump is dropped")
     }
 
     @Test func epochsWithoutTimeAreNeverStale() {
-        var pacer = LocationV2Pacer(minimumInterval: 1)
+        var pacer = Gate()
         _ = pacer.accept(epoch(100), now: 0)
         #expect(pacer.accept(Position(), now: 1) == .accepted(replacedPending: false))
         #expect(pacer.accept(Position(), now: 2) == .accepted(replacedPending: false))
+    }
+}
+
+/// The hub's composition: the timeline's stale rule, then V2's pacer (what the V2 output gets).
+private struct Gate {
+    enum Outcome: Equatable {
+        case accepted(replacedPending: Bool)
+        case stale
+    }
+
+    var timeline = EpochTimeline()
+    var pacer = LocationV2Pacer(minimumInterval: 1)
+
+    mutating func accept(_ position: Position, now: Int64) -> Outcome {
+        guard timeline.accept(position, now: now) else { return .stale }
+        return .accepted(replacedPending: pacer.accept(position, now: now))
+    }
+}
+
+@Suite("Epoch timeline", .tags(.unit))
+struct EpochTimelineTests {
+    /// A straggler from a backlog already sent is stale.
+    @Test func aStragglerAfterABacklogIsStale() {
+        var timeline = EpochTimeline()
+        let newest = timeline.accept(epoch(2, 900), now: 3000 * ms)
+        let straggler = timeline.accept(epoch(2, 500), now: 3001 * ms)
+        #expect(newest && !straggler)
+        #expect(timeline.latest == epoch(2, 900) && timeline.latestAt == 3000 * ms)
+    }
+}
+
+@Suite("LocationV1 pacer and fix-quality events", .tags(.unit))
+struct LocationV1PacerTests {
+    @Test func theNewestEpochWhileFresh() {
+        var pacer = LocationV1Pacer(maximumAge: 3000 * ms)
+        #expect(pacer.due(now: 0) == nil, "nothing yet")
+        pacer.accept(epoch(10), now: 100 * ms)
+        pacer.accept(epoch(11), now: 1100 * ms)
+        #expect(pacer.due(now: 2000 * ms) == epoch(11))
+        #expect(pacer.due(now: 4100 * ms) == epoch(11), "3 s old: still sent")
+        #expect(pacer.due(now: 4101 * ms) == nil, "older: input stopped, nothing repeated")
+    }
+
+    @Test func qualityEventsOnlyOnChange() {
+        var watch = FixQualityWatch()
+        #expect(watch.sent(.noFix) == nil)
+        #expect(watch.sent(.autonomous) == .fixQualityChanged(previous: .noFix, current: .autonomous))
+        #expect(watch.sent(.autonomous) == nil)
+        #expect(watch.sent(.rtkFixed) == .fixQualityChanged(previous: .autonomous, current: .rtkFixed))
+        #expect(watch.current == .rtkFixed)
     }
 }

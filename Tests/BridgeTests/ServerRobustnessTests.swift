@@ -226,7 +226,7 @@ struct ServerRobustnessTests {
     @Test func controlClientsAreBounded() throws {
         let bridge = try TestBridge.start()
         defer { bridge.stop() }
-        let idle = try (0..<(BridgeServer.maxControlClients + 8)).map { _ in
+        let idle = try (0..<(ControlServer.maxClients + 8)).map { _ in
             HeldSocket(try StreamSocket.connect(unixPath: bridge.controlSocket))
         }
         if case .ok = try bridge.register(testAppID) {} else { Issue.record("registration refused") }

@@ -54,7 +54,7 @@ struct HandshakeSchedule {
     }
 }
 
-extension BridgeServer {
+extension ClientServers {
     /// How much of a loop turn the io thread may spend reading handshakes (2 ms: two or three
     /// full handshakes; at 10 Hz a V2 client's epochs are 100 ms apart).
     static let handshakeWorkPerTurn: Int64 = 2_000_000
@@ -130,7 +130,7 @@ extension BridgeServer {
     /// (default 10 s: a handshake is a few round trips on any network a TMM client uses) — a
     /// client that opens the port and says nothing, or stalls mid-handshake.
     func closeStalledHandshakes(now: Int64) {
-        let limit = configuration.limits.tlsHandshakeTimeout
+        let limit = limits.tlsHandshakeTimeout
         for connection in Array(handshakes.inProgress.values) where now - connection.acceptedAt > limit {
             statistics.tlsHandshakesTimedOut += 1
             drive(connection) { $0.transportFailed(into: &$1) }
@@ -159,7 +159,7 @@ extension BridgeServer {
         memoryWatch.trimmedWith = open
         let closed = reference - open
         let log = self.log
-        _ = worker.submit {
+        _ = parts.worker.submit {
             let before = CurrentProcess.residentBytes() ?? 0
             CurrentProcess.returnFreedMemory()
             let after = CurrentProcess.residentBytes() ?? 0

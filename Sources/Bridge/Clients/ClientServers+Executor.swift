@@ -1,175 +1,117 @@
 import BridgeCore
 import InputLoop
 import Posix
-import TLS
 import TMMProtocol
 import WebSocket
 
 // The executor of the client connections: each one's rules are BridgeCore's `ClientConnection`
 // (events in, actions out); here its events are read from the socket and the loop, and its
-// actions carried out on the transport, the selector and the hub.
+// actions carried out on the transport, the selector and the other parts of the server.
 //
-// An event is fed to the machine by `drive`, which then carries out the actions in order. Doing
-// an action can report back (what a write took, a write error); those reports are events too and
-// their actions join the same list. The machine never calls back into the loop, so nothing here
-// needs to check whether a connection is still the one it was: at `.close`, or when a write or
-// the selector fails, the connection is closed and the rest of the list is dropped. (A `.flush`
-// before the `.close` is still carried out: that is how a goodbye frame goes out on shutdown.)
+// An event is fed to the machine by `drive`, which then carries out the actions in order. The
+// machine is never changed from inside its own action list: what an action leads to that the
+// machine must know (what a `.flush` wrote, that it failed, how a receiver command started) is
+// kept as a follow-up and fed to the machine as its next event once the list is done; its
+// actions are carried out the same way. A write that fails ends the list there. At `.close`, the
+// connection is closed and the rest of the list and the follow-ups are dropped. (A `.flush` before the `.close` is still carried out:
+// that is how a goodbye frame goes out on shutdown.)
 
-extension BridgeServer {
-    /// The server as a connection sees it (ClientConnectionHost): read-only questions.
-    struct ConnectionHost: ClientConnectionHost {
-        let server: BridgeServer
-        /// The connection asking (its peer shares Access Code V2's ledger and decryptions).
-        let connection: Connection
+/// What the actions of one list leave for the machine, in the order it is told. Fixed size: no
+/// allocation per event.
+struct ConnectionFollowUps {
+    /// Bytes the `.flush`es of the list wrote from the first unsent one, and whether the last
+    /// left output the transport would not take (nil: no flush).
+    var written = 0
+    var blocked: Bool?
+    /// A write failed (EPIPE, ECONNRESET, a TLS failure): the client is gone.
+    var writeFailed = false
+    /// How the gpsd commands of a `.receiverCommand` started.
+    var receiverCommand: ReceiverCommandOutcome?
 
-        func httpDate() -> String { server.httpDate() }
-        var ports: PortAssignment { server.ports }
-        var version: String { server.environment.version }
-        var receiverInfo: ReceiverInfo { server.input.receiverInfo }
-        var isLocationV2Unlocked: Bool { server.isLocationV2Unlocked }
-        var hasRegisteredApplications: Bool { !server.registry.entries.isEmpty }
-        /// The table holds every registered id; the policy in force (reloadable) decides.
-        func verifyAccessCode(headerValue: String) -> GUID? {
-            server.accessCodes.verify(headerValue: headerValue).flatMap { server.policy.evaluate($0) == .ok ? $0 : nil }
-        }
-        func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
-            let key = server.accessCodeV2Key
-            return server.accessCodeV2.verify(headerValue: headerValue, overTLS: overTLS, consume: consume,
-                                              peer: server.peer(of: connection), now: wallClockMilliseconds() / 1000,
-                                              instant: monotonicNanoseconds(),
-                                              decrypt: { key.decryptOAEPSHA256($0) },
-                                              digest: { bytes in
-                                                  let digest = Digest.sha256(bytes)
-                                                  return (0..<32).map { digest[$0] }
-                                              })
-        }
-        var accessCodeV2PublicKey: (n: String, e: String) { server.accessCodeV2PublicKey }
-        var deviceSettings: DeviceSettings { server.deviceSettings }
-        func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { Digest.sha1(bytes) }
+    var isEmpty: Bool { blocked == nil && !writeFailed && receiverCommand == nil }
+}
 
-        func reply(toDataMessage message: WebSocketMessage, on channel: ClientChannel) -> [UInt8]? {
-            server.environment.dataMessageReply?(message)
-        }
-
-        func statusEventFrame() -> [UInt8] {
-            let input = server.input
-            let status = BridgeStatus(input: input.state, receiver: input.receiverInfo, quality: server.lastQuality)
-            let bytes = BridgeEventEncoder.bytes(.status(status), unixMilliseconds: wallClockMilliseconds())
-            return WebSocketFrame.text(bytes.span)
-        }
-    }
-
-    func connectionHost(for connection: Connection) -> ConnectionHost { ConnectionHost(server: self, connection: connection) }
-
-    /// Who is behind `connection`: asked of the kernel once, when it first presents an Access
-    /// Code V2 (ClientPeer says what the answer means).
-    func peer(of connection: Connection) -> ClientPeer {
-        if let known = connection.peer { return known }
-        let peer: ClientPeer
-        do {
-            let client = try tcpClientIdentity(of: connection.fd)
-            peer = ClientPeer(owner: client.owner, address: client.address, isLoopback: client.isLoopback)
-        } catch {
-            // Not connected any more (getpeername failed): it cannot be answered anyway.
-            peer = .localUnattributed
-        }
-        connection.peer = peer
-        return peer
-    }
-
-    /// Feeds one event to `connection`'s machine and carries out the actions it returns.
+extension ClientServers {
+    /// Feeds one event to `connection`'s machine, carries out the actions it returns, then feeds
+    /// it the follow-ups those left (and carries out theirs) until none is left.
     func drive(_ connection: Connection,
                _ event: (inout ClientConnection, inout [ClientConnectionAction]) -> Void) {
         // One list reused across events; an event driven while another is carried out (none
         // today) would simply get a list of its own.
         var actions = actionBuffer
         actionBuffer = []
+        defer {
+            actions.removeAll(keepingCapacity: true)
+            actionBuffer = actions
+        }
         event(&connection.machine, &actions)
-        carryOut(&actions, for: connection)
-        actions.removeAll(keepingCapacity: true)
-        actionBuffer = actions
+        var followUps = ConnectionFollowUps()
+        guard carryOut(actions, for: connection, followUps: &followUps) else { return }
+        while !followUps.isEmpty {
+            let now = monotonicNanoseconds()
+            let next = followUps
+            followUps = ConnectionFollowUps()
+            actions.removeAll(keepingCapacity: true)
+            if next.writeFailed {
+                connection.machine.transportFailed(into: &actions)
+            } else {
+                if let blocked = next.blocked {
+                    connection.machine.written(next.written, blocked: blocked, now: now, into: &actions)
+                }
+                if let outcome = next.receiverCommand {
+                    connection.machine.receiverCommandStarted(outcome, now: now, host: host(for: connection), into: &actions)
+                }
+            }
+            guard carryOut(actions, for: connection, followUps: &followUps) else { return }
+        }
     }
 
-    private func carryOut(_ actions: inout [ClientConnectionAction], for connection: Connection) {
-        var index = 0
-        while index < actions.count {
-            let action = actions[index]
-            index += 1
+    /// Carries out one action list; false once the connection is closed (nothing more is for it).
+    private func carryOut(_ actions: [ClientConnectionAction], for connection: Connection,
+                          followUps: inout ConnectionFollowUps) -> Bool {
+        for action in actions {
             switch action {
             case .close:
                 close(connection)
-                return
+                return false
             case .flush:
-                flush(connection, into: &actions)
-                // A write error closed it: the rest of the list is moot.
-                if connection.machine.isClosed {
-                    close(connection)
-                    return
-                }
+                flush(connection, followUps: &followUps)
+                // The client is gone: the rest of the list is moot (nothing more is subscribed or
+                // authenticated for it); its machine hears of it next, and closes.
+                if followUps.writeFailed { return true }
             case .shutdownWrite:
                 connection.transport.shutdownWrite()
             case .setInterest:
                 guard updateSelectorInterest(connection) else {
                     close(connection)
-                    return
+                    return false
                 }
             case .subscribe(let channel):
-                joinHub(connection, channel)
+                parts.outputs.subscribe(connection, to: channel)
             case .unsubscribe:
-                leaveHub(connection)
+                parts.outputs.unsubscribe(connection)
             case .receiverCommand(let connect):
-                connection.machine.receiverCommandStarted(runReceiverCommand(connect: connect), now: monotonicNanoseconds(),
-                                                          host: connectionHost(for: connection), into: &actions)
+                followUps.receiverCommand = runReceiverCommand(connect: connect)
             case .authenticated(let id):
-                driveDesk { $0.authenticated(id, into: &$1) }
+                parts.registrations.authenticated(id)
             case .authenticatedByAccessCodeV2(let id):
-                let registry = self.registry
-                let maximum = configuration.limits.maxRegisteredApplications
-                driveDesk {
-                    $0.authenticatedByAccessCodeV2(id, isRegistered: registry.contains, registered: registry.entries.count,
-                                                   maximum: maximum, now: monotonicNanoseconds(), into: &$1)
-                }
+                parts.registrations.authenticatedByAccessCodeV2(id)
             case .saveSettings(let settings):
-                saveSettings(settings)
+                settingsChanged(settings)
             case .report(let report):
                 record(report, on: connection)
             }
         }
+        return true
     }
 
     /// Hands `PUT /receiver`'s gpsd commands to the input side's worker (the reply waits for them).
     private func runReceiverCommand(connect: Bool) -> ReceiverCommandOutcome {
         do {
-            return .started(ticket: connect ? try input.connect() : try input.disconnect())
+            return .started(ticket: connect ? try parts.input.connect() : try parts.input.disconnect())
         } catch {
             if case .gpsdFailed = error { return .gpsdFailed(error.description) }
             return .refused(error.description)
-        }
-    }
-
-    private func record(_ report: ClientConnectionReport, on connection: Connection) {
-        switch report {
-        case .request:
-            statistics.requests += 1
-        case .upgrade:
-            statistics.upgrades += 1
-        case .refusedOrigin(let shown):
-            statistics.refusedOrigins += 1
-            if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
-                log.warning("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
-            }
-        case .accessCodeV2Refused(let refusal):
-            recordAccessCodeV2Refusal(refusal)
-        case .unexpectedMessage:
-            statistics.unexpectedMessages += 1
-        case .positionsDropped(let count):
-            statistics.positionsDropped += count
-        case .slowClientClosed(let behind, let nanoseconds, let dropped):
-            statistics.slowClientsClosed += 1
-            // Keyed without the numbers: a burst of slow clients is one line and a summary.
-            log.warning("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
-                        key: "closing a slow WebSocket client")
         }
     }
 
@@ -222,12 +164,17 @@ extension BridgeServer {
         return true
     }
 
+    /// Reads after the first one, for records a TLS transport holds, before the connection
+    /// waits for the next tick: 16 records are 256 KiB, more than one socket read brings, so
+    /// only a client that keeps its transport full is ever cut short (and read again next tick).
+    static let bufferedReadRounds = 16
+
     /// A read, then the records OpenSSL took off the socket with it, which the selector will not
     /// report (bounded: a client cannot keep the loop here).
     func readAvailable(_ connection: Connection) {
         read(connection)
         var rounds = 0
-        while rounds < 16, connection.transport.hasBufferedInput, wantsInput(connection) {
+        while rounds < Self.bufferedReadRounds, connection.transport.hasBufferedInput, wantsInput(connection) {
             read(connection)
             rounds += 1
         }
@@ -249,14 +196,14 @@ extension BridgeServer {
         do {
             result = try connection.transport.read(into: &readScratch)
         } catch {
-            if let tls = connection.transport as? TLSTransport, let failure = tls.failure {
-                recordTLSFailure(failure, on: connection, established: tls.isEstablished)
+            if let reason = connection.transport.failureReason {
+                recordTransportFailure(reason, on: connection, established: connection.transport.isEstablished)
             }
             drive(connection) { $0.transportFailed(into: &$1) }
             return
         }
         let now = monotonicNanoseconds()
-        if connection.isHandshaking, let tls = connection.transport as? TLSTransport, tls.isEstablished {
+        if connection.isHandshaking, connection.transport.isEstablished {
             handshakeEnded(connection)
         }
         // A TLS handshake flight the socket did not take at once: wait for writability for it.
@@ -271,38 +218,49 @@ extension BridgeServer {
             drive(connection) { $0.endOfInput(now: now, into: &$1) }
         case .processed(let count):
             let bytes = readScratch[0..<count]
-            let host = connectionHost(for: connection)
+            let host = host(for: connection)
             drive(connection) { $0.bytesRead(bytes, now: now, host: host, into: &$1) }
         }
     }
 
-    /// Writes as much of the machine's output as the transport takes, and reports how it went.
-    private func flush(_ connection: Connection, into actions: inout [ClientConnectionAction]) {
-        let now = monotonicNanoseconds()
+    /// A `.flush`: writes as much of the machine's output as the transport takes, from the first
+    /// byte no earlier flush of the same list wrote, and keeps what it wrote as a follow-up.
+    private func flush(_ connection: Connection, followUps: inout ConnectionFollowUps) {
+        guard !followUps.writeFailed else { return }
         // The transport's own bytes first (a TLS handshake): queued output waits behind them.
         if connection.transport.hasPendingOutput {
             do { try connection.transport.flushPending() } catch {
-                connection.machine.transportFailed(into: &actions)
+                followUps.writeFailed = true
                 return
             }
             if connection.transport.hasPendingOutput {
-                connection.machine.flushEnded(blocked: true, now: now, into: &actions)
+                followUps.blocked = true
                 return
             }
         }
+        let output = connection.machine.output
+        var position = output.unsentStart
+        var skip = followUps.written
         var blocked = false
-        writing: while let (bytes, offset) = connection.machine.output.nextChunk {
+        writing: while let (bytes, offset) = output.chunk(at: position) {
+            if skip > 0 {
+                let step = min(skip, bytes.count - offset)
+                output.advance(&position, by: step)
+                skip -= step
+                continue
+            }
             let result: IOResult
             do {
                 result = try connection.transport.write(bytes, from: offset)
             } catch {
                 // EPIPE, ECONNRESET: the client is gone.
-                connection.machine.transportFailed(into: &actions)
+                followUps.writeFailed = true
                 return
             }
             switch result {
             case .processed(let count):
-                connection.machine.wrote(count, now: now)
+                output.advance(&position, by: count)
+                followUps.written += count
                 if count < bytes.count - offset {
                     blocked = true
                     break writing
@@ -312,7 +270,7 @@ extension BridgeServer {
                 break writing
             }
         }
-        connection.machine.flushEnded(blocked: blocked, now: now, into: &actions)
+        followUps.blocked = blocked
     }
 
     /// Closes the socket and forgets the connection (the machine has said `.close`), after the
@@ -325,7 +283,7 @@ extension BridgeServer {
         connection.transport.prepareToClose()
         if connection.isHandshaking { handshakeEnded(connection) }
         connection.awaitsHandshakeTurn = false
-        leaveHub(connection)
+        parts.outputs.unsubscribe(connection)
         try? loop.deregister(fd)
         connections[fd] = nil  // the last reference: the socket closes with the object
         admission.released(connection.server)
@@ -338,7 +296,7 @@ extension BridgeServer {
     /// and deferred replies.
     func tickConnections(now: Int64) {
         for connection in Array(connections.values) {
-            let host = connectionHost(for: connection)
+            let host = host(for: connection)
             drive(connection) { $0.tick(now: now, host: host, into: &$1) }
         }
     }
@@ -347,7 +305,7 @@ extension BridgeServer {
     func answerDeferredWhenConnected() {
         let now = monotonicNanoseconds()
         for connection in Array(connections.values) where connection.machine.isWaitingForReceiver {
-            let host = connectionHost(for: connection)
+            let host = host(for: connection)
             drive(connection) { $0.receiverConnected(now: now, host: host, into: &$1) }
         }
     }
@@ -356,7 +314,7 @@ extension BridgeServer {
     func receiverControlFinished(ticket: Int, failure: String?) {
         guard let connection = connections.values.first(where: { $0.machine.awaitingTicket == ticket }) else { return }
         let message = failure.map { ReceiverControlError.gpsdFailed($0).description }
-        let host = connectionHost(for: connection)
+        let host = host(for: connection)
         let now = monotonicNanoseconds()
         drive(connection) { $0.receiverCommandFinished(failure: message, now: now, host: host, into: &$1) }
     }
@@ -366,5 +324,11 @@ extension BridgeServer {
         for connection in Array(connections.values) {
             drive(connection) { $0.serverStopping(into: &$1) }
         }
+    }
+
+    /// Queues a shared frame for one client (the hub's outputs): BridgeCore's
+    /// `ClientConnection.deliver` applies the queue policy and, once written, the slow-client rule.
+    func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, to connection: Connection) {
+        drive(connection) { $0.deliver(frame, kind, into: &$1) }
     }
 }

@@ -42,6 +42,13 @@ protocol Transport: AnyObject {
     /// Input already taken off the socket and not yet returned (TLS: records OpenSSL holds).
     /// The selector cannot report it, so the server reads again while this is true.
     var hasBufferedInput: Bool { get }
+
+    /// Whether the transport's own set-up is done (TLS: the handshake), so requests may come.
+    var isEstablished: Bool { get }
+
+    /// Why the transport failed, once a read or write threw for a reason of its own (TLS: a
+    /// refused handshake, a bad record), for the server's count and log; nil for socket errors.
+    var failureReason: String? { get }
 }
 
 /// The plain transport: the socket's bytes as they are.
@@ -73,6 +80,8 @@ final class PlainTransport: Transport {
     func flushPending() throws(Errno) {}
     var hasBufferedInput: Bool { false }
     var isOutputBacklogged: Bool { false }
+    var isEstablished: Bool { true }
+    var failureReason: String? { nil }
 
     func shutdownWrite() { socket.shutdownWrite() }
     func prepareToClose() {}

@@ -58,6 +58,8 @@ final class TLSTransport: Transport {
     /// The handshake is done: the connection is ready for requests.
     var isEstablished: Bool { session.isEstablished }
 
+    var failureReason: String? { failure?.reason }
+
     /// What the handshake agreed, for the log (`TLSv1.3 http/1.1`).
     var negotiated: String { "\(session.protocolVersion) \(session.applicationProtocol ?? "no ALPN")" }
 

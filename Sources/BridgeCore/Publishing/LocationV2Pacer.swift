@@ -1,8 +1,9 @@
 import GNSS
 
-/// The LocationV2 rate cap and the stale rule (docs/server.md, "Rate"), as a state machine over
-/// monotonic time: epochs in, what to send and when out. The server carries out what it says (a
-/// frame to every V2 client, a one-shot timer); nothing here reads a clock or sleeps.
+/// The LocationV2 rate cap (docs/server.md, "Rate"), as a state machine over monotonic time: the
+/// hub's published epochs (EpochTimeline dropped the stale ones) in, what to send and when out.
+/// The V2 output carries out what it says (a frame to every V2 client, a one-shot timer);
+/// nothing here reads a clock or sleeps.
 ///
 /// - **Cap, with a burst**: a token bucket. One token per `minimumInterval`, at most `burst`
 ///   saved (100 ms of the cap: 10 at the default 100 Hz); each epoch sent spends one. Epochs
@@ -16,20 +17,7 @@ import GNSS
 ///   receiver time older than the newest, and all but the newest `burst`, are dropped
 ///   (coalesced): a backlog that arrives at once after a stall is not replayed, only its newest
 ///   epochs go out.
-/// - **Stale**: an epoch not newer than the newest accepted, by less than `staleWindow` of receiver
-///   time, while that one was accepted less than `staleWindow` ago, is dropped: duplicates and a
-///   backlog replayed out of order. A timeline that really goes back (a capture looping, a
-///   receiver reset, midnight without a date) is followed at once when it jumps by more, and
-///   within `staleWindow` of monotonic time otherwise.
 public struct LocationV2Pacer: Sendable {
-    /// What became of an epoch offered to `accept`.
-    public enum Acceptance: Equatable, Sendable {
-        /// Waiting now; `replacedPending`: an earlier waiting epoch was dropped and will never be
-        /// sent (coalesced).
-        case accepted(replacedPending: Bool)
-        case stale
-    }
-
     /// What the server does next for V2.
     public enum Release: Equatable, Sendable {
         /// Send this epoch to every V2 client now, then ask `release` again (more may be due).
@@ -40,8 +28,6 @@ public struct LocationV2Pacer: Sendable {
         case nothing
     }
 
-    /// One second, of receiver time and of monotonic time.
-    public static let staleWindow: Int64 = 1_000_000_000
     /// How much older (receiver time) than the newest waiting epoch another may be and still be
     /// sent: longer than an io-thread hiccup, far shorter than a stall.
     public static let freshness: Int64 = 250_000_000
@@ -54,9 +40,6 @@ public struct LocationV2Pacer: Sendable {
     private let givenBurst: Int?
     /// Tokens the bucket holds at most: epochs that may go out back to back.
     public var burst: Int { min(Self.maximumBurst, max(1, givenBurst ?? Int(100_000_000 / minimumInterval))) }
-    /// The newest accepted epoch and when it was accepted (LocationV1 sends it once a second).
-    public private(set) var latest: Position?
-    public private(set) var latestAt: Int64 = 0
     /// Accepted epochs dropped unsent (coalesced), since the start.
     public private(set) var coalesced = 0
     /// Accepted epochs not sent yet, oldest first (at most `burst`).
@@ -65,9 +48,6 @@ public struct LocationV2Pacer: Sendable {
     /// When the bucket last gained a token (nil before the first release: the bucket starts full).
     private var refilledAt: Int64?
     private var isTimerArmed = false
-    /// Receiver time (`timeKey`) of the newest epoch accepted, and when (monotonic).
-    private var newestTime: Int64?
-    private var newestAt: Int64 = 0
 
     /// Most epochs that may wait (and go out back to back), whatever the cap.
     public static let maximumBurst = 100
@@ -79,18 +59,11 @@ public struct LocationV2Pacer: Sendable {
         waiting.reserveCapacity(self.burst + 1)
     }
 
-    /// Offers an epoch that arrived at `now`.
-    public mutating func accept(_ position: Position, now: Int64) -> Acceptance {
-        let time = position.time.map(Self.timeKey)
-        if let time {
-            if let newest = newestTime, (0..<Self.staleWindow).contains(newest - time), now - newestAt < Self.staleWindow {
-                return .stale
-            }
-            newestTime = time
-            newestAt = now
-        }
-        latest = position
-        latestAt = now
+    /// Offers a published epoch that arrived at `now`: it waits for `release`. Returns true when
+    /// an earlier waiting epoch was dropped and will never be sent (coalesced).
+    @discardableResult
+    public mutating func accept(_ position: Position, now: Int64) -> Bool {
+        let time = position.time.map(EpochTimeline.timeKey)
         waiting.append(position)
         var dropped = 0
         while let oldest = waiting.first, waiting.count > burst || Self.isBacklog(oldest, behind: time) {
@@ -98,13 +71,13 @@ public struct LocationV2Pacer: Sendable {
             dropped += 1
         }
         coalesced += dropped
-        return .accepted(replacedPending: dropped > 0)
+        return dropped > 0
     }
 
     /// Too far from the newest epoch's receiver time to be sent: older than `freshness`, or from
     /// before a timeline that went back (a capture looping, a receiver reset).
     private static func isBacklog(_ position: Position, behind newest: Int64?) -> Bool {
-        guard let newest, let time = position.time.map(timeKey) else { return false }
+        guard let newest, let time = position.time.map(EpochTimeline.timeKey) else { return false }
         return newest - time > freshness || time > newest
     }
 
@@ -154,10 +127,5 @@ public struct LocationV2Pacer: Sendable {
             tokens += Int(gained)
             refilledAt = last + gained * minimumInterval
         }
-    }
-
-    /// Receiver time in nanoseconds, comparable across midnight when the date is known.
-    public static func timeKey(_ time: UTCTimestamp) -> Int64 {
-        Int64(time.date?.daysSinceEpoch ?? 0) * UTCTimestamp.nanosecondsPerDay + time.nanosecondsOfDay
     }
 }

@@ -1,0 +1,59 @@
+import BridgeCore
+import Posix
+
+/// Why the server could not start or stopped serving.
+public enum BridgeServerError: ExitStatusError, Sendable {
+    /// No epoll instance, timer or stop event (exit 1).
+    case eventLoop(Errno)
+    /// The registry file is not what the bridge writes (exit 78).
+    case registry(ApplicationRegistry.Failure)
+    /// The state directory cannot be made or trusted (exit 78).
+    case stateDirectory(String, String)
+    /// The TMM servers could not be bound (its own status).
+    case ports(PortBindingError)
+    /// Another bridge answers on the control socket (exit 1).
+    case alreadyRunning(controlSocket: String)
+    /// The runtime directory is another user's, a symlink or not a directory (exit 78).
+    case runtimeDirectory(AtomicFile.Failure)
+    /// The control socket cannot be opened (exit 1).
+    case controlSocket(String, String)
+    /// The access-code worker thread did not start (exit 1).
+    case accessCodeWorker(String)
+    /// The loop's descriptors could not be registered (exit 1).
+    case eventLoopStart(Errno)
+    /// Waiting for events failed (exit 1).
+    case eventLoopWait(Errno)
+    /// The TLS certificate or key, or the Access Code V2 key, cannot be loaded or made (exit 78
+    /// for a configured certificate or a file of the state directory that is not the daemon's,
+    /// 1 for other failures of the state directory's materials).
+    case tls(SecureMaterialsError)
+    /// The settings file is unreadable or not what the bridge writes (exit 78).
+    case settings(String, String)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .registry, .stateDirectory, .runtimeDirectory, .settings: .badConfiguration
+        case .tls(let error): error.isConfiguration ? .badConfiguration : .failure
+        case .ports(let error): error.exitStatus
+        case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .eventLoop(let error): "cannot create the event loop: \(error)"
+        case .registry(let error): "\(error)"
+        case .stateDirectory(let path, let reason): "state directory \(path): \(reason)"
+        case .ports(let error): error.description
+        case .alreadyRunning(let path):
+            "another tmm-bridge is running: its control socket \(path) answers (stop it, or give this one its own runtime-dir)"
+        case .runtimeDirectory(let error): "runtime directory: \(error)"
+        case .controlSocket(let path, let reason): "cannot open the control socket \(path): \(reason)"
+        case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
+        case .eventLoopStart(let error): "cannot start the event loop: \(error)"
+        case .eventLoopWait(let error): "epoll_wait failed: \(error)"
+        case .tls(let error): error.description
+        case .settings(let path, let reason): "settings \(path): \(reason)"
+        }
+    }
+}
