@@ -77,7 +77,7 @@ extension BridgeServer {
         clients.reconfigure(next)
         // Registrations, Access Code V1 and V2 judge by the new policy.
         registrations.reconfigure(next)
-        outputs.reconfigure(next.limits)
+        hub.reconfigure(next)
     }
 
     /// "registration: allowlist (2 allowed ids)": the policy in force (start and reload say it).

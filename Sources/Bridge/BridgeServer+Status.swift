@@ -38,8 +38,6 @@ final class OperatorViews: HubSubscriber {
         epochs.record(epoch.at)
     }
 
-    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {}
-
     /// Every tick: the watchdog's ping, twice per interval.
     func tick(now: Int64) {
         guard let interval = watchdogInterval, now - lastWatchdog >= interval / 2 else { return }

@@ -14,7 +14,7 @@ import WebSocket
 //
 //   listeners, client sockets ──► ClientServers (Clients/: REST, V1, V2, /events, TLS)
 //   control socket ──────────────► ControlServer (Control/) ──► Registrations (Registrations/)
-//   input inbox ──► ReceiverInput (InputLoop) ──► Hub (Hub/) ──► outputs: V1, V2, /events, operator views
+//   input inbox ──► ReceiverInput (InputLoop) ──► Hub (Hub/) ──► HubOutputs: V1, V2, /events, operator views
 //   worker results ──► Registrations (registry written), DeviceSettingsStore (Settings/), reload
 //   tick timer (250 ms) ──► each part's time-outs; signals ──► stop, reload
 //
@@ -77,14 +77,16 @@ public final class BridgeServer {
     // The parts.
     let input: ReceiverInput
     let hub: Hub
-    let outputs: WebSocketOutputs
+    /// The hub's subscribers (Hub/HubOutputs.swift: where a new one is added).
+    let hubOutputs: HubOutputs
     let clients: ClientServers
     let control: ControlServer
     let registrations: Registrations
     let secure: SecureServing
     let settings: DeviceSettingsStore
+    var outputs: WebSocketOutputs { hubOutputs.webSocket }
     /// Uptime, epoch rate, STATUS= pacing and the watchdog (BridgeServer+Status.swift).
-    let operatorViews: OperatorViews
+    var operatorViews: OperatorViews { hubOutputs.operatorViews }
 
     /// Runs what would make the io thread wait (registry writes, reading a reload) and posts the
     /// outcome to `workerResults`.
@@ -166,7 +168,7 @@ public final class BridgeServer {
         } catch where error.isAddressInUse {
             throw .alreadyRunning(controlSocket: controlSocketPath)
         } catch {
-            throw .controlSocket(controlSocketPath, "\(error)")
+            throw .controlSocket(controlSocketPath, error)
         }
 
         // Threads from here on: each failure stops those already started.
@@ -196,10 +198,8 @@ public final class BridgeServer {
         var identity = ReceiverIdentity(appVersion: environment.version)
         identity.antennaHeight = settings.settings.antenna.appliedHeight
         hub = Hub(identity: identity)
-        let views = OperatorViews(startedAt: monotonicNanoseconds())
-        operatorViews = views
-        hub.subscribe(views)
-        outputs = WebSocketOutputs(hub: hub, loop: loop, limits: configuration.limits)
+        hubOutputs = HubOutputs(hub: hub, loop: loop, configuration: configuration, startedAt: monotonicNanoseconds())
+        let outputs = hubOutputs.webSocket
         clients = ClientServers(
             listeners: bound.listeners, configuration: configuration, admission: admission,
             parts: ClientServers.Parts(secure: secure, registrations: registrations, settings: settings, input: input,
@@ -329,7 +329,7 @@ public final class BridgeServer {
         secure.watchCertificateExpiry(now: now)
         registrations.tick(now: now)
         control.tick(now: now)
-        operatorViews.tick(now: now)
+        hub.tick(now: now)
     }
 
     /// Drains the input side: epochs to the hub, changes to the hub (events), the clients

@@ -16,9 +16,9 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     /// The runtime directory is another user's, a symlink or not a directory (exit 78).
     case runtimeDirectory(AtomicFile.Failure)
     /// The control socket cannot be opened (exit 1).
-    case controlSocket(String, String)
+    case controlSocket(String, ListenerError)
     /// The access-code worker thread did not start (exit 1).
-    case accessCodeWorker(String)
+    case accessCodeWorker(Errno)
     /// The loop's descriptors could not be registered (exit 1).
     case eventLoopStart(Errno)
     /// Waiting for events failed (exit 1).
@@ -48,8 +48,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .alreadyRunning(let path):
             "another tmm-bridge is running: its control socket \(path) answers (stop it, or give this one its own runtime-dir)"
         case .runtimeDirectory(let error): "runtime directory: \(error)"
-        case .controlSocket(let path, let reason): "cannot open the control socket \(path): \(reason)"
-        case .accessCodeWorker(let reason): "cannot start the access-code worker: \(reason)"
+        case .controlSocket(let path, let error): "cannot open the control socket \(path): \(error)"
+        case .accessCodeWorker(let error): "cannot start the access-code worker: \(error)"
         case .eventLoopStart(let error): "cannot start the event loop: \(error)"
         case .eventLoopWait(let error): "epoll_wait failed: \(error)"
         case .tls(let error): error.description

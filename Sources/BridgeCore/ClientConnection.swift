@@ -39,11 +39,14 @@ public enum ClientChannel: Equatable, Sendable {
     case events
 }
 
-/// What the connection needs from the rest of the server while it answers a request: server-wide
-/// state that stays with the loop (the receiver, the registered applications' access codes, the
-/// port plan, the date). Questions only: nothing here changes the server; changes come back as
-/// actions.
-public protocol ClientConnectionHost {
+/// What the connection needs from the rest of the server while it answers a request: questions
+/// only, in three groups, each answered by the server part that owns the answer (Bridge's
+/// `ConnectionHost`). Nothing here changes the server; changes come back as actions.
+public typealias ClientConnectionHost = ServerFacts & AccessCodeChecks & WebSocketServices
+
+/// Server-wide state a REST answer reads: the receiver, the port plan, the registrations, the
+/// settings, the date.
+public protocol ServerFacts {
     /// The `Date` header value for a response written now.
     func httpDate() -> String
     var ports: PortAssignment { get }
@@ -53,17 +56,25 @@ public protocol ClientConnectionHost {
     /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
     var isLocationV2Unlocked: Bool { get }
     var hasRegisteredApplications: Bool { get }
+    /// The Access Code V2 key's public half for `GET /api/v1/publicKey` (unpadded base64url `n`
+    /// and `e`).
+    var accessCodeV2PublicKey: (n: String, e: String) { get }
+    /// The antenna and correction settings REST reads and changes.
+    var deviceSettings: DeviceSettings { get }
+}
+
+/// The access codes a request may carry, checked against the registrations and their keys.
+public protocol AccessCodeChecks {
     /// The registered application whose Access Code V1 the `Authorization` value carries now.
     func verifyAccessCode(headerValue: String) -> GUID?
     /// The application whose Access Code V2 the `Authorization` value carries (AccessCodeV2Verifier
     /// with the server's key, ledger and clock). `overTLS`: it came over a secure port; `consume`:
     /// record a code that passes (false for the look before `100 Continue`).
     func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal>
-    /// The Access Code V2 key's public half for `GET /api/v1/publicKey` (unpadded base64url `n`
-    /// and `e`).
-    var accessCodeV2PublicKey: (n: String, e: String) { get }
-    /// The antenna and correction settings REST reads and changes.
-    var deviceSettings: DeviceSettings { get }
+}
+
+/// What the WebSocket side asks: the handshake's digest and the first and echoed messages.
+public protocol WebSocketServices {
     /// SHA-1, for `Sec-WebSocket-Accept`.
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest
     /// The first message of a new `/events` connection: the `status` event as a whole text frame.

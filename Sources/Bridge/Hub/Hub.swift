@@ -27,7 +27,8 @@ struct PublishedEpoch {
     let at: Int64
 }
 
-/// An output of the hub. Called on the io thread, in publication order; must not wait.
+/// An output of the hub. Called on the io thread, in publication order; must not wait. Made
+/// and subscribed in one place (`HubOutputs`); the server routes nothing to it but through the hub.
 protocol HubSubscriber: AnyObject {
     /// An epoch that passed the stale rule.
     func publish(_ epoch: PublishedEpoch)
@@ -36,10 +37,17 @@ protocol HubSubscriber: AnyObject {
     /// The input side's inbox was drained (`now`): what a subscriber held back to see the whole
     /// batch (V2 sends only a backlog's freshest epochs) may go now.
     func inputDrained(now: Int64)
+    /// The server's tick (every `tickInterval`): time-outs, reconnects, watchdogs.
+    func tick(now: Int64)
+    /// A reload: the configuration now in force (only reloadable options changed).
+    func reconfigure(_ configuration: BridgeConfiguration)
 }
 
 extension HubSubscriber {
+    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {}
     func inputDrained(now: Int64) {}
+    func tick(now: Int64) {}
+    func reconfigure(_ configuration: BridgeConfiguration) {}
 }
 
 /// The publisher. Loop-confined.
@@ -80,6 +88,16 @@ final class Hub {
     /// The input side's inbox was drained.
     func inputDrained(now: Int64) {
         for subscriber in subscribers { subscriber.inputDrained(now: now) }
+    }
+
+    /// The server's tick, to every subscriber.
+    func tick(now: Int64) {
+        for subscriber in subscribers { subscriber.tick(now: now) }
+    }
+
+    /// A reload, to every subscriber.
+    func reconfigure(_ configuration: BridgeConfiguration) {
+        for subscriber in subscribers { subscriber.reconfigure(configuration) }
     }
 }
 

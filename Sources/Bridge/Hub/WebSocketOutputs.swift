@@ -89,12 +89,6 @@ final class WebSocketOutputs {
         case .events: events.clients.remove(connection)
         }
     }
-
-    /// What a reload may change (`max-location-rate`).
-    func reconfigure(_ limits: ServerLimits) {
-        locationV2.pacer.minimumInterval = limits.locationV2MinimumInterval
-        locationV1.pacer.maximumAge = limits.locationV1MaximumAge
-    }
 }
 
 /// LocationV2 clients (`locationV2Port`, `/` and `/locationV2`): every epoch the cap lets out,
@@ -129,7 +123,10 @@ final class LocationV2Output: HubSubscriber {
         pacer.accept(epoch.position, now: epoch.at)
     }
 
-    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {}
+    /// What a reload may change (`max-location-rate`).
+    func reconfigure(_ configuration: BridgeConfiguration) {
+        pacer.minimumInterval = configuration.limits.locationV2MinimumInterval
+    }
 
     /// After the whole drain: of a backlog that arrived at once only its fresh newest epochs
     /// remain (LocationV2Pacer), and go out as far as the cap allows.
@@ -179,8 +176,6 @@ final class LocationV1Output: HubSubscriber {
         identity = epoch.identity
         pacer.accept(epoch.position, now: epoch.at)
     }
-
-    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {}
 
     /// The output's tick: the newest position, while it is fresh, to every V1 client.
     func send(now: Int64) {

@@ -55,7 +55,7 @@ final class Registrations {
             // Every registered id, allowed now or not (see `accessCodes`).
             accessCodes = try AccessCodeTable(ids: registry.applicationIDs)
         } catch {
-            throw .accessCodeWorker("\(error)")
+            throw .accessCodeWorker(error)
         }
         if registry.entries.count > maximumRegistered {
             log.warning("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(maximumRegistered)): they stay registered, new ones are refused")
