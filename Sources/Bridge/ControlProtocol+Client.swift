@@ -41,7 +41,7 @@ extension ControlProtocol {
 
     /// Connects, checks who serves the socket, sends `request` (one line) and reads the reply
     /// line (at most `limit` bytes before its LF). `unreachable` says that no daemon answers.
-    private static func exchange(_ request: String, socketPath: String, limit: Int, timeoutMilliseconds: Int32,
+    static func exchange(_ request: String, socketPath: String, limit: Int, timeoutMilliseconds: Int32,
                                  unreachable: (Errno) -> String) throws(ControlFailure) -> Reply
     {
         let socket: StreamSocket

@@ -155,7 +155,11 @@ final class AccessCodeTable: Sendable {
             let wanted = (now - Self.skew)...(now + Self.skew + 1)
             let (missing, snapshot) = state.withLock { state -> ([Int64], [[UInt8]]) in
                 for second in state.tables.keys where !wanted.contains(second) { state.tables[second] = nil }
-                return (wanted.filter { state.tables[$0] == nil }, state.idBytes)
+                // Behind (the thread was starved, the clock stepped): the seconds checks need
+                // soonest first (now, then the next one), not the oldest of the window.
+                let priority = { (second: Int64) in abs(second - now) * 2 + (second < now ? 1 : 0) }
+                let missing = wanted.filter { state.tables[$0] == nil }.sorted { priority($0) < priority($1) }
+                return (missing, state.idBytes)
             }
             for second in missing {
                 var table = Self.compute(snapshot, second: second, into: [:])
