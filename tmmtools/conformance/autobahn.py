@@ -586,13 +586,66 @@ class RoundTrips9(Case):
             self.p.send_close(NORMAL)
 
 
-def build_cases():
-    cases = []
+# ---------------------------------------------------------------------------------------------
+# The cases, category by category. `add(cls, *args)` appends a maker of one case; the script
+# builders below are shared by several categories.
 
-    def add(cls, *args, **kwargs):
-        cases.append(lambda: cls(*args, **kwargs))
+HELLO = b"Hello, world!"
+KOSME = b"\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5"  # "κόσμε", valid UTF-8
+INVALID_UTF8 = KOSME + b"\xed\xa0\x80" + b"edited"       # a UTF-16 surrogate in the middle
+ECHO_OR_NOTHING = {OK: [("message", HELLO, False)], NON_STRICT: []}
 
-    # 1: framing
+
+def single(opcode, payload, rsv):
+    """One frame, then the connection is killed after 1 s."""
+    def script(c, p):
+        p.send_frame(opcode, payload, rsv=rsv)
+        p.kill_after(1)
+    return script
+
+
+def message_then(rsv=0, opcode=1, payload=HELLO, sync=False, chop=None):
+    """A good text message, then the frame under test, then a Ping; killed after 1 s."""
+    def script(c, p):
+        p.send_frame(1, HELLO, sync=sync, chopsize=chop)
+        p.send_frame(opcode, payload, rsv=rsv, sync=sync, chopsize=chop)
+        p.send_frame(9, sync=sync, chopsize=chop)
+        p.kill_after(1)
+    return script
+
+
+def frames(spec, after, kill=False):
+    """Frames (opcode, fin, payload, how: "" one chop, "sync" frame-wise, "chop" octet-wise),
+    then close (or kill) after `after` seconds."""
+    def script(c, p):
+        for opcode, fin, payload, how in spec:
+            p.send_frame(opcode, payload, fin=fin, sync=how == "sync", chopsize=1 if how == "chop" else None)
+        (p.kill_after if kill else p.close_after)(after)
+    return script
+
+
+def text_message(payload, fragment=None, kill=None):
+    """A text message (in fragments of `fragment` octets), then close after 1 s or kill after `kill`."""
+    def script(c, p):
+        p.send_message(payload, False, fragment_size=fragment)
+        if kill is None:
+            p.close_after(1)
+        else:
+            p.kill_after(kill)
+    return script
+
+
+def steps(*actions, kill=1):
+    """Each action on the peer in turn, then killed after `kill` seconds (category 7)."""
+    def script(c, p):
+        for action in actions:
+            action(p)
+        p.kill_after(kill)
+    return script
+
+
+def framing_cases(add):
+    """1: text and binary messages of the boundary lengths, and one sent in 997-octet chops."""
     lengths = [0, 125, 126, 127, 128, 65535, 65536]
     for n, (kind, opcode, byte, binary) in enumerate([("text", 1, b"*", False), ("binary", 2, b"\xfe", True)], 1):
         for i, length in enumerate(lengths, 1):
@@ -610,88 +663,95 @@ def build_cases():
             f"Receive echo'ed {kind} message (with payload as sent). Clean close with normal code.",
             {OK: [("message", byte * 65536, binary)]}, NORMAL_CLOSE, chopped)
 
-    # 2: pings and pongs
-    def ping_case(cid, description, payload, chop=None, after=1):
-        def script(c, p):
-            p.send_frame(9, payload, chopsize=chop)
-            p.close_after(after)
-        add(Scripted, cid, description, "Pong with payload echo'ed is sent in reply to Ping. Clean close with normal code.",
-            {OK: [("pong", payload)]}, NORMAL_CLOSE, script)
-    ping_case("2.1", "Send ping without payload.", b"")
-    ping_case("2.2", "Send ping with small text payload.", b"Hello, world!")
-    ping_case("2.3", "Send ping with small binary (non UTF-8) payload.", b"\x00\xff\xfe\xfd\xfc\xfb\x00\xff")
-    ping_case("2.4", "Send ping with binary payload of 125 octets.", b"\xfe" * 125)
 
-    def too_long_ping(c, p):
-        p.send_frame(9, b"\xfe" * 126)
-        p.kill_after(1)
-    add(Scripted, "2.5", "Send ping with binary payload of 126 octets.",
-        "Connection is failed immediately (1002/Protocol Error), since control frames are only allowed to have payload up to and including 125 octets.",
-        {OK: []}, FAIL_PROTOCOL, too_long_ping)
-    ping_case("2.6", "Send ping with binary payload of 125 octets, send in octet-wise chops.", b"\xfe" * 125, chop=1, after=2)
+def ping(payload, chop=None, after=1):
+    def script(c, p):
+        p.send_frame(9, payload, chopsize=chop)
+        p.close_after(after)
+    return script
 
-    def unsolicited(payload):
-        def script(c, p):
-            p.send_frame(10, payload)
-            p.send_close(NORMAL)
-            p.close_after(1)
-        return script
-    add(Scripted, "2.7", "Send unsolicited pong without payload. Verify nothing is received. Clean close with normal code.",
-        "Nothing.", {OK: []}, NORMAL_CLOSE, unsolicited(b""))
-    add(Scripted, "2.8", "Send unsolicited pong with payload. Verify nothing is received. Clean close with normal code.",
-        "Nothing.", {OK: []}, NORMAL_CLOSE, unsolicited(b"unsolicited pong payload"))
 
-    def pong_then_ping(c, p):
-        p.send_frame(10, b"unsolicited pong payload")
-        p.send_frame(9, b"ping payload")
+def too_long_ping(c, p):
+    p.send_frame(9, b"\xfe" * 126)
+    p.kill_after(1)
+
+
+def unsolicited_pong(payload):
+    def script(c, p):
+        p.send_frame(10, payload)
+        p.send_close(NORMAL)
         p.close_after(1)
-    add(Scripted, "2.9", "Send unsolicited pong with payload. Send ping with payload. Verify pong for ping is received.",
-        "Nothing in reply to own Pong, but Pong with payload echo'ed in reply to Ping. Clean close with normal code.",
-        {OK: [("pong", b"ping payload")]}, NORMAL_CLOSE, pong_then_ping)
-    for cid, chop, note in [("2.10", None, ""), ("2.11", 1, " Send out octets in octet-wise chops.")]:
-        def ten_pings(c, p, chop=chop):
-            for i in range(10):
-                p.send_frame(9, b"payload-%d" % i, chopsize=chop)
-            p.close_after(3)
-        add(Scripted, cid, "Send 10 Pings with payload." + note,
-            "Pongs for our Pings with all the payloads. Note: This is not required by the Spec .. but we check for this behaviour anyway. Clean close with normal code.",
-            {OK: [("pong", b"payload-%d" % i) for i in range(10)]}, NORMAL_CLOSE, ten_pings)
+    return script
 
-    # 3: reserved bits
-    hello = b"Hello, world!"
-    fail_now = "The connection is failed immediately (1002/protocol error), since RSV must be 0, when no extension defining RSV meaning has been negotiated."
-    after_echo = ("Echo for first message is received, but then connection is failed immediately, since RSV must be 0, "
+
+def pong_then_ping(c, p):
+    p.send_frame(10, b"unsolicited pong payload")
+    p.send_frame(9, b"ping payload")
+    p.close_after(1)
+
+
+def ten_pings(chop):
+    def script(c, p):
+        for i in range(10):
+            p.send_frame(9, b"payload-%d" % i, chopsize=chop)
+        p.close_after(3)
+    return script
+
+
+PONG_ECHOED = "Pong with payload echo'ed is sent in reply to Ping. Clean close with normal code."
+TEN_PONGS = ("Pongs for our Pings with all the payloads. Note: This is not required by the Spec .. but we check for this "
+             "behaviour anyway. Clean close with normal code.")
+# 2: (id, description, expectation, expected events, close, script)
+PING_CASES = [
+    ("2.1", "Send ping without payload.", PONG_ECHOED, {OK: [("pong", b"")]}, NORMAL_CLOSE, ping(b"")),
+    ("2.2", "Send ping with small text payload.", PONG_ECHOED, {OK: [("pong", b"Hello, world!")]}, NORMAL_CLOSE,
+     ping(b"Hello, world!")),
+    ("2.3", "Send ping with small binary (non UTF-8) payload.", PONG_ECHOED,
+     {OK: [("pong", b"\x00\xff\xfe\xfd\xfc\xfb\x00\xff")]}, NORMAL_CLOSE, ping(b"\x00\xff\xfe\xfd\xfc\xfb\x00\xff")),
+    ("2.4", "Send ping with binary payload of 125 octets.", PONG_ECHOED, {OK: [("pong", b"\xfe" * 125)]}, NORMAL_CLOSE,
+     ping(b"\xfe" * 125)),
+    ("2.5", "Send ping with binary payload of 126 octets.",
+     "Connection is failed immediately (1002/Protocol Error), since control frames are only allowed to have payload up to and including 125 octets.",
+     {OK: []}, FAIL_PROTOCOL, too_long_ping),
+    ("2.6", "Send ping with binary payload of 125 octets, send in octet-wise chops.", PONG_ECHOED,
+     {OK: [("pong", b"\xfe" * 125)]}, NORMAL_CLOSE, ping(b"\xfe" * 125, chop=1, after=2)),
+    ("2.7", "Send unsolicited pong without payload. Verify nothing is received. Clean close with normal code.",
+     "Nothing.", {OK: []}, NORMAL_CLOSE, unsolicited_pong(b"")),
+    ("2.8", "Send unsolicited pong with payload. Verify nothing is received. Clean close with normal code.",
+     "Nothing.", {OK: []}, NORMAL_CLOSE, unsolicited_pong(b"unsolicited pong payload")),
+    ("2.9", "Send unsolicited pong with payload. Send ping with payload. Verify pong for ping is received.",
+     "Nothing in reply to own Pong, but Pong with payload echo'ed in reply to Ping. Clean close with normal code.",
+     {OK: [("pong", b"ping payload")]}, NORMAL_CLOSE, pong_then_ping),
+    ("2.10", "Send 10 Pings with payload.", TEN_PONGS, {OK: [("pong", b"payload-%d" % i) for i in range(10)]},
+     NORMAL_CLOSE, ten_pings(None)),
+    ("2.11", "Send 10 Pings with payload. Send out octets in octet-wise chops.", TEN_PONGS,
+     {OK: [("pong", b"payload-%d" % i) for i in range(10)]}, NORMAL_CLOSE, ten_pings(1)),
+]
+
+RSV_FAILS_NOW = ("The connection is failed immediately (1002/protocol error), since RSV must be 0, when no extension "
+                 "defining RSV meaning has been negotiated.")
+RSV_AFTER_ECHO = ("Echo for first message is received, but then connection is failed immediately, since RSV must be 0, "
                   "when no extension defining RSV meaning has been negotiated. The Pong is not received.")
+RSV_MUST_BE_0 = "The connection is failed immediately, since RSV must be 0."
+# 3: (id, description, expectation, expected events, close, script)
+RESERVED_BIT_CASES = [
+    ("3.1", "Send small text message with RSV = 1.", RSV_FAILS_NOW, {OK: []}, FAIL_PROTOCOL, single(1, HELLO, 1)),
+    ("3.2", "Send small text message, then send again with RSV = 2, then send Ping.", RSV_AFTER_ECHO,
+     ECHO_OR_NOTHING, FAIL_PROTOCOL, message_then(rsv=2)),
+    ("3.3", "Send small text message, then send again with RSV = 3, then send Ping. Octets are sent in frame-wise chops.",
+     RSV_AFTER_ECHO, ECHO_OR_NOTHING, FAIL_PROTOCOL, message_then(rsv=3, sync=True)),
+    ("3.4", "Send small text message, then send again with RSV = 4, then send Ping. Octets are sent in octet-wise chops.",
+     RSV_AFTER_ECHO, ECHO_OR_NOTHING, FAIL_PROTOCOL, message_then(rsv=4, chop=1)),
+    ("3.5", "Send small binary message with RSV = 5.", RSV_MUST_BE_0, {OK: []}, FAIL_PROTOCOL,
+     single(2, b"\x00\xff\xfe\xfd\xfc\xfb\x00\xff", 5)),
+    ("3.6", "Send Ping with RSV = 6.", RSV_MUST_BE_0, {OK: []}, FAIL_PROTOCOL,
+     single(2, HELLO, 6)),  # Autobahn's 3.6 sends opcode 2, as here
+    ("3.7", "Send Close with RSV = 7.", RSV_MUST_BE_0, {OK: []}, FAIL_PROTOCOL, single(8, b"", 7)),
+]
 
-    def single(opcode, payload, rsv):
-        def script(c, p):
-            p.send_frame(opcode, payload, rsv=rsv)
-            p.kill_after(1)
-        return script
 
-    def message_then(rsv=0, opcode=1, payload=hello, sync=False, chop=None):
-        def script(c, p):
-            p.send_frame(1, hello, sync=sync, chopsize=chop)
-            p.send_frame(opcode, payload, rsv=rsv, sync=sync, chopsize=chop)
-            p.send_frame(9, sync=sync, chopsize=chop)
-            p.kill_after(1)
-        return script
-    echo_or_nothing = {OK: [("message", hello, False)], NON_STRICT: []}
-    add(Scripted, "3.1", "Send small text message with RSV = 1.", fail_now, {OK: []}, FAIL_PROTOCOL, single(1, hello, 1))
-    add(Scripted, "3.2", "Send small text message, then send again with RSV = 2, then send Ping.", after_echo,
-        echo_or_nothing, FAIL_PROTOCOL, message_then(rsv=2))
-    add(Scripted, "3.3", "Send small text message, then send again with RSV = 3, then send Ping. Octets are sent in frame-wise chops.",
-        after_echo, echo_or_nothing, FAIL_PROTOCOL, message_then(rsv=3, sync=True))
-    add(Scripted, "3.4", "Send small text message, then send again with RSV = 4, then send Ping. Octets are sent in octet-wise chops.",
-        after_echo, echo_or_nothing, FAIL_PROTOCOL, message_then(rsv=4, chop=1))
-    add(Scripted, "3.5", "Send small binary message with RSV = 5.", "The connection is failed immediately, since RSV must be 0.",
-        {OK: []}, FAIL_PROTOCOL, single(2, b"\x00\xff\xfe\xfd\xfc\xfb\x00\xff", 5))
-    add(Scripted, "3.6", "Send Ping with RSV = 6.", "The connection is failed immediately, since RSV must be 0.",
-        {OK: []}, FAIL_PROTOCOL, single(2, hello, 6))  # Autobahn's 3.6 sends opcode 2, as here
-    add(Scripted, "3.7", "Send Close with RSV = 7.", "The connection is failed immediately, since RSV must be 0.",
-        {OK: []}, FAIL_PROTOCOL, single(8, b"", 7))
-
-    # 4: reserved opcodes
+def opcode_cases(add):
+    """4: reserved non-control (3-7) and control (11-15) opcodes, alone or after a good message."""
     for group, opcodes, kind in [(1, [3, 4, 5, 6, 7], "non-control"), (2, [11, 12, 13, 14, 15], "control")]:
         for i, opcode in enumerate(opcodes, 1):
             if i <= 2:
@@ -700,24 +760,39 @@ def build_cases():
                     f"Send frame with reserved {kind} Opcode = {opcode}" + (" and non-empty payload." if i == 2 else "."),
                     "The connection is failed immediately.", {OK: []}, FAIL_PROTOCOL, single(opcode, payload, 0))
             else:
-                payload = b"" if i == 3 else hello
+                payload = b"" if i == 3 else HELLO
                 add(Scripted, f"4.{group}.{i}",
                     f"Send small text message, then send frame with reserved {kind} Opcode = {opcode}"
                     + (" and non-empty payload" if i > 3 else "") + ", then send Ping." + (" Octets are sent in octet-wise chops." if i == 5 else ""),
                     "Echo for first message is received, but then connection is failed immediately, since reserved opcode frame is used. A Pong is not received.",
-                    echo_or_nothing, FAIL_PROTOCOL, message_then(opcode=opcode, payload=payload, chop=1 if i == 5 else None))
+                    ECHO_OR_NOTHING, FAIL_PROTOCOL, message_then(opcode=opcode, payload=payload, chop=1 if i == 5 else None))
 
-    # 5: fragmentation
-    def frames(spec, after, kill=False):
-        def script(c, p):
-            for opcode, fin, payload, how in spec:
-                p.send_frame(opcode, payload, fin=fin, sync=how == "sync", chopsize=1 if how == "chop" else None)
-            (p.kill_after if kill else p.close_after)(after)
-        return script
+
+def fragmented_with_pings(sync):
+    """5.19/5.20: two text fragments, a Ping, 1 s, two more fragments, a Ping, the last fragment."""
+    def script(c, p):
+        p.send_frame(1, b"fragment1", fin=False, sync=sync)
+        p.send_frame(0, b"fragment2", fin=False, sync=sync)
+        p.send_frame(9, b"pongme 1!", sync=sync)
+
+        def part2():
+            p.send_frame(0, b"fragment3", fin=False, sync=sync)
+            p.send_frame(0, b"fragment4", fin=False, sync=sync)
+            p.send_frame(9, b"pongme 2!", sync=sync)
+            p.send_frame(0, b"fragment5", sync=sync)
+            p.close_after(1)
+        p.continue_later(1, part2)
+    return script
+
+
+def fragmentation_cases(add):
+    """5: fragmented control frames, fragmented messages with and without Pings in between,
+    continuations with nothing to continue."""
     no_continue = "The connection is failed immediately, since there is no message to continue."
-    add(Scripted, "5.1", "Send Ping fragmented into 2 fragments.", "Connection is failed immediately, since control message MUST NOT be fragmented.",
+    control = "Connection is failed immediately, since control message MUST NOT be fragmented."
+    add(Scripted, "5.1", "Send Ping fragmented into 2 fragments.", control,
         {OK: []}, FAIL_PROTOCOL, frames([(9, False, b"fragment1", ""), (0, True, b"fragment2", "")], 1, kill=True))
-    add(Scripted, "5.2", "Send Pong fragmented into 2 fragments.", "Connection is failed immediately, since control message MUST NOT be fragmented.",
+    add(Scripted, "5.2", "Send Pong fragmented into 2 fragments.", control,
         {OK: []}, FAIL_PROTOCOL, frames([(10, False, b"fragment1", ""), (0, True, b"fragment2", "")], 1, kill=True))
     for cid, how, note in [("5.3", "", ""), ("5.4", "sync", ", octets are sent in frame-wise chops"), ("5.5", "chop", ", octets are sent in octet-wise chops")]:
         add(Scripted, cid, f"Send text Message fragmented into 2 fragments{note}.", "Message is processed and echo'ed back to us.",
@@ -733,7 +808,7 @@ def build_cases():
             add(Scripted, f"5.{number + offset}",
                 f"Send unfragmented Text Message after Continuation Frame with FIN = {str(fin).lower()}, where there is nothing to continue, {note}.",
                 no_continue, {OK: []}, FAIL_PROTOCOL,
-                frames([(0, fin, b"non-continuation payload", how), (1, True, hello, how)], 1, kill=True))
+                frames([(0, fin, b"non-continuation payload", how), (1, True, HELLO, how)], 1, kill=True))
     add(Scripted, "5.15", "Send text Message fragmented into 2 fragments, then Continuation Frame with FIN = false where there is nothing to continue, then unfragmented Text Message, all sent in one chop.",
         no_continue, {OK: [("message", b"fragment1fragment2", False)], NON_STRICT: []}, FAIL_PROTOCOL,
         frames([(1, False, b"fragment1", ""), (0, True, b"fragment2", ""), (0, False, b"fragment3", ""), (1, True, b"fragment4", "")], 1, kill=True))
@@ -745,26 +820,16 @@ def build_cases():
         "The connection is failed immediately, since all data frames after the initial data frame must have opcode 0.",
         {OK: []}, FAIL_PROTOCOL, frames([(1, False, b"fragment1", ""), (1, True, b"fragment2", "")], 1, kill=True))
     for cid, sync in [("5.19", False), ("5.20", True)]:
-        def two_parts(c, p, sync=sync):
-            p.send_frame(1, b"fragment1", fin=False, sync=sync)
-            p.send_frame(0, b"fragment2", fin=False, sync=sync)
-            p.send_frame(9, b"pongme 1!", sync=sync)
-
-            def part2():
-                p.send_frame(0, b"fragment3", fin=False, sync=sync)
-                p.send_frame(0, b"fragment4", fin=False, sync=sync)
-                p.send_frame(9, b"pongme 2!", sync=sync)
-                p.send_frame(0, b"fragment5", sync=sync)
-                p.close_after(1)
-            p.continue_later(1, part2)
         add(Scripted, cid, ("A fragmented text message is sent in multiple frames. After sending the first 2 frames of the text message, a Ping is sent. "
                             "Then we wait 1s, then we send 2 more text fragments, another Ping and then the final text fragment. Everything is legal."
                             if not sync else "Same as Case 5.19, but send all frames with SYNC = True."),
             "The peer immediately answers the first Ping before it has received the last text message fragment. The peer pong's back the Ping's payload exactly, and echo's the payload of the fragmented message back to us.",
             {OK: [("pong", b"pongme 1!"), ("pong", b"pongme 2!"), ("message", b"fragment1fragment2fragment3fragment4fragment5", False)]},
-            NORMAL_CLOSE, two_parts)
+            NORMAL_CLOSE, fragmented_with_pings(sync))
 
-    # 6: UTF-8 handling
+
+def utf8_valid_cases(add):
+    """6.1-6.3: empty and valid UTF-8 messages whole and in fragments, an invalid one."""
     echoed = "A message is echo'ed back to us"
     add(Scripted, "6.1.1", "Send text message of length 0.", echoed + " (with empty payload).",
         {OK: [("message", b"", False)]}, NORMAL_CLOSE, frames([(1, True, b"", "")], 1))
@@ -774,130 +839,140 @@ def build_cases():
         echoed + " (with payload = payload of middle fragment).", {OK: [("message", b"middle frame payload", False)]}, NORMAL_CLOSE,
         frames([(1, False, b"", ""), (0, False, b"middle frame payload", ""), (0, True, b"", "")], 1))
     mixed = "Hello-µ@ßöäüàá-UTF-8!!".encode()
-    kosme = b"\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5"
-
-    def message(payload, fragment=None, kill=None):
-        def script(c, p):
-            p.send_message(payload, False, fragment_size=fragment)
-            if kill is None:
-                p.close_after(1)
-            else:
-                p.kill_after(kill)
-        return script
     add(Scripted, "6.2.1", "Send a valid UTF-8 text message in one fragment. MESSAGE: " + mixed.hex(), "The message is echo'ed back to us.",
-        {OK: [("message", mixed, False)]}, NORMAL_CLOSE, message(mixed))
+        {OK: [("message", mixed, False)]}, NORMAL_CLOSE, text_message(mixed))
     first, second = "Hello-µ@ßöä".encode(), "üàá-UTF-8!!".encode()
     add(Scripted, "6.2.2", "Send a valid UTF-8 text message in two fragments, fragmented on UTF-8 code point boundary.",
         "The message is echo'ed back to us.", {OK: [("message", first + second, False)]}, NORMAL_CLOSE,
         frames([(1, False, first, ""), (0, True, second, "")], 1))
     add(Scripted, "6.2.3", "Send a valid UTF-8 text message in fragments of 1 octet, resulting in frames ending on positions which are not code point ends. MESSAGE: " + mixed.hex(),
-        "The message is echo'ed back to us.", {OK: [("message", mixed, False)]}, NORMAL_CLOSE, message(mixed, fragment=1))
-    add(Scripted, "6.2.4", "Send a valid UTF-8 text message in fragments of 1 octet, resulting in frames ending on positions which are not code point ends. MESSAGE: " + kosme.hex(),
-        "The message is echo'ed back to us.", {OK: [("message", kosme, False)]}, NORMAL_CLOSE, message(kosme, fragment=1))
-    invalid = kosme + b"\xed\xa0\x80" + b"edited"
-    add(Scripted, "6.3.1", "Send invalid UTF-8 text message unfragmented. MESSAGE: " + invalid.hex(),
-        "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8, message(invalid, kill=1))
-    add(Scripted, "6.3.2", "Send invalid UTF-8 text message in fragments of 1 octet, resulting in frames ending on positions which are not code point ends. MESSAGE: " + invalid.hex(),
-        "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8, message(invalid, fragment=1, kill=1))
+        "The message is echo'ed back to us.", {OK: [("message", mixed, False)]}, NORMAL_CLOSE, text_message(mixed, fragment=1))
+    add(Scripted, "6.2.4", "Send a valid UTF-8 text message in fragments of 1 octet, resulting in frames ending on positions which are not code point ends. MESSAGE: " + KOSME.hex(),
+        "The message is echo'ed back to us.", {OK: [("message", KOSME, False)]}, NORMAL_CLOSE, text_message(KOSME, fragment=1))
+    add(Scripted, "6.3.1", "Send invalid UTF-8 text message unfragmented. MESSAGE: " + INVALID_UTF8.hex(),
+        "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8, text_message(INVALID_UTF8, kill=1))
+    add(Scripted, "6.3.2", "Send invalid UTF-8 text message in fragments of 1 octet, resulting in frames ending on positions which are not code point ends. MESSAGE: " + INVALID_UTF8.hex(),
+        "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8,
+        text_message(INVALID_UTF8, fragment=1, kill=1))
 
-    # 6.4: fail fast. The part that makes the payload invalid goes out after a 1 s wait; a
-    # server that fails at once never lets the second wait ("timeout B") happen.
-    whole = kosme + b"\xf4\x90\x80\x80" + b"edited"
+
+def fail_fast(parts, as_frames):
+    """6.4: the part that makes the payload invalid goes out after a 1 s wait; a server that fails
+    at once never lets the second wait ("timeout B") happen."""
+    def script(c, p):
+        def send(index):
+            if as_frames:
+                p.send_frame(1 if index == 0 else 0, parts[index], fin=index == 2)
+            else:
+                if index == 0:
+                    p.begin_frame(1, sum(len(x) for x in parts))
+                p.send_frame_data(parts[index])
+
+        def part2():
+            if p.state == "OPEN":
+                c.received.append(("timeout", "A"))
+                send(1)
+                p.continue_later(1, part3)
+
+        def part3():
+            if p.state == "OPEN":
+                c.received.append(("timeout", "B"))
+                send(2)
+                p.kill_after(1)
+        send(0)
+        p.continue_later(1, part2)
+    return script
+
+
+def utf8_fail_fast_cases(add):
+    """6.4: fail fast on UTF-8, in frames or in chops of one frame."""
+    whole = KOSME + b"\xf4\x90\x80\x80" + b"edited"
     fast = "The first frame is accepted, we expect to timeout on the first wait. The 2nd frame should be rejected immediately (fail fast on UTF-8). If we timeout, we expect the connection is failed at least then, since the complete message payload is not valid UTF-8."
     for cid, parts, as_frames, description in [
-        ("6.4.1", (kosme, b"\xf4\x90\x80\x80", b"edited"), True, "Send invalid UTF-8 text message in 3 fragments (frames). First frame payload is valid, then wait, then 2nd frame which contains the payload making the sequence invalid, then wait, then 3rd frame with rest."),
+        ("6.4.1", (KOSME, b"\xf4\x90\x80\x80", b"edited"), True, "Send invalid UTF-8 text message in 3 fragments (frames). First frame payload is valid, then wait, then 2nd frame which contains the payload making the sequence invalid, then wait, then 3rd frame with rest."),
         ("6.4.2", (whole[:12], whole[12:13], whole[13:]), True, "Same as Case 6.4.1, but in 2nd frame, we send only up to and including the octet making the complete payload invalid."),
-        ("6.4.3", (kosme, b"\xf4\x90\x80\x80", b"edited"), False, "Same as Case 6.4.1, but we send message not in 3 frames, but in 3 chops of the same message frame."),
+        ("6.4.3", (KOSME, b"\xf4\x90\x80\x80", b"edited"), False, "Same as Case 6.4.1, but we send message not in 3 frames, but in 3 chops of the same message frame."),
         ("6.4.4", (whole[:12], whole[12:13], whole[13:]), False, "Same as Case 6.4.2, but we send message not in 3 frames, but in 3 chops of the same message frame."),
     ]:
-        def fail_fast(c, p, parts=parts, as_frames=as_frames):
-            def send(index):
-                if as_frames:
-                    p.send_frame(1 if index == 0 else 0, parts[index], fin=index == 2)
-                else:
-                    if index == 0:
-                        p.begin_frame(1, sum(len(x) for x in parts))
-                    p.send_frame_data(parts[index])
-
-            def part2():
-                if p.state == "OPEN":
-                    c.received.append(("timeout", "A"))
-                    send(1)
-                    p.continue_later(1, part3)
-
-            def part3():
-                if p.state == "OPEN":
-                    c.received.append(("timeout", "B"))
-                    send(2)
-                    p.kill_after(1)
-            send(0)
-            p.continue_later(1, part2)
         add(Scripted, cid, description, fast, {OK: [("timeout", "A")], NON_STRICT: [("timeout", "A"), ("timeout", "B")]},
-            FAIL_UTF8, fail_fast)
+            FAIL_UTF8, fail_fast(parts, as_frames))
 
-    # 6.5-6.23: Markus Kuhn's UTF-8 decoder stress cases, as Autobahn's case6_x_x.py lists them.
+
+def utf8_stress_cases(add):
+    """6.5-6.23: Markus Kuhn's UTF-8 decoder stress cases, as Autobahn's case6_x_x.py lists them."""
     for number, (title, sequences) in enumerate(utf8_sequences(), 5):
         for j, (valid, payload) in enumerate(sequences, 1):
             if valid:
                 add(Scripted, f"6.{number}.{j}", f"{title}: send a text message with payload which is valid UTF-8 in one fragment. Payload: 0x{payload.hex()}",
-                    "The message is echo'ed back to us.", {OK: [("message", payload, False)]}, NORMAL_CLOSE, message(payload, kill=0.5))
+                    "The message is echo'ed back to us.", {OK: [("message", payload, False)]}, NORMAL_CLOSE, text_message(payload, kill=0.5))
             else:
                 add(Scripted, f"6.{number}.{j}", f"{title}: send a text message with payload which is not valid UTF-8 in one fragment. Payload: 0x{payload.hex()}",
-                    "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8, message(payload, kill=0.5))
+                    "The connection is failed immediately, since the payload is not valid UTF-8.", {OK: []}, FAIL_UTF8, text_message(payload, kill=0.5))
 
-    # 7: close handling
-    def script_of(*steps, kill=1):
-        def script(c, p):
-            for step in steps:
-                step(p)
-            p.kill_after(kill)
-        return script
-    add(CloseCase, "7.1.1", "Send a message followed by a close frame", "Echoed message followed by clean close with normal code.",
-        {OK: [("message", b"Hello World!", False)]}, NORMAL_CLOSE, script_of(lambda p: p.send_frame(1, b"Hello World!")))
-    add(CloseCase, "7.1.2", "Send two close frames", "Clean close with normal code. Second close frame ignored.", {OK: []}, NORMAL_CLOSE,
-        script_of(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(8)), suppress_close=True)
-    add(CloseCase, "7.1.3", "Send a ping after close message", "Clean close with normal code, no pong.", {OK: []}, NORMAL_CLOSE,
-        script_of(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(9)), suppress_close=True)
-    add(CloseCase, "7.1.4", "Send text message after sending a close frame.", "Clean close with normal code. Text message ignored.",
-        {OK: []}, NORMAL_CLOSE, script_of(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(1, b"Hello World!")), suppress_close=True)
-    add(CloseCase, "7.1.5", "Send message fragment1 followed by close then fragment", "Clean close with normal code.", {OK: []}, NORMAL_CLOSE,
-        script_of(lambda p: p.send_frame(1, b"fragment1", fin=False), lambda p: p.send_close(NORMAL),
-                  lambda p: p.send_frame(0, b"fragment2")), suppress_close=True)
-    add(InformationalClose, "7.1.6", "Send 256K message followed by close then a ping",
-        "Case outcome depends on implementation defined close behavior. Message and close frame are sent back to back. If the close frame is processed before the text message write is complete (as can happen in asynchronous processing models) the close frame is processed first and the text message may not be received or may only be partially received.",
-        {OK: [("message", b"Hello World!", False)], NON_STRICT: []}, NORMAL_CLOSE,
-        script_of(lambda p: p.send_frame(1, b"BAsd7&jh23", payload_len=256 * 1024), lambda p: p.send_frame(1, b"Hello World!"),
-                  lambda p: p.send_close(NORMAL), lambda p: p.send_frame(9)), suppress_close=True)
-    add(CloseCase, "7.3.1", "Send a close frame with payload length 0 (no close code, no close reason)", "Clean close with normal code.",
-        {OK: []}, NORMAL_CLOSE, script_of(lambda p: p.send_close_frame()), suppress_close=True)
-    add(CloseCase, "7.3.2", "Send a close frame with payload length 1", "Clean close with protocol error or drop TCP.",
-        {OK: []}, close_spec(True, [PROTOCOL_ERROR], False), script_of(lambda p: p.send_close_frame(None, b"a")), suppress_close=True)
-    add(CloseCase, "7.3.3", "Send a close frame with payload length 2 (regular close with a code)", "Clean close with normal code.",
-        {OK: []}, NORMAL_CLOSE, script_of(lambda p: p.send_close(NORMAL)), suppress_close=True)
-    add(CloseCase, "7.3.4", "Send a close frame with close code and close reason", "Clean close with normal code.",
-        {OK: []}, NORMAL_CLOSE, script_of(lambda p: p.send_close(NORMAL, b"Hello World!")), suppress_close=True)
-    add(CloseCase, "7.3.5", "Send a close frame with close code and close reason of maximum length (123)", "Clean close with normal code.",
-        {OK: []}, NORMAL_CLOSE, script_of(lambda p: p.send_close(NORMAL, b"*" * 123)), suppress_close=True)
-    add(CloseCase, "7.3.6", "Send a close frame with close code and close reason which is too long (124) - total frame payload 126 octets",
-        "Clean close with protocol error code or dropped TCP connection.", {OK: []}, close_spec(True, [PROTOCOL_ERROR], False),
-        script_of(lambda p: p.send_close_frame(NORMAL, b"*" * 124)), suppress_close=True)
-    add(CloseCase, "7.5.1", "Send a close frame with invalid UTF8 payload", "Clean close with protocol error or invalid utf8 code or dropped TCP.",
-        {OK: []}, close_spec(True, [PROTOCOL_ERROR, INVALID_PAYLOAD], False),
-        script_of(lambda p: p.send_close_frame(NORMAL, invalid)), suppress_close=True)
-    for i, code in enumerate([1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999], 1):
+
+CLEAN_NORMAL = "Clean close with normal code."
+# 7.1-7.5: (class, id, description, expectation, expected events, close, script, suppress_close)
+CLOSE_CASES = [
+    (CloseCase, "7.1.1", "Send a message followed by a close frame", "Echoed message followed by clean close with normal code.",
+     {OK: [("message", b"Hello World!", False)]}, NORMAL_CLOSE, steps(lambda p: p.send_frame(1, b"Hello World!")), False),
+    (CloseCase, "7.1.2", "Send two close frames", "Clean close with normal code. Second close frame ignored.", {OK: []}, NORMAL_CLOSE,
+     steps(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(8)), True),
+    (CloseCase, "7.1.3", "Send a ping after close message", "Clean close with normal code, no pong.", {OK: []}, NORMAL_CLOSE,
+     steps(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(9)), True),
+    (CloseCase, "7.1.4", "Send text message after sending a close frame.", "Clean close with normal code. Text message ignored.",
+     {OK: []}, NORMAL_CLOSE, steps(lambda p: p.send_close(NORMAL), lambda p: p.send_frame(1, b"Hello World!")), True),
+    (CloseCase, "7.1.5", "Send message fragment1 followed by close then fragment", CLEAN_NORMAL, {OK: []}, NORMAL_CLOSE,
+     steps(lambda p: p.send_frame(1, b"fragment1", fin=False), lambda p: p.send_close(NORMAL),
+           lambda p: p.send_frame(0, b"fragment2")), True),
+    (InformationalClose, "7.1.6", "Send 256K message followed by close then a ping",
+     "Case outcome depends on implementation defined close behavior. Message and close frame are sent back to back. If the close frame is processed before the text message write is complete (as can happen in asynchronous processing models) the close frame is processed first and the text message may not be received or may only be partially received.",
+     {OK: [("message", b"Hello World!", False)], NON_STRICT: []}, NORMAL_CLOSE,
+     steps(lambda p: p.send_frame(1, b"BAsd7&jh23", payload_len=256 * 1024), lambda p: p.send_frame(1, b"Hello World!"),
+           lambda p: p.send_close(NORMAL), lambda p: p.send_frame(9)), True),
+    (CloseCase, "7.3.1", "Send a close frame with payload length 0 (no close code, no close reason)", CLEAN_NORMAL,
+     {OK: []}, NORMAL_CLOSE, steps(lambda p: p.send_close_frame()), True),
+    (CloseCase, "7.3.2", "Send a close frame with payload length 1", "Clean close with protocol error or drop TCP.",
+     {OK: []}, close_spec(True, [PROTOCOL_ERROR], False), steps(lambda p: p.send_close_frame(None, b"a")), True),
+    (CloseCase, "7.3.3", "Send a close frame with payload length 2 (regular close with a code)", CLEAN_NORMAL,
+     {OK: []}, NORMAL_CLOSE, steps(lambda p: p.send_close(NORMAL)), True),
+    (CloseCase, "7.3.4", "Send a close frame with close code and close reason", CLEAN_NORMAL,
+     {OK: []}, NORMAL_CLOSE, steps(lambda p: p.send_close(NORMAL, b"Hello World!")), True),
+    (CloseCase, "7.3.5", "Send a close frame with close code and close reason of maximum length (123)", CLEAN_NORMAL,
+     {OK: []}, NORMAL_CLOSE, steps(lambda p: p.send_close(NORMAL, b"*" * 123)), True),
+    (CloseCase, "7.3.6", "Send a close frame with close code and close reason which is too long (124) - total frame payload 126 octets",
+     "Clean close with protocol error code or dropped TCP connection.", {OK: []}, close_spec(True, [PROTOCOL_ERROR], False),
+     steps(lambda p: p.send_close_frame(NORMAL, b"*" * 124)), True),
+    (CloseCase, "7.5.1", "Send a close frame with invalid UTF8 payload", "Clean close with protocol error or invalid utf8 code or dropped TCP.",
+     {OK: []}, close_spec(True, [PROTOCOL_ERROR, INVALID_PAYLOAD], False),
+     steps(lambda p: p.send_close_frame(NORMAL, INVALID_UTF8)), True),
+]
+VALID_CLOSE_CODES = [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999]  # 7.7.x
+INVALID_CLOSE_CODES = [0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999]  # 7.9.x
+
+
+def close_cases(add):
+    """7: close handling, the table above and the close codes."""
+    for cls, cid, description, expectation, expected, close, script, suppress in CLOSE_CASES:
+        add(cls, cid, description, expectation, expected, close, script, **({"suppress_close": True} if suppress else {}))
+    for i, code in enumerate(VALID_CLOSE_CODES, 1):
         add(CloseCase, f"7.7.{i}", f"Send close with valid close code {code}", "Clean close with normal or echoed code",
-            {OK: []}, close_spec(True, [NORMAL, code], True), script_of(lambda p, code=code: p.send_close_frame(code)))
-    for i, code in enumerate([0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999], 1):
+            {OK: []}, close_spec(True, [NORMAL, code], True), steps(lambda p, code=code: p.send_close_frame(code)))
+    for i, code in enumerate(INVALID_CLOSE_CODES, 1):
         add(CloseCase, f"7.9.{i}", f"Send close with invalid close code {code}", "Clean close with protocol error code or drop TCP",
-            {OK: []}, close_spec(True, [PROTOCOL_ERROR], False), script_of(lambda p, code=code: p.send_close_frame(code)))
+            {OK: []}, close_spec(True, [PROTOCOL_ERROR], False), steps(lambda p, code=code: p.send_close_frame(code)))
     for cid, code in [("7.13.1", 5000), ("7.13.2", 65535)]:
         add(InformationalClose, cid, f"Send close with close code {code}", "Actual events are undefined by the spec.",
-            {OK: []}, close_spec(True, [NORMAL, code, PROTOCOL_ERROR], False), script_of(lambda p, code=code: p.send_close_frame(code)),
+            {OK: []}, close_spec(True, [NORMAL, code, PROTOCOL_ERROR], False), steps(lambda p, code=code: p.send_close_frame(code)),
             suppress_close=True)
 
-    # 9: limits and performance, every size divided by CAT9_SCALE (Autobahn's in the description)
-    def size(n):
-        return f"{n >> 20}M" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10}k" if n >= 1024 else str(n)
+
+def size(n):
+    """Autobahn's way of writing a size: 64k, 1M, 125."""
+    return f"{n >> 20}M" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10}k" if n >= 1024 else str(n)
+
+
+def limit_cases(add):
+    """9: limits and performance, every size divided by CAT9_SCALE (Autobahn's in the description)."""
     big = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 8 << 20, 16 << 20]
     for group, opcode, pattern, kind in [(1, 1, b"BAsd7&jh23", "text"), (2, 2, b"\x00\xfe\x23\xfa\xf0", "binary")]:
         for i, n in enumerate(big, 1):
@@ -917,6 +992,27 @@ def build_cases():
     for group, binary in [(7, False), (8, True)]:
         for i, (length, wait) in enumerate([(0, 60), (16, 60), (64, 60), (256, 120), (1024, 240), (4096, 480)], 1):
             add(RoundTrips9, f"9.{group}.{i}", binary, length, 1000, wait)
+
+
+def build_cases():
+    """Every case, in Autobahn's order, each as a maker (a fresh case object for each run)."""
+    cases = []
+
+    def add(cls, *args, **kwargs):
+        cases.append(lambda: cls(*args, **kwargs))
+
+    framing_cases(add)
+    for row in PING_CASES:
+        add(Scripted, *row)
+    for row in RESERVED_BIT_CASES:
+        add(Scripted, *row)
+    opcode_cases(add)
+    fragmentation_cases(add)
+    utf8_valid_cases(add)
+    utf8_fail_fast_cases(add)
+    utf8_stress_cases(add)
+    close_cases(add)
+    limit_cases(add)
     return cases
 
 
