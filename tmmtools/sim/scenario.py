@@ -196,6 +196,8 @@ def load(path: str) -> Scenario:
 
 
 def parse(data: dict, path: str = "<scenario>") -> Scenario:
+    """A scenario from its TOML table; ScenarioError names the first thing that is wrong, in
+    the file's order: top level, [position], [receiver], [trajectory], [[phase]], [[event]]."""
     _unknown(data, {"name", "description", "seed", "duration", "rate", "start-time", "position",
                     "receiver", "trajectory", "phase", "event", "expect"}, path, "the top level")
     name = data.get("name")
@@ -204,6 +206,23 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     duration = _number(data, "duration", path, low=0.1, high=7 * 86400)
     rate = _number(data, "rate", path, default=1, low=1, high=50)
     seed = _number(data, "seed", path, default=1, integer=True)
+    start = _start_time(data, path)
+    latitude, longitude, height, undulation = _position(data.get("position", {}), path)
+    receiver = _receiver(data.get("receiver", {}), path)
+    trajectory = _trajectory(data.get("trajectory", {}), path)
+    phases = _phases(data.get("phase", [{"at": 0, "quality": "autonomous"}]), path, duration, receiver)
+    events = _events(data.get("event", []), path, duration)
+    expect = data.get("expect", {})
+    if not isinstance(expect, dict):
+        raise ScenarioError(f"{path}: [expect] must be a table")
+
+    return Scenario(name=name, path=path, description=str(data.get("description", "")), seed=seed,
+                    duration=float(duration), rate=float(rate), start_time=start, latitude=latitude,
+                    longitude=longitude, height=height, undulation=undulation, receiver=receiver,
+                    trajectory=trajectory, phases=tuple(phases), events=tuple(events), expect=expect)
+
+
+def _start_time(data: dict, path: str) -> _dt.datetime:
     start = data.get("start-time", "2026-01-01T00:00:00Z")
     if isinstance(start, str):
         try:
@@ -214,15 +233,19 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
         raise ScenarioError(f"{_where(path, 'start-time')} must be a date and time")
     if start.tzinfo is None:
         start = start.replace(tzinfo=_dt.timezone.utc)
+    return start
 
-    position = data.get("position", {})
+
+def _position(position: dict, path: str) -> tuple:
+    """[position]: (latitude, longitude, height, undulation)."""
     _unknown(position, {"latitude", "longitude", "height", "undulation"}, path, "[position]")
-    latitude = _number(position, "latitude", path, default=0.0, low=-89.9, high=89.9)
-    longitude = _number(position, "longitude", path, default=0.0, low=-180, high=180)
-    height = _number(position, "height", path, default=0.0, low=-1000, high=20000)
-    undulation = _number(position, "undulation", path, default=0.0, low=-150, high=150)
+    return (_number(position, "latitude", path, default=0.0, low=-89.9, high=89.9),
+            _number(position, "longitude", path, default=0.0, low=-180, high=180),
+            _number(position, "height", path, default=0.0, low=-1000, high=20000),
+            _number(position, "undulation", path, default=0.0, low=-150, high=150))
 
-    r = data.get("receiver", {})
+
+def _receiver(r: dict, path: str) -> Receiver:
     _unknown(r, {"vendor", "model", "serial", "talkers", "decimals", "protocol", "ubx-messages"}, path, "[receiver]")
     messages = r.get("ubx-messages", list(UBX_MESSAGES))
     if (not isinstance(messages, list) or any(m not in UBX_MESSAGES for m in messages)
@@ -243,8 +266,10 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     )
     if receiver.protocol == "ubx" and receiver.vendor != "ublox":
         raise ScenarioError(f"{path}: receiver.protocol = \"ubx\" needs vendor = \"ublox\" (not {receiver.vendor!r})")
+    return receiver
 
-    t = data.get("trajectory", {})
+
+def _trajectory(t: dict, path: str) -> Trajectory:
     _unknown(t, {"kind", "speed", "heading", "radius", "file"}, path, "[trajectory]")
     kind = _choice(t, "kind", path, TRAJECTORIES, "fixed")
     trajectory = Trajectory(
@@ -256,9 +281,13 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     )
     if kind == "track" and not trajectory.track:
         raise ScenarioError(f"{path}: trajectory.file is required for kind = \"track\"")
+    return trajectory
 
+
+def _phases(tables: list, path: str, duration: float, receiver: Receiver) -> list:
+    """[[phase]]: the first at 0, times increasing; a replay only for an NMEA receiver."""
     phases = []
-    for index, p in enumerate(data.get("phase", [{"at": 0, "quality": "autonomous"}])):
+    for index, p in enumerate(tables):
         where = f"{path}: phase[{index}]"
         _unknown(p, {"at", "quality", "horizontal", "vertical", "satellites", "replay"}, where, "the phase")
         quality = _choice(p, "quality", where, QUALITIES, "autonomous")
@@ -282,14 +311,22 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
         raise ScenarioError(f"{path}: the first [[phase]] must start at = 0")
     if any(b.at <= a.at for a, b in zip(phases, phases[1:])):
         raise ScenarioError(f"{path}: [[phase]] times must increase")
+    return phases
 
+
+# The field each event kind cannot do without.
+EVENT_NEEDS = {"outage": "duration", "silent": "duration", "unplug": "duration", "garbage": "count",
+               "checksum-errors": "count", "rate": "rate", "time-jump": "seconds"}
+
+
+def _events(tables: list, path: str, duration: float) -> list:
+    """[[event]], sorted by time."""
     events = []
-    for index, e in enumerate(data.get("event", [])):
+    for index, e in enumerate(tables):
         where = f"{path}: event[{index}]"
         _unknown(e, {"at", "kind", "duration", "count", "rate", "seconds"}, where, "the event")
         kind = _choice(e, "kind", where, EVENTS)
-        needs = {"outage": "duration", "silent": "duration", "unplug": "duration", "garbage": "count",
-                 "checksum-errors": "count", "rate": "rate", "time-jump": "seconds"}.get(kind)
+        needs = EVENT_NEEDS.get(kind)
         if needs and needs not in e:
             raise ScenarioError(f"{where}: kind = {kind!r} needs {needs}")
         events.append(Event(
@@ -301,12 +338,4 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
             seconds=_number(e, "seconds", where, default=0.0, low=-86400 * 366, high=86400 * 366),
         ))
     events.sort(key=lambda e: e.at)
-
-    expect = data.get("expect", {})
-    if not isinstance(expect, dict):
-        raise ScenarioError(f"{path}: [expect] must be a table")
-
-    return Scenario(name=name, path=path, description=str(data.get("description", "")), seed=seed,
-                    duration=float(duration), rate=float(rate), start_time=start, latitude=latitude,
-                    longitude=longitude, height=height, undulation=undulation, receiver=receiver,
-                    trajectory=trajectory, phases=tuple(phases), events=tuple(events), expect=expect)
+    return events
