@@ -234,7 +234,6 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     `gpsd_release`: the release of the gpsd in the run; the fix qualities expected on V2 and
     /events are what it reports of the receiver's (gpsd_reported_quality), and figures["notes"]
     says what that changed."""
-    checks: list[Check] = []
     generated = [t for t in timeline.truths if "utc" in t]
     protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
 
@@ -244,6 +243,24 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, gpsd_release))
     windows = exempt_windows(timeline)
     matched, repeats = match(generated, v2)
+    checks = _delivery_checks(timeline, generated, matched, repeats, v2, windows, expect)
+    checks.append(_position_check(matched, reported, expect))
+    checks += _quality_checks(generated, matched, reported, v2, events, expect, collapsed, gpsd_release)
+    for name, passed, detail in _rate_checks(generated, matched, windows):  # LocationV2 at the receiver's rate
+        checks.append(Check(name, passed, detail))
+    if v1:
+        checks.append(_v1_rate_check(v1))
+    figures = _stream_figures(generated, matched)
+    if figures["latency_ms"]:
+        checks.append(_latency_check(figures, expect))
+    figures["notes"] = [note] if note else []
+    return checks, figures
+
+
+def _delivery_checks(timeline: Timeline, generated: list, matched: dict, repeats: list, v2: list, windows: list,
+                     expect: dict) -> list:
+    """Every epoch the receiver wrote reaches V2 once, and nothing else does."""
+    checks = []
     # Epochs a healthy client must get: not corrupted on the wire (gpsd drops a sentence whose
     # checksum is wrong, so that epoch may be incomplete) and not in an exempt window.
     required = [t for t in generated if not t["corrupted"] and not t.get("dropped") and not in_windows(t["t"], windows)]
@@ -260,7 +277,11 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     replayed = any("replay" in t for t in timeline.truths)
     if not replayed:
         checks.append(Check("V2: no position the receiver did not write", not unknown, f"unknown: {unknown[:3]}" if unknown else ""))
+    return checks
 
+
+def _position_check(matched: dict, reported, expect: dict) -> Check:
+    """Each delivered epoch's position (to `position-mm`, else every field) against the truth."""
     wrong = []
     millimetres = expect.get("position-mm")
     for key in sorted(matched):
@@ -276,8 +297,13 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     name = (f"V2: every epoch's position within {millimetres:g} mm of the receiver's (horizontal and ellipsoidal height)"
             if millimetres is not None else
             "V2: position, height, quality (diffStatus, solutionType), accuracy (hrms, vrms) and satellites equal the receiver's")
-    checks.append(Check(name, not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared"))
+    return Check(name, not wrong, f"{len(wrong)} differ; first: {wrong[0]}" if wrong else f"{len(matched)} epochs compared")
 
+
+def _quality_checks(generated: list, matched: dict, reported, v2: list, events: list, expect: dict, collapsed: str,
+                    gpsd_release: str | None) -> list:
+    """The fix-quality transitions on V2 and as /events fixQualityChanged, and [expect] events."""
+    checks = []
     expected_sequence = collapse(reported(t)["quality"] for t in generated if utc_key(t["utc"]) in matched)
     seen_sequence = collapse(next((q for q, d in DIFF_STATUS.items() if d == m.get("diffStatus")), "?") for _, m in v2
                              if utc_key(m.get("utcTimeStamp")) in matched)
@@ -298,37 +324,42 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
         kinds = [e.get("event") for _, e in events if e.get("event") in set(expect["events"])]
         checks.append(Check(f"/events: {' → '.join(expect['events'])}", _subsequence(expect["events"], kinds),
                             f"saw {kinds}"))
+    return checks
 
-    # Rates: LocationV2 at the receiver's rate, V1 once a second.
+
+def _v1_rate_check(v1: list) -> Check:
+    """V1: once a second."""
+    v1_times = [arrival for arrival, message in v1 if message.get("latitude") is not None]
+    intervals = [b - a for a, b in zip(v1_times, v1_times[1:])]
+    median = statistics.median(intervals) if intervals else 0
+    return Check("V1: one position a second", bool(intervals) and 0.9 <= median <= 1.1,
+                 f"{len(v1_times)} positions, median interval {median:.3f} s")
+
+
+def _stream_figures(generated: list, matched: dict) -> dict:
+    """Latencies, arrivals and the quality series, for the report and the plots."""
     figures = {"latency_ms": [], "rate_series": [], "quality_series": []}
     arrivals = sorted(arrival for _, arrival, _ in matched.values())
     for truth, arrival, message in matched.values():
         if truth.get("wall"):
             figures["latency_ms"].append((arrival - truth["wall"]) * 1000)
-    v2_rates = _rate_checks(generated, matched, windows)
-    for name, passed, detail in v2_rates:
-        checks.append(Check(name, passed, detail))
-    if v1:
-        v1_times = [arrival for arrival, message in v1 if message.get("latitude") is not None]
-        intervals = [b - a for a, b in zip(v1_times, v1_times[1:])]
-        median = statistics.median(intervals) if intervals else 0
-        checks.append(Check("V1: one position a second", bool(intervals) and 0.9 <= median <= 1.1,
-                            f"{len(v1_times)} positions, median interval {median:.3f} s"))
-    if figures["latency_ms"]:
-        ordered = sorted(figures["latency_ms"])
-        p50 = ordered[len(ordered) // 2]
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        limit = expect.get("latency-p99-ms", 250)
-        figures["latency_p50_ms"], figures["latency_p99_ms"] = p50, p99
-        checks.append(Check(f"receiver-to-client latency p99 under {limit} ms", p99 <= limit,
-                            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(ordered)} epochs"))
     start = arrivals[0] if arrivals else 0
     figures["arrivals"] = [a - start for a in arrivals]
     figures["quality_series"] = [(arrival - start, truth["quality"]) for truth, arrival, _ in
                                  sorted(matched.values(), key=lambda v: v[1])]
     figures["truth_quality"] = [(t["t"], t["quality"]) for t in generated]
-    figures["notes"] = [note] if note else []
-    return checks, figures
+    return figures
+
+
+def _latency_check(figures: dict, expect: dict) -> Check:
+    """Receiver-to-client latency p99 under `latency-p99-ms` (250); p50 and p99 into `figures`."""
+    ordered = sorted(figures["latency_ms"])
+    p50 = ordered[len(ordered) // 2]
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    limit = expect.get("latency-p99-ms", 250)
+    figures["latency_p50_ms"], figures["latency_p99_ms"] = p50, p99
+    return Check(f"receiver-to-client latency p99 under {limit} ms", p99 <= limit,
+                 f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(ordered)} epochs")
 
 
 def _subsequence(wanted: list, seen: list) -> bool:
