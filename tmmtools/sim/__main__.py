@@ -21,8 +21,7 @@ from tmmtools.sim.receiver import Receiver, Write
 from tmmtools.sim.scenario import PROTOCOLS, ScenarioError, load, with_protocol
 
 
-def main() -> int:
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `tmm-sim ... --print | head` ends quietly
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tmm-sim", description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", help="a scenario file (TOML)")
     parser.add_argument("--seed", type=int, help="random seed (default: the scenario's seed)")
@@ -39,8 +38,60 @@ def main() -> int:
     parser.add_argument("--protocol", choices=PROTOCOLS,
                         help="output protocol (default: the scenario's receiver.protocol, else nmea); ubx makes it a u-blox")
     parser.add_argument("--hold", action="store_true", help="keep the pty open after the scenario ends, until killed")
-    args = parser.parse_args()
+    return parser
 
+
+def summarize(scenario) -> None:
+    """--check: one line for the scenario, one per phase and per event."""
+    print(f"{scenario.name}: {scenario.duration:g} s at {scenario.rate:g} Hz, "
+          f"{scenario.receiver.vendor} {scenario.receiver.model} ({'+'.join(scenario.receiver.talkers)}, "
+          f"{scenario.receiver.protocol.upper()}), "
+          f"{scenario.trajectory.kind} trajectory, {len(scenario.phases)} phases, {len(scenario.events)} events")
+    for phase in scenario.phases:
+        what = f"replay {os.path.basename(phase.replay)}" if phase.replay else \
+            f"{phase.quality} σh {phase.accuracy.horizontal:g} m σv {phase.accuracy.vertical:g} m, {phase.satellites} satellites"
+        print(f"  {phase.at:8.2f} s  phase: {what}")
+    for event in scenario.events:
+        print(f"  {event.at:8.2f} s  event: {event.kind}")
+
+
+def print_bytes(scenario, seed, out, timeline) -> None:
+    """--print: every byte to standard output at once (and to `out`), the truths to `timeline`."""
+    sink = sys.stdout.buffer
+    for item in Receiver(scenario, seed).timeline():
+        if isinstance(item, Write):
+            sink.write(item.data)
+            if out:
+                out.write(item.data)
+            if timeline and item.truth is not None:
+                timeline.write(json.dumps({"truth": item.truth}, sort_keys=True) + "\n")
+        elif timeline:
+            timeline.write(json.dumps({"t": item.t, "note" if hasattr(item, "detail") else "action": item.kind}) + "\n")
+
+
+def play(scenario, args, out, timeline) -> None:
+    """A pty receiver in real time (or --speed), until the scenario's end or SIGTERM/SIGINT;
+    with --hold the pty stays open until then."""
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+    driver = Driver(scenario, seed=args.seed, speed=args.speed, out=out, timeline=timeline,
+                    events=sys.stdout, gpsd_control=args.gpsd_control, gpsd_pid=args.gpsd_pid,
+                    link=args.link)
+    try:
+        counts = driver.run(stop=lambda: bool(stopping))
+        print(json.dumps({"event": "done", **counts}), flush=True)
+        if args.hold:
+            while not stopping:
+                signal.pause()
+    finally:
+        driver.close()
+
+
+def main() -> int:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `tmm-sim ... --print | head` ends quietly
+    parser = argument_parser()
+    args = parser.parse_args()
     try:
         scenario = load(args.scenario)
         if args.protocol:
@@ -56,48 +107,16 @@ def main() -> int:
         scenario = dataclasses.replace(scenario, duration=args.duration)
 
     if args.check:
-        print(f"{scenario.name}: {scenario.duration:g} s at {scenario.rate:g} Hz, "
-              f"{scenario.receiver.vendor} {scenario.receiver.model} ({'+'.join(scenario.receiver.talkers)}, "
-              f"{scenario.receiver.protocol.upper()}), "
-              f"{scenario.trajectory.kind} trajectory, {len(scenario.phases)} phases, {len(scenario.events)} events")
-        for phase in scenario.phases:
-            what = f"replay {os.path.basename(phase.replay)}" if phase.replay else \
-                f"{phase.quality} σh {phase.accuracy.horizontal:g} m σv {phase.accuracy.vertical:g} m, {phase.satellites} satellites"
-            print(f"  {phase.at:8.2f} s  phase: {what}")
-        for event in scenario.events:
-            print(f"  {event.at:8.2f} s  event: {event.kind}")
+        summarize(scenario)
         return 0
 
     timeline = open(args.timeline, "w", encoding="utf-8") if args.timeline else None
     out = open(args.out, "wb") if args.out else None
     try:
         if args.print:
-            sink = sys.stdout.buffer
-            for item in Receiver(scenario, args.seed).timeline():
-                if isinstance(item, Write):
-                    sink.write(item.data)
-                    if out:
-                        out.write(item.data)
-                    if timeline and item.truth is not None:
-                        timeline.write(json.dumps({"truth": item.truth}, sort_keys=True) + "\n")
-                elif timeline:
-                    timeline.write(json.dumps({"t": item.t, "note" if hasattr(item, "detail") else "action": item.kind}) + "\n")
-            return 0
-
-        stopping = []
-        signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-        signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
-        driver = Driver(scenario, seed=args.seed, speed=args.speed, out=out, timeline=timeline,
-                        events=sys.stdout, gpsd_control=args.gpsd_control, gpsd_pid=args.gpsd_pid,
-                        link=args.link)
-        try:
-            counts = driver.run(stop=lambda: bool(stopping))
-            print(json.dumps({"event": "done", **counts}), flush=True)
-            if args.hold:
-                while not stopping:
-                    signal.pause()
-        finally:
-            driver.close()
+            print_bytes(scenario, args.seed, out, timeline)
+        else:
+            play(scenario, args, out, timeline)
         return 0
     finally:
         for handle in (timeline, out):
