@@ -17,6 +17,10 @@ ifeq ($(shell command -v swift 2>/dev/null),)
 endif
 
 SWIFT ?= swift
+# The Python tools are one package, tmmtools/ (tmmtools/README.md), each module run as
+# `/usr/bin/python3 -m tmmtools.<module>` from the repository root with PYTHONPATH set to it.
+# Debian's interpreter: python3-websockets, -cryptography, -gps and -selenium load only there.
+PYTHON_TOOL := PYTHONPATH='$(CURDIR)' /usr/bin/python3 -B -m
 # Seconds of fuzzing for `make fuzz` (override: make fuzz FUZZ_SECONDS=600).
 FUZZ_SECONDS ?= 60
 # Test IDs matching this filter (suites whose type name contains it: AllocationTests,
@@ -94,14 +98,14 @@ test: deps gpsd-suite check-embedded check-warnings ## Check generated files and
 # (README.md says what goes where). Every suite is tagged `.unit` or `.integration`
 # (Tests/Support/TestSupport/Tags.swift), but Swift Testing 6.3 cannot select by tag on the command
 # line (`swift test --filter` matches test IDs only; `--filter tag:unit` matches nothing). So
-# scripts/test-tags.py asks the built test bundle for its own tags (its --list-tests event stream)
+# tmmtools/scripts/test_tags.py asks the built test bundle for its own tags (its --list-tests event stream)
 # and turns the `.unit` suites into a `--filter` regex of their IDs: a suite added with a tag is
 # picked up with no list to maintain, and the script refuses (fails the target) when any test has
 # neither tag or both, the check Tests/CLITests/SuiteTagTests.swift also runs inside `make test`.
 test-fast: deps ## Build (debug) and run only the unit suites: no gpsd, processes or ports (seconds)
 	$(SWIFT) build --build-tests
 	@bundle=$$(ls -d "$$($(SWIFT) build --show-bin-path)"/*PackageTests.xctest); \
-	filter=$$(scripts/test-tags.py --filter unit "$$bundle"); \
+	filter=$$($(PYTHON_TOOL) tmmtools.scripts.test_tags --filter unit "$$bundle"); \
 	echo "== unit suites: swift test --skip-build --filter <the $$(tr '|' '\n' <<<"$$filter" | wc -l) .unit suites>"; \
 	$(SWIFT) test --skip-build --filter "$$filter"
 
@@ -241,7 +245,7 @@ bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 # form: 1,000 plug/unplug cycles and a 10-minute soak (SOAK_HOURS= for longer).
 # Then, report only, every log of gpsd 3.22's suite that gpsd reads with a binary driver (43)
 # through a pty, gpsd and the shipped binary, every fix against /locationV2
-# (Tests/EndToEnd/binary_suite.py, docs/input.md; make test gates the short ones): the table is
+# (tmmtools/endtoend/binary_suite.py, docs/input.md; make test gates the short ones): the table is
 # printed and kept in .build/binary-suite.md, every figure in .build/binary-suite.json.
 device ?=
 bluetooth ?=
@@ -249,19 +253,19 @@ HWTEST_ARGS ?=
 hwtest: deps static gpsd-suite ## Hardware-in-the-loop suite: virtual receivers (default), device=/dev/ttyX or bluetooth=ADDR on a bench; then gpsd's binary-receiver logs, report only
 	@scripts/install-deps.sh --browser
 	$(SWIFT) build --product tmm-wsecho
-	/usr/bin/python3 hwtests/hwtest.py $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
+	$(PYTHON_TOOL) tmmtools.hwtest $(if $(device),--device $(device)) $(if $(bluetooth),--bluetooth $(bluetooth)) $(HWTEST_ARGS)
 	@if [[ -d "$${GPSD_SUITE_DIR:-.build/gpsd-suite}/binary" ]]; then \
-		echo "== gpsd's binary-receiver logs through gpsd and $(BRIDGE), report only (Tests/EndToEnd/binary_suite.py)"; \
-		/usr/bin/python3 -B Tests/EndToEnd/binary_suite.py $(BRIDGE) --json .build/binary-suite.json | tee .build/binary-suite.md; \
+		echo "== gpsd's binary-receiver logs through gpsd and $(BRIDGE), report only (tmmtools/endtoend/binary_suite.py)"; \
+		$(PYTHON_TOOL) tmmtools.endtoend.binary_suite $(BRIDGE) --json .build/binary-suite.json | tee .build/binary-suite.md; \
 	else \
 		echo "make hwtest: no $${GPSD_SUITE_DIR:-.build/gpsd-suite}/binary (GPSD_SUITE_SKIP=1, or gpsd/gpsfake missing): gpsd's binary-receiver logs not played"; \
 	fi
 
 hwtest-reliability: deps static ## The reliability figures at full size: 1,000 plug/unplug cycles, 1,000 clients, 50 SIGKILLs, a 10-minute soak
 	HW_PLUG_CYCLES=1000 HW_CLIENT_CYCLES=1000 HW_KILL_ROUNDS=50 SOAK_SECONDS=$${SOAK_SECONDS:-600} \
-		/usr/bin/python3 hwtests/hwtest.py --only plug-cycles --only client-cycles --only kill-9-registrations --only soak $(HWTEST_ARGS)
+		$(PYTHON_TOOL) tmmtools.hwtest --only plug-cycles --only client-cycles --only kill-9-registrations --only soak $(HWTEST_ARGS)
 
-# A real browser as a TMM web client (hwtests/browser/README.md): Debian's chromium, headless,
+# A real browser as a TMM web client (tmmtools/browser/README.md): Debian's chromium, headless,
 # driven by Selenium, loads a page from its own origin that runs the web sample's flow against
 # `tmm-bridge run --demo` (CORS preflight, Access Code V2 made with WebCrypto, LocationV2 over ws://
 # and wss://); the checks and the screenshot go to a report directory, printed last. The browser
@@ -271,7 +275,7 @@ BROWSER_ARGS ?=
 browser-test: ## A real browser (headless chromium) as a TMM web client: CORS, Access Code V2, LocationV2 over ws and wss, screenshot
 	@scripts/install-deps.sh --browser
 	$(SWIFT) build --product tmm-bridge
-	/usr/bin/python3 -B hwtests/browser/browser_test.py --bridge "$$($(SWIFT) build --show-bin-path)/tmm-bridge" $(BROWSER_ARGS)
+	$(PYTHON_TOOL) tmmtools.browser.browser_test --bridge "$$($(SWIFT) build --show-bin-path)/tmm-bridge" $(BROWSER_ARGS)
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
 FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh \
@@ -286,14 +290,14 @@ fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access 
 	done; \
 	exit $$status
 
-# The WebSocket conformance suite (hwtests/conformance/README.md): Autobahn|Testsuite's cases 1-7
+# The WebSocket conformance suite (tmmtools/conformance/README.md): Autobahn|Testsuite's cases 1-7
 # and 9 (at 1/16 of its sizes), re-created in Python 3, against tmm-wsecho, the daemon's own server
 # with data messages echoed (a debug build; never installed). The report goes to
 # hwtests/reports/conformance-<UTC time>/ (git-ignored), whose path is the last line printed; the
 # target fails when any case FAILED. About 20 s after the build.
 conformance: deps ## Run Autobahn's WebSocket cases against the daemon's server (tmm-wsecho); report in hwtests/reports/
 	$(SWIFT) build --product tmm-wsecho
-	/usr/bin/python3 -B hwtests/conformance/autobahn.py --quiet --echo "$$($(SWIFT) build --show-bin-path)/tmm-wsecho" \
+	$(PYTHON_TOOL) tmmtools.conformance.autobahn --quiet --echo "$$($(SWIFT) build --show-bin-path)/tmm-wsecho" \
 		--report hwtests/reports/conformance-$$(date -u +%Y%m%dT%H%M%SZ)
 
 clean: ## Remove build products (.build, Fuzz/build); keeps fuzz corpora

@@ -80,7 +80,7 @@ let package = Package(
                 cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         .target(name: "TestSupport", dependencies: ["CAllocationCounter"], path: "Tests/Support/TestSupport",
                 swiftSettings: common),
-        // The echo server of the WebSocket conformance suite (hwtests/conformance): the daemon's
+        // The echo server of the WebSocket conformance suite (tmmtools/conformance): the daemon's
         // BridgeServer answering data messages with themselves. Never shipped (docs/websocket.md).
         .executableTarget(name: "tmm-wsecho", dependencies: ["Bridge", "InputLoop", "BridgeCore", "Posix", "TMMProtocol", "WebSocket"],
                           path: "Tests/Support/tmm-wsecho", swiftSettings: common),

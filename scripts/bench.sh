@@ -34,12 +34,12 @@
 #   BENCH_INPUTCOST=0     skip the input paths' cost per epoch (tmm-inputcost: NMEA receiver vs binary
 #                         receiver on recordings of gpsd's live watch; BENCH_INPUTCOST_RUNS (7) timed
 #                         runs of BENCH_INPUTCOST_PASSES (50) passes, then callgrind per path)
-#   BENCH_GAP=0           skip the largest-gap run (Benchmarks/gap/gap.py: a 10 Hz V2 client while
+#   BENCH_GAP=0           skip the largest-gap run (tmmtools/bench/gap.py: a 10 Hz V2 client while
 #                         20 applications register; needs gpsd and /usr/bin/python3 with websockets)
 #   BENCH_TLS=0           skip the TLS runs (issue 11; need openssl, gpsd and /usr/bin/python3 with
 #                         websockets; about 12 minutes): handshakes per second by `openssl s_time`
 #                         against the daemon's apiSecurePort and an `openssl s_server` with the same
-#                         P-256 certificate (Benchmarks/tls/handshakes.py), the largest V2 gap and
+#                         P-256 certificate (tmmtools/bench/handshakes.py), the largest V2 gap and
 #                         epoch-to-client latency while 50 clients handshake (gap.py --handshakers
 #                         50, BENCH_TLS_GAP_RUNS times, default 3, then once with the loops
 #                         SCHED_IDLE as the control), and wss against ws fan-out at 64
@@ -55,6 +55,12 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+# A module of the Python tools (tmmtools/README.md), under Debian's /usr/bin/python3:
+# python_tool bench.gap --bridge ... runs `python3 -m tmmtools.bench.gap --bridge ...`.
+python_tool() {
+    PYTHONPATH="$root" /usr/bin/python3 -B -m "tmmtools.$1" "${@:2}"
+}
 runs=${BENCH_RUNS:-7}
 pairs=${BENCH_DECODE_PAIRS:-${BENCH_GPSDECODE_RUNS:-$runs}}
 naive_runs=${BENCH_NAIVE_RUNS:-3}
@@ -473,9 +479,9 @@ fi
 # as this run's floor, then 20 registrations. BENCH_GAP=0 skips it.
 if [ "${BENCH_GAP:-1}" != 0 ]; then
     echo
-    echo "## Largest V2 gap while registrations are written (Benchmarks/gap/gap.py)"
+    echo "## Largest V2 gap while registrations are written (tmmtools/bench/gap.py)"
     echo
-    /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" || echo "gap: failed (see above)"
+    python_tool bench.gap --bridge "$bridge" || echo "gap: failed (see above)"
 fi
 
 # Receiver input latency (issue 3): pty → gpsd → bridge, against a plain gpsd client in the
@@ -498,22 +504,22 @@ fi
 # client's gap and latency while 50 clients handshake, wss against ws fan-out. BENCH_TLS=0 skips it.
 if [ "${BENCH_TLS:-1}" != 0 ]; then
     echo
-    echo "## TLS handshakes per second (Benchmarks/tls/handshakes.py: openssl s_time, bridge vs openssl s_server)"
+    echo "## TLS handshakes per second (tmmtools/bench/handshakes.py: openssl s_time, bridge vs openssl s_server)"
     echo
-    /usr/bin/python3 "$root/Benchmarks/tls/handshakes.py" --bridge "$bridge" --pairs "${BENCH_TLS_PAIRS:-5}" --time 5 ||
+    python_tool bench.handshakes --bridge "$bridge" --pairs "${BENCH_TLS_PAIRS:-5}" --time 5 ||
         echo "handshakes: failed (see above)"
     echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
-    echo "## V2 gap and latency while 50 clients handshake (Benchmarks/gap/gap.py --handshakers 50)"
+    echo "## V2 gap and latency while 50 clients handshake (tmmtools/bench/gap.py --handshakers 50)"
     for i in $(seq 1 "${BENCH_TLS_GAP_RUNS:-3}"); do
         echo
-        /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 || echo "gap: failed (see above)"
+        python_tool bench.gap --bridge "$bridge" --handshakers 50 || echo "gap: failed (see above)"
         echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
     done
     # The control: the same loops SCHED_IDLE, so the daemon gets the CPU first (CPU contention
     # on this 2-core machine against the daemon's own handling).
     echo
-    /usr/bin/python3 "$root/Benchmarks/gap/gap.py" --bridge "$bridge" --handshakers 50 --handshakers-idle ||
+    python_tool bench.gap --bridge "$bridge" --handshakers 50 --handshakers-idle ||
         echo "gap: failed (see above)"
     echo "load:     $(cut -d' ' -f1-3 /proc/loadavg)"
     echo

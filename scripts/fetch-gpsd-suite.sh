@@ -2,7 +2,7 @@
 # Fetches gpsd 3.22's whole regression suite (test/daemon/*.log and their .log.chk golden
 # outputs) from Debian 12's gpsd source package and selects the NMEA 0183 text captures, for
 # Tests/GNSSTests/GPSDSuiteComparisonTests.swift, and the logs gpsd decodes with a binary driver,
-# for Tests/EndToEnd/binary_suite.py. See Tests/Fixtures/gpsd-suite.md.
+# for tmmtools/endtoend/binary_suite.py. See Tests/Fixtures/gpsd-suite.md.
 #
 #   scripts/fetch-gpsd-suite.sh [DIR]     default DIR: $GPSD_SUITE_DIR, else .build/gpsd-suite
 #                                         (git-ignored); GPSD_SUITE_SKIP=1 does nothing

@@ -8,7 +8,7 @@
 #                                      chromium, chromedriver, Selenium, certutil, PIL; about
 #                                      390 MiB installed, so only on request
 #   scripts/install-deps.sh --ubx-tests  also pyubx2 from PyPI, for tmm-sim's UBX tests only
-#                                      (hwtests/tests/test_sim.py; they skip without it)
+#                                      (tmmtools/tests/test_sim.py; they skip without it)
 #
 # As root it installs what is missing with apt-get. As another user it prints the one
 # `sudo apt-get install` command to run and exits 1.
@@ -21,7 +21,7 @@ set -euo pipefail
 # verify runs `man` on the unit's Documentation= line (ServiceUnitAnalyzeTests).
 packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db)
 bench_packages=(gpsd-clients)
-# hwtests/browser (README there): chromium and chromedriver (same version, one source package),
+# tmmtools/browser (README there): chromium and chromedriver (same version, one source package),
 # Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read
 # the screenshot, and the fonts the page names (chromium only recommends one; without any font its
 # text has no glyphs and the screenshot check fails).
@@ -71,7 +71,7 @@ if ((${#missing[@]} > 0)); then
 fi
 
 # --- pyubx2 for tmm-sim's UBX tests (--ubx-tests only) -------------------------------------
-# The simulator writes UBX with the standard library (hwtests/sim/ubx.py); its tests check the
+# The simulator writes UBX with the standard library (tmmtools/sim/ubx.py); its tests check the
 # frames with an independent decoder, pyubx2, which Debian 12 does not package. It goes into
 # Debian's /usr/bin/python3 (the one with python3-gps that the tools run under), from PyPI with
 # pip; skipped when already importable, so running this again changes nothing.

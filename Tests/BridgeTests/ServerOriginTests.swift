@@ -217,11 +217,11 @@ struct ServerOriginTests {
     @Test(.enabled(if: hasPythonWebsockets, "needs /usr/bin/python3 with websockets (python3-websockets)"))
     func pythonWebsocketsSeesTheRefusalAndTheUpgrade() throws {
         let bridge = try listBridge()
-        var arguments = ["-c", pythonHandshakes]
+        var pairs: [String] = []
         for (port, path) in channels(bridge) {
-            for origin in [evil, app, "-"] { arguments += ["ws://127.0.0.1:\(port)\(path)", origin] }
+            for origin in [evil, app, "-"] { pairs += ["ws://127.0.0.1:\(port)\(path)", origin] }
         }
-        let run = try runTool("/usr/bin/python3", arguments)
+        let run = try pythonHandshakes(pairs)
         #expect(run.status == 0, "\(run.output)")
         let results = run.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         #expect(results.count == channels(bridge).count * 3, "\(run.output)")
@@ -266,10 +266,9 @@ extension ServerOriginTests {
         let daemon = try Daemon(nofile: 1024, extraArguments: ["--allowed-origins", "HTTPS://App.Example:443, null"])
         defer { daemon.stop() }
         #expect(daemon.log().contains("allowed-origins: https://app.example null"), "\(daemon.log())")
-        let run = try runTool("/usr/bin/python3", ["-c", pythonHandshakes,
-                                                   "ws://127.0.0.1:\(daemon.ports.location)/", evil,
-                                                   "ws://127.0.0.1:\(daemon.ports.location)/", app,
-                                                   "ws://127.0.0.1:\(daemon.ports.location)/", "null"])
+        let run = try pythonHandshakes(["ws://127.0.0.1:\(daemon.ports.location)/", evil,
+                                        "ws://127.0.0.1:\(daemon.ports.location)/", app,
+                                        "ws://127.0.0.1:\(daemon.ports.location)/", "null"])
         #expect(run.output.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
             == ["403", "101", "101"], "\(run.output)")
         let url = "http://127.0.0.1:\(daemon.ports.api)/api/v1/test/ping"
@@ -282,26 +281,12 @@ extension ServerOriginTests {
     }
 }
 
-/// For each (url, origin) pair of its arguments, prints `url origin status`: 101 when the
-/// upgrade succeeded, else the refusal's HTTP status. `-` sends no Origin. websockets 10 (Debian
-/// 12) has the asyncio client only; it raises InvalidStatusCode for a refused handshake.
-private let pythonHandshakes = """
-    import asyncio, sys
-    import websockets, websockets.exceptions
-
-    async def status(url, origin):
-        try:
-            async with websockets.connect(url, origin=origin, open_timeout=5, ping_interval=None, close_timeout=2):
-                return 101
-        except websockets.exceptions.InvalidStatusCode as refused:
-            return refused.status_code
-
-    async def main():
-        for url, origin in zip(sys.argv[1::2], sys.argv[2::2]):
-            print(url, origin, await status(url, None if origin == "-" else origin))
-
-    asyncio.run(main())
-    """
+/// For each (url, origin) pair, the line `url origin status` (tmmtools/peers/ws_handshakes.py):
+/// 101 when the upgrade succeeded, else the refusal's HTTP status. `-` sends no Origin.
+private func pythonHandshakes(_ pairs: [String]) throws -> (status: Int32, output: String) {
+    let peer = PythonTools.command("peers.ws_handshakes", pairs)
+    return try runTool(peer.executable, peer.arguments)
+}
 
 private let hasPythonWebsockets: Bool = {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return false }

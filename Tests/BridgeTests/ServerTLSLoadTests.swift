@@ -1,8 +1,8 @@
 // The secure ports under floods: oversized and stalled ClientHellos, more handshakes than their
 // memory allows, a burst of full handshakes while a plain client waits, TLS 1.3 clients that
 // request KeyUpdates and never read, and the close_notify a closing server owes its clients.
-// The hostile peers are Tests/EndToEnd/tlsflood.py (raw sockets, and libssl driven through
-// ctypes for KeyUpdates) and Python's ssl module; the daemon is in-process, or the real binary
+// The hostile peers are tmmtools/client/tlsflood.py (raw sockets, and libssl driven through
+// ctypes for KeyUpdates) and Python's ssl module (tmmtools/peers/tls_close_watch.py); the daemon is in-process, or the real binary
 // where its memory is measured.
 import BridgeCore
 import Foundation
@@ -15,12 +15,10 @@ import TMMProtocol
 
 @testable import Bridge
 
-private let tlsflood = Fixtures.repositoryRoot + "/Tests/EndToEnd/tlsflood.py"
-private let python = "/usr/bin/python3"
-
 /// Runs tlsflood.py to its end and returns its last line as JSON.
 private func flood(_ arguments: [String]) throws -> [String: Any] {
-    let run = try runTool(python, ["-B", tlsflood] + arguments)
+    let tlsflood = PythonTools.command("client.tlsflood", arguments)
+    let run = try runTool(tlsflood.executable, tlsflood.arguments)
     #expect(run.status == 0, "\(run.output)")
     let last = run.output.split(separator: "\n").last.map(String.init) ?? ""
     return try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], "\(run.output)")
@@ -203,40 +201,23 @@ struct ServerTLSLoadTests {
 
     // MARK: - close_notify
 
-    /// A Python ssl client keeps a connection open after one request; prints `answered`, then
-    /// `clean` when the server ends it with close_notify, `unclean` when the connection just ends
-    /// (SSLEOFError). Debian's Python turns on OP_IGNORE_UNEXPECTED_EOF, which would report both
-    /// as clean: it is turned off, and ragged EOFs are not suppressed.
-    static let closeWatcher = """
-        import socket, ssl, sys
-        port, cafile = int(sys.argv[1]), sys.argv[2]
-        ctx = ssl.create_default_context(cafile=cafile)
-        ctx.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF
-        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw:
-            with ctx.wrap_socket(raw, server_hostname="tmm-api-local.fieldsystems.trimble.com", suppress_ragged_eofs=False) as tls:
-                tls.sendall(b"GET /api/v1/publicKey HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
-                data = b""
-                while b"\\r\\n\\r\\n" not in data:
-                    data += tls.recv(4096)
-                print("answered", flush=True)
-                try:
-                    while tls.recv(4096):
-                        pass
-                    print("clean", flush=True)
-                except ssl.SSLEOFError:
-                    print("unclean", flush=True)
-        """
+    /// A Python ssl client (tmmtools/peers/tls_close_watch.py) keeps a connection open after one
+    /// request; prints `answered`, then `clean` when the server ends it with close_notify,
+    /// `unclean` when the connection just ends.
+    static func closeWatcher(_ bridge: TestBridge) -> (executable: String, arguments: [String]) {
+        PythonTools.command("peers.tls_close_watch", ["\(bridge.ports.apiSecure)", bridge.stateDirectory + "/tls/ca.pem"])
+    }
 
     @Test func anIdleTimeoutEndsTheSessionWithCloseNotify() throws {
         let bridge = try TestBridge.start { $0.limits.httpIdleTimeout = 300_000_000 }
-        let run = try runTool(python, ["-c", Self.closeWatcher, "\(bridge.ports.apiSecure)", bridge.stateDirectory + "/tls/ca.pem"])
+        let watcher = Self.closeWatcher(bridge)
+        let run = try runTool(watcher.executable, watcher.arguments)
         #expect(run.output == "answered\nclean\n", "\(run.output)")
     }
 
     @Test func aStoppingServerEndsTheSessionWithCloseNotify() throws {
         let bridge = try TestBridge.start()
-        let watcher = try FloodPeer(script: ["-c", Self.closeWatcher, "\(bridge.ports.apiSecure)",
-                                             bridge.stateDirectory + "/tls/ca.pem"])
+        let watcher = try FloodPeer(Self.closeWatcher(bridge))
         #expect(watcher.line() == "answered")
         bridge.stop()
         #expect(watcher.line() == "clean")
@@ -253,19 +234,19 @@ private func residentBytes(_ pid: Int32) -> Int? {
     return kilobytes * 1024
 }
 
-/// A Python peer whose output is read line by line while it runs (tlsflood.py, or a script).
+/// A Python peer whose output is read line by line while it runs (tlsflood.py, or another tool).
 private final class FloodPeer {
     let process = Process()
     private let output: FileHandle
     private var pending: [UInt8] = []
 
     convenience init(_ floodArguments: [String]) throws {
-        try self.init(script: ["-B", tlsflood] + floodArguments)
+        try self.init(PythonTools.command("client.tlsflood", floodArguments))
     }
 
-    init(script arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = arguments
+    init(_ command: (executable: String, arguments: [String])) throws {
+        process.executableURL = URL(fileURLWithPath: command.executable)
+        process.arguments = command.arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.standardError

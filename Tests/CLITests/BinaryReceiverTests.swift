@@ -1,8 +1,8 @@
 // Binary receivers end to end. `tmm-bridge decode` of what gpsd 3.22 wrote to a live watch
 // (Tests/Fixtures/gpsd-json: a u-blox and a SiRF receiver) checked against gpsd's TPVs read by
 // Foundation's JSON parser (not libgps); and gpsd's own regression logs of binary receivers played
-// through a pty, gpsd and `tmm-bridge run` to a LocationV2 client (Tests/EndToEnd/binary_suite.py),
-// every fix exact. The logs that run in about a minute are here; `make hwtest` plays them all.
+// through a pty, gpsd and `tmm-bridge run` to a LocationV2 client
+// (tmmtools/endtoend/binary_suite.py), every fix exact. The logs that run in about a minute are here; `make hwtest` plays them all.
 import Foundation
 import TestSupport
 import Testing
@@ -84,10 +84,11 @@ struct BinaryReceiverTests {
     func binaryLogsAreExact() throws {
         let results = NSTemporaryDirectory() + "tmm-binary-suite-\(getpid()).json"
         defer { try? FileManager.default.removeItem(atPath: results) }
-        let (status, output) = try runTool("/usr/bin/python3", [
-            "-B", Fixtures.repositoryRoot + "/Tests/EndToEnd/binary_suite.py", try bridgeBinary().path, "--suite", Self.suiteDirectory,
+        let suite = PythonTools.command("endtoend.binary_suite", [
+            try bridgeBinary().path, "--suite", Self.suiteDirectory,
             "--expect-exact", "--json", results, "--logs", Self.quickLogs.joined(separator: ","),
-        ], seconds: 300)
+        ])
+        let (status, output) = try runTool(suite.executable, suite.arguments, seconds: 300)
         #expect(status == 0, "binary_suite.py:\n\(output)")
     }
 }

@@ -1,21 +1,25 @@
-// A real browser as a TMM web client: hwtests/browser/browser_test.py (Debian's chromium, headless,
-// driven by Selenium) runs Trimble's web-sample flow against the real `tmm-bridge run --demo`: the
+// A real browser as a TMM web client: tmmtools/browser/browser_test.py (Debian's chromium,
+// headless, driven by Selenium) runs Trimble's web-sample flow against the real `tmm-bridge run --demo`: the
 // page, from its own origin, makes an Access Code V2 with WebCrypto, registers through REST (the
 // CORS preflight included) and reads LocationV2 over ws:// and wss://; the script checks the
 // DevTools network events, the positions against the capture, the console and the screenshot
-// (hwtests/browser/README.md). Here it runs under `make test` when the browser packages are
+// (tmmtools/browser/README.md). Here it runs under `make test` when the browser packages are
 // installed (scripts/install-deps.sh --browser, about 390 MiB, so not by default).
 import Foundation
 import TestSupport
 import Testing
 
 enum Browser {
-    static let script = Fixtures.repositoryRoot + "/hwtests/browser/browser_test.py"
+    /// tmmtools/browser/browser_test.py with `arguments`, to its end (at most `seconds`).
+    static func script(_ arguments: [String], seconds: Double = 20) throws -> (status: Int32?, output: String) {
+        let browserTest = PythonTools.command("browser.browser_test", arguments)
+        return try runTool(browserTest.executable, browserTest.arguments, seconds: seconds)
+    }
 
     /// gpsd and python3 with websockets (the demo and the script's helpers), and the browser
     /// packages, as the script itself checks them (one list: its `--check-tools`).
     static let isAvailable: Bool = EndToEnd.isAvailable
-        && (try? runTool(EndToEnd.python, [script, "--check-tools"]))?.status == 0
+        && (try? script(["--check-tools"]))?.status == 0
 
     /// Runs the script against the built tmm-bridge; its exit status, output and report.json.
     static func run(_ name: String, bridgeArguments: [String] = []) throws -> (status: Int32?, output: String, report: [String: Any]) {
@@ -23,8 +27,8 @@ enum Browser {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The script waits for its own conditions (60 s at most for the page); chromium's start
         // is the slow part on a loaded machine.
-        let result = try runTool(EndToEnd.python, [script, "--bridge", try bridgeBinary().path, "--report", directory]
-                                     + bridgeArguments.map { "--bridge-arg=" + $0 }, seconds: 180)
+        let result = try script(["--bridge", try bridgeBinary().path, "--report", directory]
+                                    + bridgeArguments.map { "--bridge-arg=" + $0 }, seconds: 180)
         let data = FileManager.default.contents(atPath: directory + "/report.json") ?? Data()
         let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         return (result.status, result.output, report)

@@ -1,5 +1,5 @@
-// The WebSocket conformance suite (hwtests/conformance/autobahn.py: Autobahn|Testsuite's cases 1-7
-// and 9 at reduced sizes, re-created in Python 3) against tmm-wsecho, the daemon's own server with
+// The WebSocket conformance suite (tmmtools/conformance/autobahn.py: Autobahn|Testsuite's cases
+// 1-7 and 9 at reduced sizes, re-created in Python 3) against tmm-wsecho, the daemon's own server with
 // data messages echoed (Tests/Support/tmm-wsecho). `make conformance` runs the same suite and keeps
 // its report; here it gates `make test`.
 import Foundation
@@ -10,7 +10,11 @@ import Testing
 
 @Suite("WebSocket conformance: Autobahn's cases against tmm-wsecho", .tags(.integration))
 struct ConformanceTests {
-    static let suite = Fixtures.repositoryRoot + "/hwtests/conformance/autobahn.py"
+    /// tmmtools/conformance/autobahn.py with `arguments`, to its end (at most `seconds`).
+    static func suite(_ arguments: [String], seconds: Double) throws -> (status: Int32?, output: String) {
+        let autobahn = PythonTools.command("conformance.autobahn", arguments)
+        return try runTool(autobahn.executable, autobahn.arguments, seconds: seconds)
+    }
 
     /// A fresh report directory under the temporary directory.
     private func reportDirectory() -> String {
@@ -30,8 +34,7 @@ struct ConformanceTests {
         let echo = try builtBinary("tmm-wsecho").path
         let report = reportDirectory()
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let (status, output) = try runTool("/usr/bin/python3", ["-B", Self.suite, "--quiet", "--echo", echo, "--report", report],
-                                           seconds: 180)
+        let (status, output) = try Self.suite(["--quiet", "--echo", echo, "--report", report], seconds: 180)
         let (summary, failed) = try read(report)
         #expect(failed == [], "FAILED cases (details in \(report)/index.md):\n\(output)")
         #expect(status == 0, "autobahn.py exit status:\n\(output)")
@@ -47,8 +50,8 @@ struct ConformanceTests {
         let echo = try builtBinary("tmm-wsecho").path
         let report = reportDirectory()
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let (status, output) = try runTool("/usr/bin/python3", ["-B", Self.suite, "--quiet", "--tls", "--echo", echo, "--report", report,
-                                                                "--cases", "1,2,3,5.1,5.6,5.15,6.2,7,9.1,9.5"], seconds: 120)
+        let (status, output) = try Self.suite(["--quiet", "--tls", "--echo", echo, "--report", report,
+                                               "--cases", "1,2,3,5.1,5.6,5.15,6.2,7,9.1,9.5"], seconds: 120)
         let (summary, failed) = try read(report)
         #expect(failed == [], "FAILED cases over TLS (details in \(report)/index.md):\n\(output)")
         #expect(status == 0, "autobahn.py exit status:\n\(output)")
@@ -68,8 +71,8 @@ struct ConformanceTests {
         // At the daemon's 64 KiB: 65 536 bytes echo (1.1.7, 1.2.8 in 997-byte chops), a 256 KiB
         // message (9.1.4 at reduced size) is refused with 1009, so that case FAILs: the suite can
         // fail, and the limit is the daemon's option.
-        let (status, output) = try runTool("/usr/bin/python3", ["-B", Self.suite, "--quiet", "--port", String(port), "--report", report,
-                                                                "--cases", "1.1.7,1.2.8,2.10,5.19,6.4.1,7.1.1,9.1.4"], seconds: 60)
+        let (status, output) = try Self.suite(["--quiet", "--port", String(port), "--report", report,
+                                               "--cases", "1.1.7,1.2.8,2.10,5.19,6.4.1,7.1.1,9.1.4"], seconds: 60)
         #expect(status == 1, "autobahn.py should fail on 9.1.4:\n\(output)")
         let (summary, failed) = try read(report)
         #expect(failed == ["9.1.4"], "\(summary)")

@@ -1,6 +1,6 @@
 // `tmm-bridge open` hands the daemon's reply to xdg-open, so it must only believe a daemon it can
-// trust and only ever open the application's own return URL. A fake daemon (Python, as `nobody`
-// with setpriv, or as root) listens where `open` is pointed and answers an attacker's URL.
+// trust and only ever open the application's own return URL. A fake daemon
+// (tmmtools/peers/fake_control.py, as `nobody` with setpriv, or as root) listens where `open` is pointed and answers an attacker's URL.
 import Foundation
 import Glibc
 import TestSupport
@@ -11,33 +11,20 @@ struct ControlSocketTrustTests {
     static let returnURL = "myapp://response"
     static let request = "trimblemobilemanager://request/tmmSocketServerPort?callback=myapp%3A%2F%2Fresponse"
 
-    /// A control socket served by `/usr/bin/python3` as `uid` (nil: as ourselves) that answers one
-    /// request with `reply` and records the request it got in `<socket>.got`.
+    /// A control socket served by tmmtools/peers/fake_control.py as `uid` (nil: as ourselves) that
+    /// answers one request with `reply` and records the request it got in `<socket>.got`.
     final class FakeDaemon {
         let socketPath: String
         let process: Spawned
 
         init(socketPath: String, reply: String, uid: uid_t?) throws {
             self.socketPath = socketPath
-            let script = """
-                import os, socket, sys
-                path, reply = sys.argv[1], sys.argv[2]
-                server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                server.bind(path + ".tmp")
-                os.chmod(path + ".tmp", 0o666)
-                server.listen(1)
-                os.rename(path + ".tmp", path)
-                connection, _ = server.accept()
-                got = connection.recv(8192)
-                with open(path + ".got", "wb") as f:
-                    f.write(got)
-                connection.sendall(reply.encode() + b"\\n")
-                connection.close()
-                """
-            var arguments = ["/usr/bin/python3", "-c", script, socketPath, reply]
-            if let uid { arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + arguments }
-            process = try Spawned(uid == nil ? "/usr/bin/python3" : "/usr/bin/setpriv",
-                                  uid == nil ? Array(arguments.dropFirst()) : arguments)
+            let fake = PythonTools.argv("peers.fake_control", [socketPath, reply])
+            if let uid {
+                process = try Spawned("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + fake)
+            } else {
+                process = try Spawned(fake[0], Array(fake.dropFirst()))
+            }
             guard waitUntil(10, { access(socketPath, F_OK) == 0 }) else {
                 process.killNow()
                 throw HarnessError("the fake daemon did not listen: \(process.output.text)")

@@ -1,5 +1,5 @@
 // The harness of the end-to-end suite (EndToEndTests.swift): the real `tmm-bridge run` with a pty
-// receiver, fresh directories and free ports, and the independent clients in Tests/EndToEnd/
+// receiver, fresh directories and free ports, and the independent clients in tmmtools/endtoend/
 // (Python with Debian's python3-websockets, and curl) run against it.
 import Foundation
 import Glibc
@@ -10,7 +10,7 @@ import Testing
 
 /// What the suite needs and where its scripts are.
 enum EndToEnd {
-    static let python = "/usr/bin/python3"
+    static let python = PythonTools.python
 
     /// gpsd, curl and /usr/bin/python3 with `websockets` are all there.
     static let isAvailable: Bool = {
@@ -19,10 +19,6 @@ enum EndToEnd {
         else { return false }
         return (try? runTool(python, ["-c", "import websockets"]))?.status == 0
     }()
-
-    /// `Tests/EndToEnd` of this checkout.
-    static let scripts: String = URL(fileURLWithPath: Fixtures.directory)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("EndToEnd").path
 
     static let capture = Fixtures.path("nmea-rtk.log")
 
@@ -414,7 +410,7 @@ final class BridgeDaemon {
         return nil
     }
 
-    /// The JSON context every script gets (see Tests/EndToEnd/tmmclient.py).
+    /// The JSON context every script gets (see tmmtools/client/tmmclient.py).
     func context(_ extra: [String: Any] = [:]) -> [String: Any] {
         var context: [String: Any] = [
             "bridge": (try? bridgeBinary().path) ?? "", "runtimeDir": setup.runtimeDirectory,
@@ -463,16 +459,18 @@ final class BridgeDaemon {
     }
 }
 
-/// One run of a script of Tests/EndToEnd, its output collected as it comes.
+/// One run of a script of tmmtools/endtoend, its output collected as it comes.
 final class ScriptRun {
     let name: String
     private let spawned: Spawned
 
-    /// Starts `/usr/bin/python3 -B -u Tests/EndToEnd/<script> <context JSON>`.
+    /// Starts `python3 -m tmmtools.endtoend.<script> <context JSON>` (PythonTools); `script` is
+    /// the file's name, "rest.py".
     init(_ script: String, context: [String: Any]) throws {
         name = script
         let json = String(decoding: try JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]), as: UTF8.self)
-        spawned = try Spawned(EndToEnd.python, ["-B", "-u", EndToEnd.scripts + "/" + script, json])
+        let module = PythonTools.command("endtoend." + script.replacingOccurrences(of: ".py", with: ""), [json])
+        spawned = try Spawned(module.executable, module.arguments)
     }
 
     /// Standard output and error.

@@ -1,5 +1,5 @@
 // `tmm-bridge run` end to end, driven by independent clients: Python scripts that act as
-// Trimble's sample apps do (Tests/EndToEnd/, /usr/bin/python3 with Debian's python3-websockets,
+// Trimble's sample apps do (tmmtools/endtoend/, /usr/bin/python3 with Debian's python3-websockets,
 // a strict RFC 6455 client) and curl. Each scenario starts the real binary with a fresh pty
 // receiver replaying nmea-rtk.log at 10 Hz through a private gpsd, fresh state and runtime
 // directories and free ports, runs its script(s), and stops the daemon with SIGTERM: exit 0, and
@@ -93,7 +93,7 @@ struct EndToEndTests {
         #expect(hold.output.contains(#"{"v2": 1001, "v1": 1001, "events": 1001}"#), "\(hold.transcript)")
     }
 
-    /// The 2026 samples' flow over TLS with Access Code V2 (Tests/EndToEnd/modern.py): openssl
+    /// The 2026 samples' flow over TLS with Access Code V2 (tmmtools/endtoend/modern.py): openssl
     /// s_client, curl, Python's ssl, python3-cryptography's codes, websockets over wss.
     @Test func modernFlowOverTLSLikeThe2026Samples() throws {
         let directory = try EndToEnd.makeDirectory("modern")

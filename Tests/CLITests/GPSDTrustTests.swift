@@ -1,5 +1,5 @@
 // Issue 9, defects 2, 3 and 6, against the real `tmm-bridge run`: the bridge reads only a gpsd it
-// knows. A fake gpsd (Python, run as `nobody` with setpriv, or as root) answers with a release
+// knows. A fake gpsd (tmmtools/peers/fake_gpsd.py, run as `nobody` with setpriv, or as root) answers with a release
 // of its own and a position far from the capture's, so reading it shows in the log ("connected
 // to gpsd 6.6.6-fake") and on the V1 WebSocket (latitude 12.3456...).
 import Foundation
@@ -10,82 +10,14 @@ import Testing
 
 private let fakeRelease = "6.6.6-fake"
 
-/// A fake gpsd: binds PORT (retrying for up to `bind_seconds`, as an attacker waiting for the
-/// port would), prints `bound PORT` or `bind failed`, then serves VERSION, DEVICES and NMEA at a
-/// fake position to everyone who connects, for `serve_seconds`.
-private let fakeGPSDScript = #"""
-import socket, sys, time, threading
-port, bind_seconds, serve_seconds = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-def nmea(body):
-    c = 0
-    for ch in body.encode(): c ^= ch
-    return "$%s*%02X\r\n" % (body, c)
-deadline = time.monotonic() + bind_seconds
-server = None
-while server is None:
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        s.bind(("127.0.0.1", port)); s.listen(16); server = s
-    except OSError as e:
-        s.close()
-        if time.monotonic() > deadline:
-            print("bind failed:", e, flush=True); sys.exit(0)
-        time.sleep(0.002)  # an attacker's retry pace for the port
-print("bound", server.getsockname()[1], flush=True)
-def serve(conn):
-    try:
-        conn.sendall(b'{"class":"VERSION","release":"6.6.6-fake","rev":"x","proto_major":3,"proto_minor":14}\r\n')
-        conn.sendall(b'{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/fake","driver":"NMEA0183","activated":"2026-01-01T00:00:00.000Z","flags":1,"native":0,"bps":4800,"parity":"N","stopbits":1,"cycle":1.00}]}\r\n')
-        t = 0
-        while True:
-            hms = "%02d%02d%02d.00" % (12, (t // 60) % 60, t % 60)
-            conn.sendall((nmea("GPGGA,%s,1220.74074,N,02030.00000,E,4,12,0.7,100.0,M,40.0,M,1.0,0001" % hms)
-                          + nmea("GPRMC,%s,A,1220.74074,N,02030.00000,E,0.0,0.0,010126,,,R" % hms)).encode())
-            t += 1
-            time.sleep(0.1)  # a 10 Hz receiver's pace
-    except OSError:
-        pass
-server.settimeout(0.2)
-end = time.monotonic() + serve_seconds
-while time.monotonic() < end:
-    try:
-        conn, _ = server.accept()
-    except socket.timeout:
-        continue
-    threading.Thread(target=serve, args=(conn,), daemon=True).start()
-"""#
-
-/// Prints every V1 WebSocket message of ws://127.0.0.1:PORT/ as one line, until killed.
-private let v1WatchScript = #"""
-import asyncio, sys, websockets
-async def main():
-    while True:
-        try:
-            async with websockets.connect("ws://127.0.0.1:%s/" % sys.argv[1], open_timeout=5, ping_interval=None) as ws:
-                while True:
-                    print(await ws.recv(), flush=True)
-        except Exception as e:
-            print("closed:", e, flush=True)
-            await asyncio.sleep(0.1)  # reconnect pace while the bridge restarts
-asyncio.run(main())
-"""#
-
-/// Writes the helper scripts into `directory`.
-private func writeScripts(_ directory: String) throws {
-    try fakeGPSDScript.write(toFile: directory + "/fake_gpsd.py", atomically: true, encoding: .utf8)
-    try v1WatchScript.write(toFile: directory + "/v1_watch.py", atomically: true, encoding: .utf8)
-}
-
 /// The fake gpsd, as `nobody` (setpriv) or as ourselves (root).
-private func startFakeGPSD(_ directory: String, port: UInt16, asNobody: Bool, bindSeconds: Double = 0,
+private func startFakeGPSD(port: UInt16, asNobody: Bool, bindSeconds: Double = 0,
                            serveSeconds: Double = 30) throws -> Spawned {
-    let script = [EndToEnd.python, "-u", directory + "/fake_gpsd.py", String(port), String(bindSeconds), String(serveSeconds)]
+    let fake = PythonTools.argv("peers.fake_gpsd", [String(port), String(bindSeconds), String(serveSeconds)])
     if asNobody {
-        return try Spawned("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + script)
+        return try Spawned("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + fake)
     }
-    return try Spawned(script[0], Array(script.dropFirst()))
+    return try Spawned(fake[0], Array(fake.dropFirst()))
 }
 
 /// A free port nobody listens on (bound and released: the fake binds it next).
@@ -123,7 +55,6 @@ struct GPSDTrustTests {
     @Test func aLocalUserCannotTakeOverThePrivateGPSDPort() throws {
         let directory = try EndToEnd.makeDirectory("takeover")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try writeScripts(directory)
         let receiver = try PtyReceiver()
         let ports = try PortSet.pick()
         let bridge = try startBridge(directory, ports: ports, ["--device", receiver.devicePath])
@@ -133,12 +64,13 @@ struct GPSDTrustTests {
         let gpsdPID = try #require(privateGPSDPIDs(bridge.output.text).first)
         let gpsdPort = try #require(bridge.output.text.split(separator: "\n").first { $0.contains("private gpsd started") }
             .flatMap { $0.split(separator: " ").drop { $0 != "port" }.dropFirst().first }.flatMap { UInt16($0.dropLast()) })
-        let watcher = try Spawned(EndToEnd.python, ["-u", directory + "/v1_watch.py", String(ports.base["locationPort"]!)])
+        let v1Watch = PythonTools.command("peers.v1_watch", [String(ports.base["locationPort"]!)])
+        let watcher = try Spawned(v1Watch.executable, v1Watch.arguments)
         defer { watcher.killNow() }
         #expect(waitUntil(10) { watcher.output.text.contains("latitude") }, "V1 positions before: \(watcher.output.text)")
 
         kill(gpsdPID, SIGKILL)
-        let attacker = try startFakeGPSD(directory, port: gpsdPort, asNobody: true, bindSeconds: 3, serveSeconds: 8)
+        let attacker = try startFakeGPSD(port: gpsdPort, asNobody: true, bindSeconds: 3, serveSeconds: 8)
         defer { attacker.killNow() }
         #expect(waitUntil(10) { attacker.output.text.contains("bound") || attacker.output.text.contains("bind failed") },
                 "attacker: \(attacker.output.text)")
@@ -157,10 +89,9 @@ struct GPSDTrustTests {
     @Test func aConfiguredGPSDIsReadOnlyWhenRootOrGPSDOwnsIt() throws {
         let directory = try EndToEnd.makeDirectory("configured")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try writeScripts(directory)
         for asNobody in [true, false] {
             let port = try freePort()
-            let fake = try startFakeGPSD(directory, port: port, asNobody: asNobody, bindSeconds: 2)
+            let fake = try startFakeGPSD(port: port, asNobody: asNobody, bindSeconds: 2)
             defer { fake.killNow() }
             #expect(waitUntil(10) { fake.output.text.contains("bound") }, "fake: \(fake.output.text)")
             let bridge = try startBridge(directory, ports: try PortSet.pick(), ["--gpsd", "127.0.0.1:\(port)"])
@@ -185,9 +116,8 @@ struct GPSDTrustTests {
     func theSystemPortIsUsedOnlyWhenTrustedAndNeverForTheDemo(asNobody: Bool, demo: Bool) throws {
         let directory = try EndToEnd.makeDirectory("system-port")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try writeScripts(directory)
         let fake = (asNobody ? "setpriv --reuid=nobody --regid=nogroup --clear-groups " : "")
-            + "\(EndToEnd.python) -u \(directory)/fake_gpsd.py 2947 2 20 > \(directory)/fake.log 2>&1 &"
+            + PythonTools.argv("peers.fake_gpsd", ["2947", "2", "20"]).joined(separator: " ") + " > \(directory)/fake.log 2>&1 &"
         let bridge = "exec \(try bridgeBinary().path) run --no-discovery --registration open --state-dir \(directory)/state "
             + "--runtime-dir \(directory)/runtime --listen 127.0.0.1" + (demo ? " --demo" : "")
         // Waits for the fake's `bound` line (a condition, polled), then becomes the bridge.

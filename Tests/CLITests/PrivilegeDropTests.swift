@@ -65,14 +65,8 @@ struct PrivilegeDropTests {
         #expect(stat(setup.registryPath, &info) == 0 && info.st_uid == 65534, "the registry is the dropped user's")
 
         // ...and positions flow to a V2 client (now unlocked) through the gpsd started as nobody.
-        let frames = try runTool("/usr/bin/python3", ["-c", """
-            import asyncio, websockets
-            async def main():
-                async with websockets.connect("ws://127.0.0.1:\(daemon.ports["locationV2Port"] ?? 0)/locationV2") as ws:
-                    for _ in range(5):
-                        print(len(await asyncio.wait_for(ws.recv(), 10)))
-            asyncio.run(main())
-            """])
+        let client = PythonTools.command("peers.ws_client", ["frames", "ws://127.0.0.1:\(daemon.ports["locationV2Port"] ?? 0)/locationV2", "5"])
+        let frames = try runTool(client.executable, client.arguments)
         #expect(frames.status == 0 && frames.output.split(separator: "\n").count == 5, "\(frames.output)\n\(daemon.log)")
         daemon.stopAndExpectCleanExit()
 

@@ -53,13 +53,11 @@ struct ReloadTests {
             try runTool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Origin: " + origin, apiURL]).output
         }
         #expect(try status(origin: "https://other.example") == "200", "any origin before the reload")
-        // Access Code V1 of a registered, allowed application (tmmclient.py computes it).
+        // Access Code V1 of a registered, allowed application (tmmtools/client/tmmclient.py computes it).
         let pingURL = "http://127.0.0.1:\(ports.base["apiPort"]!)/api/v1/test/ping"
         func accessCodeStatus(_ id: String) throws -> String {
-            let code = try runTool(EndToEnd.python, ["-B", "-c", """
-                import sys, time; sys.path.insert(0, sys.argv[1]); import tmmclient
-                print(tmmclient.access_code_v1(sys.argv[2], int(time.time())))
-                """, EndToEnd.scripts, id]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let coder = PythonTools.command("peers.access_codes", ["v1", id])
+            let code = try runTool(coder.executable, coder.arguments).output.trimmingCharacters(in: .whitespacesAndNewlines)
             return try runTool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Basic " + code,
                                                  pingURL]).output
         }

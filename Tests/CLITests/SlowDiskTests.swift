@@ -94,46 +94,9 @@ struct SlowDiskTests {
 
         // 3,000 PUTs as fast as one keep-alive connection takes them, each a different height;
         // the 750th starts a registration of another app from a second thread.
-        let burst = try runTool(EndToEnd.python, ["-B", "-c", """
-            import base64, collections, http.client, json, subprocess, sys, threading, time
-            sys.path.insert(0, sys.argv[1]); import tmmclient
-            port, app, bridge, runtime, latecomer = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
-            registration = {}
-            def register():
-                url = "tmmregister://?" + base64.b64encode(json.dumps(
-                    {"application_id": latecomer, "returl": "app://r"}).encode()).decode()
-                started = time.monotonic()
-                done = subprocess.run([bridge, "open", url, "--print", "--runtime-dir", runtime],
-                                      capture_output=True, text=True, timeout=60)
-                registration.update(seconds=time.monotonic() - started, status=done.returncode,
-                                    output=done.stdout + done.stderr)
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            statuses, answered, thread = collections.Counter(), [], None
-            started = time.monotonic()
-            for i in range(3000):
-                height = round((i % 20000) / 100 - 50, 2)
-                body = json.dumps({"measuredHeight": height, "isAntennaHeightApplied": i % 2 == 0})
-                for attempt in range(3):
-                    code = tmmclient.access_code_v1(app, int(time.time()))
-                    connection.request("PUT", "/api/v1/antenna", body, {
-                        "Authorization": "Basic " + code, "Content-Type": "application/json"})
-                    response = connection.getresponse()
-                    data = response.read()
-                    if response.status != 401:
-                        break
-                statuses[response.status] += 1
-                if response.status == 200:
-                    answered.append(json.loads(data))
-                if i == 750:
-                    thread = threading.Thread(target=register)
-                    thread.start()
-            elapsed = time.monotonic() - started
-            thread.join()
-            served = tmmclient.MauiClient("127.0.0.1", port, app).get("/api/v1/antenna").json()
-            print(json.dumps({"statuses": statuses, "last": answered[-1] if answered else None, "served": served,
-                              "seconds": elapsed, "registration": registration}))
-            """, EndToEnd.scripts, String(apiPort), Self.client, try bridgeBinary().path, setup.runtimeDirectory,
-            Self.latecomer], seconds: 120)
+        let burster = PythonTools.command("peers.antenna_burst", [String(apiPort), Self.client, try bridgeBinary().path,
+                                                                  setup.runtimeDirectory, Self.latecomer])
+        let burst = try runTool(burster.executable, burster.arguments, seconds: 120)
         try #require(burst.status == 0, "\(burst.output)\n\(daemon.log)")
         let line = try #require(burst.output.split(separator: "\n").last)
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

@@ -28,37 +28,12 @@ struct StallTests {
         let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
         #expect(registered.status == 0, "\(registered.output)")
 
-        // The client stops gpsd itself, so the stall starts after frames are flowing (a condition,
-        // not a guess), and timestamps every frame that comes after SIGCONT.
-        let script = """
-            import asyncio, json, os, signal, sys, time, websockets
-            async def main():
-                async with websockets.connect(sys.argv[1]) as ws:
-                    for _ in range(5):
-                        await asyncio.wait_for(ws.recv(), 10)
-                    os.kill(int(sys.argv[2]), signal.SIGSTOP)
-                    try:
-                        while True:
-                            await asyncio.wait_for(ws.recv(), 0.3)  # what was in flight
-                    except asyncio.TimeoutError:
-                        pass
-                    await asyncio.sleep(2)  # 20 epochs pile up in the pty
-                    os.kill(int(sys.argv[2]), signal.SIGCONT)
-                    arrivals = []
-                    end = time.monotonic() + 1.5
-                    while time.monotonic() < end:
-                        try:
-                            message = await asyncio.wait_for(ws.recv(), end - time.monotonic())
-                        except asyncio.TimeoutError:
-                            break
-                        arrivals.append((time.monotonic(), json.loads(message)["utcTimeStamp"]))
-                    first = arrivals[0][0] if arrivals else 0
-                    print(json.dumps({"frames": len(arrivals), "burst": sum(1 for t, _ in arrivals if t - first < 0.1),
-                                      "stamps": [s for _, s in arrivals]}))
-            asyncio.run(main())
-            """
+        // The client (tmmtools/peers/ws_client.py stall) stops gpsd itself, so the stall starts
+        // after frames are flowing (a condition, not a guess), and timestamps every frame that
+        // comes after SIGCONT.
         let port = daemon.ports["locationV2Port"] ?? 0
-        let run = try runTool("/usr/bin/python3", ["-c", script, "ws://127.0.0.1:\(port)/locationV2", String(gpsd)], seconds: 30)
+        let client = PythonTools.command("peers.ws_client", ["stall", "ws://127.0.0.1:\(port)/locationV2", String(gpsd)])
+        let run = try runTool(client.executable, client.arguments, seconds: 30)
         kill(gpsd, SIGCONT)  // whatever happened to the script
         #expect(run.status == 0, "\(run.output)\n\(daemon.log)")
         let line = try #require(run.output.split(separator: "\n").last { $0.hasPrefix("{") }, "\(run.output)")

@@ -22,17 +22,11 @@ private func status(of daemon: BridgeDaemon) throws -> DaemonStatus? {
     return try DaemonStatus.parse(json: run.output.trimmingCharacters(in: .newlines)).get()
 }
 
-/// A WebSocket client (Python's websockets) holding `url` open until it is killed.
+/// A WebSocket client (Python's websockets, tmmtools/peers/ws_client.py) holding `url` open
+/// until it is killed; prints `connected` once it is.
 private func holdWebSocket(_ url: String) throws -> Spawned {
-    try Spawned(EndToEnd.python, ["-c", """
-        import asyncio, sys, websockets
-        async def hold():
-            async with websockets.connect(sys.argv[1], ping_interval=None) as ws:
-                print("connected", flush=True)
-                while True:
-                    await ws.recv()
-        asyncio.run(hold())
-        """, url])
+    let client = PythonTools.command("peers.ws_client", ["hold", url])
+    return try Spawned(client.executable, client.arguments)
 }
 
 @Suite("tmm-bridge status", .tags(.integration), .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))

@@ -1,27 +1,20 @@
 // The unit/integration split stays true: every test of this bundle is tagged exactly one of
 // `.unit` and `.integration` (Tests/Support/TestSupport/Tags.swift), checked by
-// scripts/test-tags.py, the same script that picks the unit suites for `make test-fast`. The
-// check is also run on made-up listings, to show it fails when it should.
+// tmmtools/scripts/test_tags.py, the same script that picks the unit suites for `make
+// test-fast`. The check is also run on made-up listings, to show it fails when it should.
 import Foundation
 import Glibc
 import TestSupport
 import Testing
 
-/// The repository root (Fixtures.directory is <root>/Tests/Fixtures/nmea).
-private let repositoryRoot = URL(fileURLWithPath: Fixtures.directory)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-private let script = repositoryRoot + "/scripts/test-tags.py"
-private let hasPython = findPython() != nil
-
-private func findPython() -> String? {
-    ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-}
+private let hasPython = FileManager.default.isExecutableFile(atPath: PythonTools.python)
 
 /// Runs the script with `arguments`; returns its status and what it printed.
 private func testTags(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let script = PythonTools.command("scripts.test_tags", arguments)
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: findPython()!)
-    process.arguments = [script] + arguments
+    process.executableURL = URL(fileURLWithPath: script.executable)
+    process.arguments = script.arguments
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
@@ -64,7 +57,7 @@ private func removeFakeBundle(_ bundle: String) {
 }
 
 @Suite("Every test is tagged unit or integration", .tags(.integration),
-       .enabled(if: hasPython, "needs python3 for scripts/test-tags.py"))
+       .enabled(if: hasPython, "needs /usr/bin/python3 for tmmtools/scripts/test_tags.py"))
 struct SuiteTagTests {
     @Test func everyTestOfThisBundleHasExactlyOneKind() throws {
         let bundle = CommandLine.arguments[0]

@@ -1,6 +1,6 @@
 // Issue 9, defect 3, at the session: every connection's server end is checked before a line is
-// read. A fake gpsd (Python, started with the credentials of `nobody` or as root) greets with
-// release 6.6.6-fake and streams NMEA; the session must read the root one and refuse the other.
+// read. A fake gpsd (tmmtools/peers/fake_gpsd.py, started with the credentials of `nobody` or as
+// root) greets with release 6.6.6-fake and streams NMEA; the session must read the root one and refuse the other.
 import Input
 import InputLoop
 import Foundation
@@ -10,23 +10,6 @@ import Glibc
 import Posix
 import TestSupport
 import Testing
-
-private let fakeScript = #"""
-import socket, sys, time, threading
-s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
-def serve(c):
-    try:
-        c.sendall(b'{"class":"VERSION","release":"6.6.6-fake","rev":"x","proto_major":3,"proto_minor":14}\r\n')
-        while True:
-            c.sendall(b"$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n"
-                      b"$GPRMC,120000.00,A,4807.038,N,01131.002,E,0.0,0.0,010126,,,A*6B\r\n")
-            time.sleep(0.1)  # a 10 Hz receiver's pace
-    except OSError:
-        pass
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-"""#
 
 @Suite("gpsd session trust", .tags(.integration), .serialized,
        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root and python3"))
@@ -39,8 +22,8 @@ struct GPSDTrustSessionTests {
             let nobody = try #require(getpwnam("nobody") as UnsafeMutablePointer<passwd>?).pointee
             supervision.user = (uid: nobody.pw_uid, gid: nobody.pw_gid)
         }
-        let fake = try ChildProcess(executable: "/usr/bin/python3", arguments: ["-c", fakeScript, String(port)],
-                                    supervision: supervision)
+        let command = PythonTools.command("peers.fake_gpsd", [String(port), "0", "60"])
+        let fake = try ChildProcess(executable: command.executable, arguments: command.arguments, supervision: supervision)
         defer { fake.stop(graceMilliseconds: 0) }
         // Up once it accepts (a plain connect: this one is not under test).
         #expect(waitUntil(pollInterval: .milliseconds(10)) { (try? StreamSocket.connect(loopbackPort: port)) != nil },

@@ -1,6 +1,7 @@
 // The /proc readers behind the gpsd trust decisions (issue 9): /proc/net/tcp rows (malformed
 // input table), /proc/PID/stat, the owner of a real connection's server end, and supervised
-// children (credentials, socket activation, death with the spawning thread).
+// children (credentials, socket activation, death with the spawning thread). The other user's
+// socket ends are tmmtools/peers/hold_socket.py, run as `nobody`.
 import CLinux
 import Foundation
 import Synchronization
@@ -78,8 +79,8 @@ struct ProcFSTests {
 
         let port = try #require(freeLoopbackPort())
         let nobody = try #require(getpwnam("nobody") as UnsafeMutablePointer<passwd>?).pointee
-        let script = "import socket,time\ns=socket.socket();s.bind(('127.0.0.1',\(port)));s.listen(4)\nc=s.accept()[0]\ntime.sleep(30)"
-        let server = try ChildProcess(executable: "/usr/bin/python3", arguments: ["-c", script],
+        let listen = PythonTools.command("peers.hold_socket", ["listen", "\(port)"])
+        let server = try ChildProcess(executable: listen.executable, arguments: listen.arguments,
                                       supervision: .init(user: (uid: nobody.pw_uid, gid: nobody.pw_gid)))
         defer { server.stop(graceMilliseconds: 0) }
         var owner: TCPPeerOwner?
@@ -99,8 +100,8 @@ extension ProcFSTests {
     func theClientEndOfAnAcceptedConnectionNamesItsOwner() throws {
         let listener = try TCPListener.bind(address: "127.0.0.1", port: 0)
         let nobody = try #require(getpwnam("nobody") as UnsafeMutablePointer<passwd>?).pointee
-        let script = "import socket,time\nc=socket.socket();c.bind(('127.0.0.9',0));c.connect(('127.0.0.1',\(listener.localPort)))\ntime.sleep(30)"
-        let client = try ChildProcess(executable: "/usr/bin/python3", arguments: ["-c", script],
+        let connect = PythonTools.command("peers.hold_socket", ["connect", "127.0.0.9", "\(listener.localPort)"])
+        let client = try ChildProcess(executable: connect.executable, arguments: connect.arguments,
                                       supervision: .init(user: (uid: nobody.pw_uid, gid: nobody.pw_gid)))
         defer { client.stop(graceMilliseconds: 0) }
         #expect(try listener.descriptor.waitReadable(milliseconds: 5000))

@@ -1,26 +1,10 @@
 // The Access Code V2 key: its JWK read and used by an independent encryptor (Debian's
-// python3-cryptography, with the samples' padding), and every ciphertext that must not decrypt.
+// python3-cryptography with the samples' padding, tmmtools/peers/rsa_encrypt.py), and every
+// ciphertext that must not decrypt.
 import Foundation
 import TLS
 import TestSupport
 import Testing
-
-/// Encrypts argv[3] with RSA-OAEP(SHA-256, MGF1-SHA-256) under the JWK (n, e) in argv[1..2], as
-/// the samples do, and prints the standard Base64 of the ciphertext. With a fourth argument
-/// `first-byte-zero`, encrypts again until the ciphertext begins with 0x00 (one in 256 does).
-private let encryptor = """
-import base64, sys
-from cryptography.hazmat.primitives.asymmetric import rsa, padding
-from cryptography.hazmat.primitives import hashes
-def b64url(text):
-    return int.from_bytes(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), "big")
-key = rsa.RSAPublicNumbers(b64url(sys.argv[2]), b64url(sys.argv[1])).public_key()
-oaep = padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
-ciphertext = key.encrypt(sys.argv[3].encode(), oaep)
-while sys.argv[4:] == ["first-byte-zero"] and ciphertext[0] != 0:
-    ciphertext = key.encrypt(sys.argv[3].encode(), oaep)
-print(base64.b64encode(ciphertext).decode())
-"""
 
 @Suite("RSA key for Access Code V2 (python3-cryptography)", .tags(.unit))
 struct RSAKeyTests {
@@ -28,7 +12,8 @@ struct RSAKeyTests {
 
     private func encrypt(_ plaintext: String, with key: PrivateKey, firstByteZero: Bool = false) throws -> [UInt8] {
         let jwk = try key.rsaPublicJWK()
-        let run = try Tools.run(Tools.python, ["-c", encryptor, jwk.n, jwk.e, plaintext] + (firstByteZero ? ["first-byte-zero"] : []))
+        let encryptor = PythonTools.command("peers.rsa_encrypt", [jwk.n, jwk.e, plaintext] + (firstByteZero ? ["first-byte-zero"] : []))
+        let run = try Tools.run(encryptor.executable, encryptor.arguments)
         try #require(run.status == 0, "\(run.errors)")
         return Array(try #require(Data(base64Encoded: run.output.trimmingCharacters(in: .whitespacesAndNewlines))))
     }

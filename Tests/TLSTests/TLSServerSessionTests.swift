@@ -1,36 +1,13 @@
 // The memory-BIO session against an independent client: Python's `ssl` (OpenSSL underneath, but
 // its own client state machine and defaults) over a real loopback socket. The test plays the
-// transport: socket bytes into `receive`, `takeOutput` back to the socket.
+// transport: socket bytes into `receive`, `takeOutput` back to the socket. The client is
+// tmmtools/peers/tls_ping.py: sends "ping", prints the version, the ALPN protocol and the reply.
 import Foundation
 import COpenSSL
 import Glibc
 import TLS
 import TestSupport
 import Testing
-
-/// Connects with TLS to 127.0.0.1:argv[1] as `tmm-api-local.fieldsystems.trimble.com`, trusting
-/// the CA in argv[2]; argv[3] is the ALPN list (comma-separated, "-" for none), argv[4] the
-/// highest version ("1.1", "1.2", "1.3"). Sends "ping", prints the version, the ALPN protocol and
-/// the reply, or `error <reason>`.
-private let client = """
-import socket, ssl, sys
-port, cafile, alpn, highest = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-ctx = ssl.create_default_context(cafile=cafile)
-if alpn != "-":
-    ctx.set_alpn_protocols(alpn.split(","))
-if highest == "1.1":
-    ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
-    ctx.minimum_version = ssl.TLSVersion.TLSv1
-ctx.maximum_version = {"1.1": ssl.TLSVersion.TLSv1_1, "1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}[highest]
-try:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-        with ctx.wrap_socket(raw, server_hostname="tmm-api-local.fieldsystems.trimble.com") as tls:
-            tls.sendall(b"ping")
-            reply = tls.recv(100)
-            print(tls.version(), tls.selected_alpn_protocol(), reply.decode())
-except Exception as error:
-    print("error", error)
-"""
 
 /// One accepted connection served through a `TLSServerSession`: answers `ping` with `pong`.
 private final class LoopbackServer: @unchecked Sendable {
@@ -140,7 +117,8 @@ struct TLSServerSessionTests {
         let server = try LoopbackServer()
         server.poisonErrorQueue = poisonErrorQueue
         server.serveOne(context)
-        let run = try Tools.run(Tools.python, ["-c", client, "\(server.port)", caFile, alpn, highest])
+        let client = PythonTools.command("peers.tls_ping", ["\(server.port)", caFile, alpn, highest])
+        let run = try Tools.run(client.executable, client.arguments)
         server.done.wait()
         return (run.output.trimmingCharacters(in: .whitespacesAndNewlines) + run.errors, server.outcome.value)
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// An independent tool's run: `openssl`, `/usr/bin/python3` (Debian's `cryptography` and `ssl`).
+/// An independent tool's run: `openssl`, or a Python peer (PythonTools: Debian's `cryptography` and `ssl`).
 struct ToolRun {
     let status: Int32
     let output: String
@@ -8,8 +8,6 @@ struct ToolRun {
 }
 
 enum Tools {
-    static let python = "/usr/bin/python3"
-
     /// Runs `executable` to completion (input from `input`), capturing both outputs.
     static func run(_ executable: String, _ arguments: [String], input: String = "") throws -> ToolRun {
         let process = Process()

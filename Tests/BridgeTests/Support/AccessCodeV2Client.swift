@@ -1,7 +1,8 @@
 // Access Code V2 for the server tests: codes made as the 2026 samples make them (Debian's
-// python3-cryptography through Tests/EndToEnd/tmmclient.py, the one Python home of the code
-// format), many in one run, and requests that carry them: over http from this process, over
-// https through curl, and from another local user (python under setpriv).
+// python3-cryptography through tmmtools/client/tmmclient.py, the one Python home of the code
+// format, run as tmmtools/peers/access_codes.py), many in one run, and requests that carry them:
+// over http from this process, over https through curl, and from another local user (python
+// under setpriv).
 import Foundation
 import Glibc
 import Posix
@@ -18,35 +19,6 @@ struct AccessCodeV2Client {
         return (try? runTool("/usr/bin/python3", ["-c", "import cryptography"]).status) == 0
     }()
 
-    /// Prints one code per id in argv[4:], for the JWK in argv[1] and the Unix second in argv[2];
-    /// argv[3] == "1": only ciphertexts whose first byte is 0x00 (one in 256 is).
-    private static let minter = """
-        import base64, json, sys
-        sys.path.insert(0, \(pythonString(Fixtures.repositoryRoot + "/Tests/EndToEnd")))
-        import tmmclient
-        key = tmmclient.public_key_from_jwk(json.loads(sys.argv[1]))
-        for application_id in sys.argv[4:]:
-            while True:
-                code = tmmclient.access_code_v2(key, application_id, int(sys.argv[2]))
-                if sys.argv[3] != "1" or base64.b64decode(code)[0] == 0:
-                    break
-            print(code)
-        """
-
-    /// For each id in argv[3:], a fresh code sent on a new connection to 127.0.0.1:argv[1]
-    /// (`GET /api/v1/receiver`), the JWK in argv[2]; prints each status.
-    private static let sender = """
-        import json, sys, time
-        sys.path.insert(0, \(pythonString(Fixtures.repositoryRoot + "/Tests/EndToEnd")))
-        import tmmclient
-        key = tmmclient.public_key_from_jwk(json.loads(sys.argv[2]))
-        for application_id in sys.argv[3:]:
-            code = tmmclient.access_code_v2(key, application_id, int(time.time()))
-            response = tmmclient.http_request("127.0.0.1", int(sys.argv[1]), "GET", "/api/v1/receiver",
-                                              {"Authorization": "AccessCodeV2 " + code})
-            print(response.status, flush=True)
-        """
-
     let ports: PortAssignment
     /// `GET /api/v1/publicKey`'s body: the JWK.
     let jwk: String
@@ -61,7 +33,9 @@ struct AccessCodeV2Client {
     /// One code per id, dated `offset` seconds from now.
     func codes(for ids: [String], offset: Int64 = 0, firstByteZero: Bool = false) throws -> [String] {
         let seconds = wallClockMilliseconds() / 1000 + offset
-        let run = try runTool("/usr/bin/python3", ["-c", Self.minter, jwk, "\(seconds)", firstByteZero ? "1" : "0"] + ids)
+        // One code per id; "1": only ciphertexts whose first byte is 0x00 (one in 256 is).
+        let minter = PythonTools.command("peers.access_codes", ["mint", jwk, "\(seconds)", firstByteZero ? "1" : "0"] + ids)
+        let run = try runTool(minter.executable, minter.arguments)
         let codes = run.output.split(separator: "\n").map(String.init)
         try #require(run.status == 0 && codes.count == ids.count, "\(run.output)")
         return codes
@@ -89,16 +63,11 @@ struct AccessCodeV2Client {
     /// Sends a fresh code for each of `ids`, each on a new connection, as the local user `user`
     /// (setpriv; the test runs as root), and returns the statuses in order.
     func statusesAsUser(_ user: String, ids: [String]) throws -> [Int] {
-        let run = try runTool("/usr/bin/setpriv", ["--reuid", user, "--regid", "nogroup", "--clear-groups", "--",
-                                                   "/usr/bin/python3", "-c", Self.sender, "\(ports.api)", jwk] + ids)
+        let sender = PythonTools.argv("peers.access_codes", ["send", "\(ports.api)", jwk] + ids)
+        let run = try runTool("/usr/bin/setpriv", ["--reuid", user, "--regid", "nogroup", "--clear-groups", "--"] + sender)
         try #require(run.status == 0, "\(run.output)")
         return run.output.split(separator: "\n").compactMap { Int($0) }
     }
-}
-
-/// `text` as a Python string literal.
-private func pythonString(_ text: String) -> String {
-    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
 }
 
 /// Distinct well-formed application ids, `count` of them, numbered from `first`.

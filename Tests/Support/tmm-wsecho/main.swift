@@ -1,4 +1,4 @@
-// tmm-wsecho: the echo server the WebSocket conformance suite (hwtests/conformance, Autobahn's
+// tmm-wsecho: the echo server the WebSocket conformance suite (tmmtools/conformance, Autobahn's
 // cases) runs against. Test builds only: it is its own executable, no dependency of tmm-bridge,
 // and neither `make install` nor the .deb carries it.
 //

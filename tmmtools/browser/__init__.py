@@ -1,0 +1,1 @@
+"""A real browser as a TMM web client (README.md here; make browser-test)."""

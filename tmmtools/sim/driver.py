@@ -1,0 +1,176 @@
+"""Plays a virtual receiver's timeline into a pty, in real time, as a serial receiver would.
+
+The pty's slave side is what gpsd opens (its path is printed and, with `link`, kept as a symlink).
+Writes never block: a real UART does not wait for its reader, so bytes nobody reads (gpsd killed,
+device not yet opened) are dropped and counted. `unplug` closes the pty (gpsd sees the device
+vanish) and after its duration opens a new one, under another name, as a re-enumerated USB
+device would be; with a gpsd control socket the device is also removed from and added to gpsd,
+which is what udev and gpsdctl do on a real box.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import pwd
+import signal
+import socket
+import termios
+import time
+import tty
+
+from tmmtools.sim.receiver import Action, Note, Receiver, Write
+
+
+class Pty:
+    def __init__(self):
+        self.master, self.slave = os.openpty()
+        # Raw, no echo: gpsd writes probe strings that must not come back as input.
+        tty.setraw(self.slave, termios.TCSANOW)
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self.slave)
+        # gpsd opens devices added at run time as its own user, and devpts makes ptys root-only:
+        # hand it to the gpsd user as udev's rules hand a receiver to dialout (else anyone may read).
+        try:
+            os.chown(self.path, pwd.getpwnam("gpsd").pw_uid, -1)
+            os.chmod(self.path, 0o660)
+        except (KeyError, PermissionError):
+            os.chmod(self.path, 0o666)
+
+    def write(self, data: bytes) -> int:
+        """Bytes written; the rest is dropped (nobody reading, buffer full)."""
+        written = 0
+        while written < len(data):
+            try:
+                written += os.write(self.master, data[written:])
+            except BlockingIOError:
+                break
+            except OSError as error:
+                if error.errno in (errno.EIO, errno.EAGAIN):
+                    break
+                raise
+        return written
+
+    def close(self):
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _gpsd_control(path: str | None, command: str) -> str:
+    """One gpsd control-socket command (`+/dev/pts/3` adds, `-/dev/pts/3` removes); gpsd answers OK/ERROR."""
+    if not path:
+        return "no control socket"
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(3)
+            sock.connect(path)
+            sock.sendall(command.encode() + b"\n")
+            return sock.recv(64).decode(errors="replace").strip()
+    except OSError as error:
+        return f"failed: {error}"
+
+
+class Driver:
+    def __init__(self, scenario, seed=None, speed=1.0, out=None, timeline=None, events=None,
+                 gpsd_control=None, gpsd_pid=None, link=None):
+        self.receiver = Receiver(scenario, seed)
+        self.speed = speed
+        self.out = out  # every byte written (or dropped), in a gpsd-format capture
+        self.timeline = timeline  # JSON lines: truth per epoch, notes, actions
+        self.events = events  # JSON lines on the console: plugs, actions (for a runner)
+        self.gpsd_control = gpsd_control
+        self.gpsd_pid = gpsd_pid
+        self.link = link
+        self.pty = None
+        self.written = self.dropped = 0
+
+    def _emit(self, record: dict, console: bool = False):
+        line = json.dumps(record, sort_keys=True) + "\n"
+        if self.timeline:
+            self.timeline.write(line)
+        if console and self.events:
+            self.events.write(line)
+            self.events.flush()
+
+    def _plug(self, t: float):
+        self.pty = Pty()
+        if self.link:
+            tmp = self.link + ".new"
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            os.symlink(self.pty.path, tmp)
+            os.replace(tmp, self.link)
+        answer = _gpsd_control(self.gpsd_control, "+" + self.pty.path) if self.gpsd_control else None
+        self._emit({"t": t, "event": "plugged", "device": self.pty.path, **({"gpsd": answer} if answer else {})}, console=True)
+
+    def _unplug(self, t: float):
+        path = self.pty.path
+        answer = _gpsd_control(self.gpsd_control, "-" + path) if self.gpsd_control else None
+        self.pty.close()
+        self.pty = None
+        self._emit({"t": t, "event": "unplugged", "device": path, **({"gpsd": answer} if answer else {})}, console=True)
+
+    def run(self, stop=lambda: False) -> dict:
+        """Plays the whole scenario; returns counts. `stop()` is polled between epochs."""
+        self._plug(0.0)
+        if self.out:
+            s = self.receiver.scenario
+            self.out.write(f"# Name: {s.name} (tmm-sim, seed {self.receiver.seed})\n".encode())
+            protocol = " (UBX)" if s.receiver.protocol == "ubx" else ""
+            self.out.write(f"# Receiver: {s.receiver.vendor} {s.receiver.model} {s.receiver.serial}{protocol}\n".encode())
+        start = time.monotonic()
+        replug_at = None
+        epochs = 0
+        try:
+            for item in self.receiver.timeline():
+                if stop():
+                    break
+                delay = start + item.t / self.speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                if replug_at is not None and item.t >= replug_at - 1e-9:
+                    self._plug(item.t)
+                    replug_at = None
+                if isinstance(item, Write):
+                    wall = time.time()  # before the write: a fast reader may beat the line after it
+                    if self.out:
+                        self.out.write(item.data)
+                    sent = self.pty.write(item.data) if self.pty else 0
+                    self.written += sent
+                    self.dropped += len(item.data) - sent
+                    if item.truth is not None:
+                        epochs += 1
+                        self._emit({"truth": item.truth, "dropped": len(item.data) - sent, "wall": wall})
+                elif isinstance(item, Action):
+                    self._emit({"t": item.t, "action": item.kind, "duration": item.duration}, console=True)
+                    if item.kind == "unplug" and self.pty:
+                        self._unplug(item.t)
+                        replug_at = item.t + item.duration
+                    elif item.kind == "gpsd-kill" and self.gpsd_pid:
+                        try:
+                            os.kill(self.gpsd_pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                elif isinstance(item, Note):
+                    self._emit({"t": item.t, "note": item.kind, **item.detail})
+            if replug_at is not None:
+                self._plug(replug_at)
+        finally:
+            if self.pty:
+                self._emit({"t": None, "event": "finished", "device": self.pty.path}, console=True)
+            # Complete on disk before anyone is told the scenario is over.
+            for handle in (self.timeline, self.out):
+                if handle:
+                    handle.flush()
+        return {"epochs": epochs, "written": self.written, "dropped": self.dropped}
+
+    def close(self):
+        if self.pty:
+            self.pty.close()
+            self.pty = None
+        if self.link and os.path.islink(self.link):
+            os.unlink(self.link)
