@@ -30,7 +30,7 @@ ALLOCATION_TESTS ?= Allocation
 EMBEDDED := Sources/tmm-bridge/DemoCapture.swift
 EMBED := scripts/embed-capture.sh
 
-.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-embedded embed udev-rules man bench hwtest hwtest-reliability browser-test fuzz conformance clean install uninstall deb package-test
+.PHONY: help deps deps-bench build static run test test-fast gpsd-suite check-warnings check-format format check-embedded embed udev-rules man bench hwtest hwtest-reliability browser-test fuzz conformance clean install uninstall deb package-test
 
 help: ## List the targets
 	@echo "tmm-bridge make targets:"
@@ -80,7 +80,7 @@ run: deps static ## Run the bridge on the built-in receiver capture (TMM ports 9
 # thread, so rejected sentences would count) and testable imports on (release builds leave them
 # off by default); finally every test runs in debug, so the last line printed is Swift Testing's
 # summary of the whole suite. Both runs always happen; the target fails if either failed.
-test: deps gpsd-suite check-embedded check-warnings ## Check generated files and warnings, then run all tests
+test: deps gpsd-suite check-format check-embedded check-warnings ## Check formatting, generated files and warnings, then run all tests
 	@status=0; \
 	echo "== allocation suites, optimized build: swift test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)'"; \
 	SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 $(SWIFT) test -c release --enable-testable-imports --filter '$(ALLOCATION_TESTS)' || status=1; \
@@ -114,6 +114,18 @@ gpsd-suite: ## Fetch gpsd 3.22's regression suite into .build/gpsd-suite for the
 
 check-warnings: ## Build with tests and fail on any compiler warning in Sources/ or Tests/
 	@scripts/check-warnings.sh
+
+# The toolchain's formatter (swift-format, configured by .swift-format: 120 columns, 4 spaces).
+# `make format` rewrites the Swift files in place; `check-format` (part of `make test`) fails on
+# any line it would change, and on the few rules it checks beyond layout. String literals are
+# never broken by the formatter: a long message stays one literal (or is split by hand with +).
+SWIFT_FORMAT_PATHS := Package.swift Sources Tests Benchmarks Fuzz
+format: ## Format every Swift file in place (swift format, .swift-format)
+	$(SWIFT) format --in-place --recursive --parallel $(SWIFT_FORMAT_PATHS)
+
+check-format: ## Fail on any Swift line `make format` would change
+	@$(SWIFT) format lint --strict --recursive --parallel $(SWIFT_FORMAT_PATHS) || \
+		{ echo "make check-format: run make format (or fix the lines above by hand)" >&2; exit 1; }
 
 check-embedded: ## Verify Sources/tmm-bridge/DemoCapture.swift matches the capture byte for byte
 	@tmp=$$(mktemp); trap 'rm -f "$$tmp"' EXIT; \
