@@ -55,7 +55,7 @@ let package = Package(
         // The server: clients' connections, the hub, the registry; its receiver side is InputLoop's.
         .target(
             name: "Bridge",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
+            dependencies: ["GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
                            "Discovery", "TLS", "Logging"],
             swiftSettings: common),
         .executableTarget(
