@@ -91,13 +91,8 @@ public struct ReplayCapture: Sendable, Equatable {
         guard address > skip else { return nil }
         let start = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + skip)
         let end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + address)
-        let timeField: Int? = switch valid.kind {
-        case .gga, .rmc, .gns, .gst, .zda: 1
-        case .ptnlGGK: 2
-        default: nil
-        }
         var time: Int64?
-        if let timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
+        if let timeField = valid.kind.row?.timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
             time = parsed.nanosecondsOfDay
         }
         return (sentence[start..<end], time)
