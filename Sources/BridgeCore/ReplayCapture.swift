@@ -75,9 +75,10 @@ public struct ReplayCapture: Sendable, Equatable {
         read(sentence)?.type
     }
 
-    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (GGA,
-    /// RMC, GNS, GST, ZDA: field 1; `$PTNL,GGK`: field 2), as NMEA0183 reads it; nil for other
-    /// kinds, for an empty or invalid time, and for a line NMEA0183 refuses.
+    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (their row
+    /// in NMEA0183's `SentenceKind.row`: GGA, RMC, GNS, GST, ZDA field 1, GLL field 5, `$PTNL,GGK`
+    /// field 2), as NMEA0183 reads it; nil for other kinds, for an empty or invalid time, and for
+    /// a line NMEA0183 refuses.
     public static func timeOfDay(_ sentence: Substring) -> Int64? {
         read(sentence)?.time
     }
