@@ -363,7 +363,9 @@ func fuzzReplay(_ input: String) {
     checkTimes(sentences)
 }
 
-let timeTypes: Set<Substring> = ["GGA", "RMC", "GNS", "GST", "ZDA"]
+/// The sentence types whose time `ReplayCapture.timeOfDay` reads, and its field (as NMEA0183's kind
+/// table has them; `$PTNL,GGK`: field 2).
+let timeFields: [Substring: Int] = ["GGA": 1, "RMC": 1, "GNS": 1, "GST": 1, "ZDA": 1, "GLL": 5]
 
 func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
     let isDigit = { (b: UInt8) in b >= 0x30 && b <= 0x39 }
@@ -376,12 +378,12 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
         }
         check("time-range", time >= 0 && time < 86_401 * 1_000_000_000,
               "timeOfDay(\(show(String(sentence)))) = \(time) ns")
-        check("time-type", timeTypes.contains(type) || type.hasPrefix("PTNL"), "time from a \(show(String(type)))")
-        // The field, by bytes: field 1, or field 2 of $PTNL. When a comma is not a Character of its
-        // own (a prepended concatenation mark before it), the parser sees other fields.
+        check("time-type", timeFields[type] != nil || type.hasPrefix("PTNL"), "time from a \(show(String(type)))")
+        // The field, by bytes: `timeFields`' field, or field 2 of $PTNL. When a comma is not a
+        // Character of its own (a prepended concatenation mark before it), the parser sees other fields.
         let fields = bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
         let graphemes = sentence.split(separator: ",", omittingEmptySubsequences: false).count != fields.count
-        let index = type.hasPrefix("PTNL") ? 2 : 1
+        let index = type.hasPrefix("PTNL") ? 2 : timeFields[type] ?? 1
         guard fields.count > index else {
             check(graphemes ? "replay-grapheme" : "time-type", false, "time from \(show(String(sentence))) without the field")
             continue

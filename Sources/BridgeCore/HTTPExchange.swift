@@ -393,12 +393,16 @@ public struct HTTPExchange {
     /// REST is served on the API port and its TLS twin.
     private var isREST: Bool { server == .api || server == .apiSecure }
 
+    /// Carries out what `call` answers (its row in `RESTRouter.routes` says what that is).
     private mutating func perform<Host: ClientConnectionHost>(
         _ call: RESTCall, keepAlive: Bool, version: HTTPVersion, isHead: Bool, now: Int64, host: Host,
         output: inout OutboundQueue, actions: inout [ClientConnectionAction]
     ) {
-        var body = JSONWriter(reservingCapacity: 512)
-        switch call {
+        switch call.answer(host: host) {
+        case .ok(let json, let then):
+            actions.append(contentsOf: then)
+            respond(.ok, json: json, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
+                    output: &output, actions: &actions)
         case .preflight(let allow):
             var writer = HTTPResponseWriter(capacity: 512)
             writer.writeResponse(.noContent, date: host.httpDate(), body: [UInt8]().span, keepAlive: keepAlive,
@@ -407,47 +411,14 @@ public struct HTTPExchange {
                                  extraHeaders: [("Allow", allow)])
             output.append(writer.bytes)
             actions.append(.flush)
-            return
-        case .getReceiver:
-            RESTBodies.writeReceiverInfo(host.receiverInfo, to: &body)
-        case .putReceiver(let isConnected):
-            // The gpsd commands run off the io thread: the reply waits for them (and, to connect,
-            // for the receiver), bounded by receiver-connect-timeout.
+        case .afterReceiverCommand(let connect):
             deferred = DeferredReply(deadline: now + receiverConnectTimeout, keepAlive: keepAlive, version: version,
-                                     awaitingStart: true, connecting: isConnected)
-            actions.append(.receiverCommand(connect: isConnected))
-            return
-        case .positionStream(let format):
-            RESTBodies.writePositionStream(port: format.port(in: host.ports), to: &body)
-        case .tmmInfo:
-            RESTBodies.writeTMMInfo(version: host.version, ports: host.ports, receiver: host.receiverInfo, to: &body)
-        case .ping:
-            RESTBodies.writePong(to: &body)
-        case .publicKey:
-            let key = host.accessCodeV2PublicKey
-            RESTBodies.writePublicKey(n: key.n, e: key.e, to: &body)
-        case .getAntenna:
-            DeviceSettings.writeAntenna(host.deviceSettings.antenna, to: &body)
-        case .putAntenna(let members):
-            var settings = host.deviceSettings
-            // The router checked the members against any settings; this cannot fail.
-            guard case .success(let antenna) = settings.antenna.updated(with: members) else { return }
-            settings.antenna = antenna
-            actions.append(.saveSettings(settings))
-            DeviceSettings.writeAntenna(antenna, to: &body)
-        case .getCorrectionSource:
-            DeviceSettings.writeCorrections(host.deviceSettings.corrections, includingPassword: false, to: &body)
-        case .putCorrectionSource(let members):
-            var settings = host.deviceSettings
-            guard case .success(let corrections) = settings.corrections.updated(with: members) else { return }
-            settings.corrections = corrections
-            actions.append(.saveSettings(settings))
-            DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &body)
-        case .userInfo:
-            DeviceSettings.writeUserInfo(to: &body)
+                                     awaitingStart: true, connecting: connect)
+            actions.append(.receiverCommand(connect: connect))
+        case .error(let status, let message):
+            respondError(status, message: message, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
+                         output: &output, actions: &actions)
         }
-        respond(.ok, json: body.bytes, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
-                output: &output, actions: &actions)
     }
 
     // MARK: - Responses

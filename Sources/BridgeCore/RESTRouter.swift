@@ -6,36 +6,78 @@ import TMMProtocol
 // Which REST call a request is (TMM-API.md §4.3), decided from the request alone: path, method,
 // query and body. Authentication, state and the response body are the server's business; this
 // is a pure function so every route, method and malformed body has a table row in the tests.
+// The routes themselves are rows of one table, `RESTRouter.routes` (RESTRoutes.swift).
 //
 // Paths match with or without one trailing slash and case-insensitively (HTTPPath); a path that
 // exists with the wrong method is 405 with `Allow`; an unknown path is 404; OPTIONS on a known
 // path is the CORS preflight (never authenticated: browsers send no Authorization on it).
 
-/// A recognised REST call.
-public enum RESTCall: Equatable, Sendable {
-    /// `OPTIONS` on a known path.
-    case preflight(allow: String)
-    case getReceiver
-    case putReceiver(isConnected: Bool)
-    case positionStream(RESTBodies.StreamFormat)
-    case tmmInfo
-    case ping
-    /// `GET /api/v1/publicKey`: the Access Code V2 key's public half, as a JWK.
-    case publicKey
-    case getAntenna
-    /// The body's members, already checked: applying them to any settings succeeds.
-    case putAntenna([String: JSONValue])
-    case getCorrectionSource
-    case putCorrectionSource([String: JSONValue])
-    case userInfo
+/// A recognised REST call: the endpoint (a route's method) that matched, and what its reader took
+/// from the query or body.
+public struct RESTCall: Equatable, Sendable, CustomStringConvertible {
+    /// `GET /api/v1/receiver`, `OPTIONS` for the preflight: which endpoint (calls compare by it and
+    /// by their input).
+    let name: String
+    let endpoint: RESTEndpoint
+    let input: RESTInput
+    /// Whether its route needs an access code (§4.2 "Which endpoints need auth"); the preflight
+    /// never does.
+    public let needsAuthentication: Bool
 
-    /// Every call but the preflight and the public key needs an access code (§4.2 "Which
-    /// endpoints need auth": clients fetch the key to make their first code).
-    public var needsAuthentication: Bool {
-        switch self {
-        case .preflight, .publicKey: false
-        default: true
-        }
+    /// `OPTIONS` on a known path: 204 with `allow`, the route's methods.
+    public static func preflight(allow: String) -> RESTCall {
+        RESTCall(name: "OPTIONS", endpoint: preflightEndpoint, input: RESTInput(allow), needsAuthentication: false)
+    }
+
+    private static let preflightEndpoint = RESTEndpoint.reading(.options, { _, _ in .success("") }) {
+        (allow: String, _) in .preflight(allow: allow)
+    }
+
+    /// What the call answers, from what `host` says now.
+    func answer(host: any ClientConnectionHost) -> RESTAnswer {
+        endpoint.answer(input, host)
+    }
+
+    /// The call of `route`'s `endpoint` with `input`, as the router makes it.
+    init(_ route: RESTRoute, _ endpoint: RESTEndpoint, input: RESTInput) {
+        self.init(name: "\(endpoint.method.name) \(route.written)", endpoint: endpoint, input: input,
+                  needsAuthentication: route.needsAuthentication)
+    }
+
+    private init(name: String, endpoint: RESTEndpoint, input: RESTInput, needsAuthentication: Bool) {
+        self.name = name
+        self.endpoint = endpoint
+        self.input = input
+        self.needsAuthentication = needsAuthentication
+    }
+
+    public static func == (a: RESTCall, b: RESTCall) -> Bool {
+        a.name == b.name && a.input == b.input
+    }
+
+    public var description: String {
+        input.value is RESTInput.Nothing ? name : "\(name) \(input.value)"
+    }
+}
+
+/// What a REST call answers; `HTTPExchange` writes it.
+public enum RESTAnswer: Equatable, Sendable {
+    /// 200 with this JSON body (left out for HEAD), after these actions (`.saveSettings`).
+    case ok(json: [UInt8], then: [ClientConnectionAction])
+    /// The CORS preflight: 204 with `Allow`.
+    case preflight(allow: String)
+    /// Run the gpsd commands that connect or disconnect the receiver (`.receiverCommand`): the
+    /// reply waits for them (and, to connect, for the receiver), bounded by
+    /// receiver-connect-timeout, and is then the receiver's info.
+    case afterReceiverCommand(connect: Bool)
+    /// An error response with this message.
+    case error(HTTPStatus, message: String)
+
+    /// 200 with the JSON `write` writes, after `actions`.
+    static func json(then actions: [ClientConnectionAction] = [], _ write: (inout JSONWriter) -> Void) -> RESTAnswer {
+        var body = JSONWriter(reservingCapacity: 512)
+        write(&body)
+        return .ok(json: body.bytes, then: actions)
     }
 }
 
@@ -50,36 +92,106 @@ public enum RESTRouting: Equatable, Sendable {
     case invalid(HTTPStatus, message: String)
 }
 
-public enum RESTRouter {
-    private struct Route {
-        public let path: HTTPPath
-        public let methods: [HTTPMethod]
-        public var allow: String {
-            var names = methods.map(\.name)
-            if methods.contains(.get) { names.insert("HEAD", at: names.firstIndex(of: "GET")! + 1) }
-            return (names + ["OPTIONS"]).joined(separator: ", ")
-        }
+/// One REST path, a row of `RESTRouter.routes`: whether its calls need an access code, and its
+/// methods.
+struct RESTRoute: Sendable {
+    let path: HTTPPath
+    /// The path as the row writes it (`/api/v1/positionStream`; `path` is lower-cased).
+    let written: String
+    let needsAuthentication: Bool
+    /// Its methods, in the order `Allow` lists them.
+    let endpoints: [RESTEndpoint]
+
+    init(_ path: String, needsAuthentication: Bool = true, _ endpoints: RESTEndpoint...) {
+        self.path = HTTPPath(path)
+        written = path
+        self.needsAuthentication = needsAuthentication
+        self.endpoints = endpoints
     }
 
-    private static let receiver = HTTPPath("/api/v1/receiver")
-    private static let positionStream = HTTPPath("/api/v1/positionStream")
-    private static let tmmInfo = HTTPPath("/api/v1/tmmInfo")
-    private static let ping = HTTPPath("/api/v1/test/ping")
-    private static let publicKey = HTTPPath("/api/v1/publicKey")
-    private static let antenna = HTTPPath("/api/v1/antenna")
-    private static let correctionSource = HTTPPath("/api/v1/correctionSource")
-    private static let userInfo = HTTPPath("/api/v1/userInfo")
-    private static let routes = [
-        Route(path: publicKey, methods: [.get]),
-        Route(path: antenna, methods: [.get, .put]),
-        Route(path: correctionSource, methods: [.get, .put]),
-        Route(path: userInfo, methods: [.get]),
-        Route(path: receiver, methods: [.get, .put]),
-        Route(path: positionStream, methods: [.get]),
-        Route(path: tmmInfo, methods: [.get]),
-        Route(path: ping, methods: [.get]),
-    ]
+    /// The `Allow` value: the methods, HEAD after GET, then OPTIONS.
+    var allow: String {
+        var names = endpoints.map(\.method.name)
+        if let get = names.firstIndex(of: "GET") { names.insert("HEAD", at: get + 1) }
+        return (names + ["OPTIONS"]).joined(separator: ", ")
+    }
 
+    func endpoint(for method: HTTPMethod) -> RESTEndpoint? {
+        endpoints.first { $0.method == method }
+    }
+}
+
+/// One method of a route: how its request's query or body is read (a failure is a 400, after the
+/// access code), and what it answers.
+struct RESTEndpoint: Sendable {
+    let method: HTTPMethod
+    let read: @Sendable (HTTPRequest, Span<UInt8>) -> Result<RESTInput, RESTRouter.BodyFailure>
+    let answer: @Sendable (RESTInput, any ClientConnectionHost) -> RESTAnswer
+
+    /// GET of something that reads nothing from the request.
+    static func get(_ answer: @escaping @Sendable (any ClientConnectionHost) -> RESTAnswer) -> RESTEndpoint {
+        RESTEndpoint(method: .get, read: { _, _ in .success(RESTInput(RESTInput.Nothing())) },
+                     answer: { _, host in answer(host) })
+    }
+
+    /// GET whose query `read` reads into what `answer` is given.
+    static func get<Input: Equatable & Sendable>(
+        reading read: @escaping @Sendable (HTTPRequest, Span<UInt8>) -> Result<Input, RESTRouter.BodyFailure>,
+        _ answer: @escaping @Sendable (Input, any ClientConnectionHost) -> RESTAnswer
+    ) -> RESTEndpoint {
+        reading(.get, read, answer)
+    }
+
+    /// PUT whose body `read` reads into what `answer` is given.
+    static func put<Input: Equatable & Sendable>(
+        reading read: @escaping @Sendable (HTTPRequest, Span<UInt8>) -> Result<Input, RESTRouter.BodyFailure>,
+        _ answer: @escaping @Sendable (Input, any ClientConnectionHost) -> RESTAnswer
+    ) -> RESTEndpoint {
+        reading(.put, read, answer)
+    }
+
+    static func reading<Input: Equatable & Sendable>(
+        _ method: HTTPMethod,
+        _ read: @escaping @Sendable (HTTPRequest, Span<UInt8>) -> Result<Input, RESTRouter.BodyFailure>,
+        _ answer: @escaping @Sendable (Input, any ClientConnectionHost) -> RESTAnswer
+    ) -> RESTEndpoint {
+        RESTEndpoint(
+            method: method,
+            read: { request, bytes in read(request, bytes).map(RESTInput.init) },
+            answer: { input, host in
+                // The input came from this endpoint's own `read`.
+                guard let typed = input.value as? Input else {
+                    preconditionFailure("\(method.name): not this endpoint's input: \(input.value)")
+                }
+                return answer(typed, host)
+            })
+    }
+}
+
+/// What an endpoint's reader took from a request, boxed so that calls of different endpoints
+/// compare (the router's tests).
+struct RESTInput: Equatable, Sendable {
+    /// The input of an endpoint that reads nothing.
+    struct Nothing: Equatable, Sendable {}
+
+    let value: any Equatable & Sendable
+
+    init(_ value: some Equatable & Sendable) {
+        self.value = value
+    }
+
+    static func == (a: RESTInput, b: RESTInput) -> Bool {
+        a.value.isEqual(to: b.value)
+    }
+}
+
+extension Equatable {
+    fileprivate func isEqual(to other: any Equatable) -> Bool {
+        (other as? Self) == self
+    }
+}
+
+public enum RESTRouter {
     /// Routes `request` (whose bytes are `bytes`).
     public static func route(_ request: HTTPRequest, in bytes: Span<UInt8>) -> RESTRouting {
         let head = request.head
@@ -89,68 +201,28 @@ public enum RESTRouter {
         let method = head.method
         if method == .options { return .call(.preflight(allow: route.allow), isHead: false) }
         let effective = method == .head ? HTTPMethod.get : method
-        guard route.methods.contains(effective) else {
+        guard let endpoint = route.endpoint(for: effective) else {
             if method == .other {
                 return .error(.notImplemented, message: "method not implemented", allow: route.allow)
             }
             return .error(.methodNotAllowed, message: "\(method.name) is not allowed here; use \(route.allow)",
                           allow: route.allow)
         }
-        let isHead = method == .head
-        switch (route.path, effective) {
-        case (receiver, .put):
-            switch parseReceiverBody(request.bodyBytes(in: bytes)) {
-            case .success(let isConnected): return .call(.putReceiver(isConnected: isConnected), isHead: false)
-            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
-            }
-        case (receiver, _):
-            return .call(.getReceiver, isHead: isHead)
-        case (positionStream, _):
-            guard let value = head.queryValue("format", in: bytes) else {
-                return .invalid(.badRequest, message: "positionStream needs ?format=locationV1 or ?format=locationV2")
-            }
-            guard let format = RESTBodies.StreamFormat(queryValue: value) else {
-                return .invalid(.badRequest, message: "format must be locationV1 or locationV2, not '\(value)'")
-            }
-            return .call(.positionStream(format), isHead: isHead)
-        case (tmmInfo, _):
-            return .call(.tmmInfo, isHead: isHead)
-        case (publicKey, _):
-            return .call(.publicKey, isHead: isHead)
-        case (antenna, .put):
-            let body = request.bodyBytes(in: bytes)
-            switch JSONValue.object(body, expected: AntennaSettings.expected).flatMap({ members in
-                AntennaSettings().updated(with: members).map { _ in members }
-            }) {
-            case .success(let members): return .call(.putAntenna(members), isHead: false)
-            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
-            }
-        case (antenna, _):
-            return .call(.getAntenna, isHead: isHead)
-        case (correctionSource, .put):
-            let body = request.bodyBytes(in: bytes)
-            switch JSONValue.object(body, expected: CorrectionSettings.expected).flatMap({ members in
-                CorrectionSettings().updated(with: members).map { _ in members }
-            }) {
-            case .success(let members): return .call(.putCorrectionSource(members), isHead: false)
-            case .failure(let failure): return .invalid(.badRequest, message: failure.message)
-            }
-        case (correctionSource, _):
-            return .call(.getCorrectionSource, isHead: isHead)
-        case (userInfo, _):
-            return .call(.userInfo, isHead: isHead)
-        default:
-            return .call(.ping, isHead: isHead)
+        switch endpoint.read(request, bytes) {
+        case .success(let input):
+            return .call(RESTCall(route, endpoint, input: input), isHead: method == .head)
+        case .failure(let failure):
+            return .invalid(.badRequest, message: failure.message)
         }
     }
 
     /// Whether a request with this head will need an access code (a known endpoint and one of its
     /// methods, not the preflight): the server checks it before sending `100 Continue`.
     public static func needsAuthentication(_ head: HTTPRequestHead, in bytes: Span<UInt8>) -> Bool {
-        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }),
-              route.path != publicKey else { return false }
+        guard let route = routes.first(where: { head.pathMatches($0.path, in: bytes) }), route.needsAuthentication
+        else { return false }
         let effective = head.method == .head ? HTTPMethod.get : head.method
-        return route.methods.contains(effective)
+        return route.endpoint(for: effective) != nil
     }
 
     public struct BodyFailure: Error, Equatable {

@@ -75,9 +75,10 @@ public struct ReplayCapture: Sendable, Equatable {
         read(sentence)?.type
     }
 
-    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (GGA,
-    /// RMC, GNS, GST, ZDA: field 1; `$PTNL,GGK`: field 2), as NMEA0183 reads it; nil for other
-    /// kinds, for an empty or invalid time, and for a line NMEA0183 refuses.
+    /// Nanoseconds of the day from the time field of the sentence kinds that carry one (their row
+    /// in NMEA0183's `SentenceKind.row`: GGA, RMC, GNS, GST, ZDA field 1, GLL field 5, `$PTNL,GGK`
+    /// field 2), as NMEA0183 reads it; nil for other kinds, for an empty or invalid time, and for
+    /// a line NMEA0183 refuses.
     public static func timeOfDay(_ sentence: Substring) -> Int64? {
         read(sentence)?.time
     }
@@ -91,13 +92,8 @@ public struct ReplayCapture: Sendable, Equatable {
         guard address > skip else { return nil }
         let start = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + skip)
         let end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + address)
-        let timeField: Int? = switch valid.kind {
-        case .gga, .rmc, .gns, .gst, .zda: 1
-        case .ptnlGGK: 2
-        default: nil
-        }
         var time: Int64?
-        if let timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
+        if let timeField = valid.kind.row?.timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
             time = parsed.nanosecondsOfDay
         }
         return (sentence[start..<end], time)

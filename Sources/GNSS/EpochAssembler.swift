@@ -98,7 +98,10 @@ public struct EpochAssembler: Sendable {
     private var lastUsed = UsedList()
     private var dops = (pdop: Double?.none, hdop: Double?.none, vdop: Double?.none)
 
-    public init() {}
+    public init() {
+        assert(PendingCycle.Occurrences.count == SentenceKind.allCases.count * TalkerSlot.count,
+               "PendingCycle.Occurrences must hold one count per sentence kind and talker slot")
+    }
 
     /// Adds one decoded sentence received at `now` (the caller's monotonic clock, nanoseconds),
     /// calling `emit` for every epoch this sentence completes (at most two: the epoch it ended
@@ -163,12 +166,11 @@ public struct EpochAssembler: Sendable {
         _ facts: SentenceFacts, _ talker: Talker, _ slot: TalkerSlot, _ now: Int64, _ emit: (Position) -> Void
     ) -> Int? {
         let kind = facts.kind
+        let role = kind.epochRole
         let slot = TalkerSlot(talker)
 
-        if kind == .zda {
-            // ZDA dates the cycle it arrives in but never places one: receivers stamp it
-            // differently from their fixes (ac12: RMC 19:32:21 followed by ZDA 19:32:23) and send
-            // it twice (bundg), so its time would split cycles and duplicate epochs.
+        if role.datesOnly {
+            // Its time dates the cycle it arrives in but never places one (see `EpochRole`).
         } else if let time = facts.time {
             if let lastEmittedTime, Self.sameCycle(time, lastEmittedTime, period: period),
                 !(pending.time.map { Self.sameCycle($0, time, period: period) } ?? false)
@@ -201,16 +203,16 @@ public struct EpochAssembler: Sendable {
         }
 
         if pending.isEmpty { pending.startedAt = now }
-        if kind != .zda, let time = facts.time {
+        if !role.datesOnly, let time = facts.time {
             if pending.time == nil { pending.time = time }
             // The epoch is stamped with its most precise position sentence's time (GGA's `.30`,
             // not the GLL's `.295` before it), as gpsd reports it.
-            if kind.timeRank > pending.stampRank || pending.stamp == nil {
+            if role.rank > pending.stampRank || pending.stamp == nil {
                 pending.stamp = time
-                pending.stampRank = kind.timeRank
+                pending.stampRank = role.rank
             }
         }
-        if kind != .zda {
+        if !role.datesOnly {
             pending.carriesEpoch = true
         } else if pending.zdaTime == nil {
             pending.zdaTime = facts.time
@@ -260,23 +262,23 @@ public struct EpochAssembler: Sendable {
     // (`mutating` only so that `self` is passed by address: a non-mutating call from `add` copied
     // the whole assembler, its 2 KB output epoch included, for every sentence.)
     private mutating func startsNewCycle(_ facts: SentenceFacts, _ slot: TalkerSlot) -> Bool {
-        switch facts.kind {
-        case .gsv where closingSentence != nil, .gsa where closingSentence != nil:
+        switch facts.kind.epochRole.repeats {
+        case .asGroup where closingSentence != nil, .perSystem where closingSentence != nil:
             // Group repeats only serve to learn the first closer. Once it is known, cycles end on it
             // or on a new time; a repeat seen then is as likely a previous cycle's tail that a
             // dropped sentence left behind (tr737A+: a GGA with 60 minutes of latitude is refused,
             // its GSA and GSV stay pending) and must not cut the next cycle in two.
             return false
-        case .gsv:
+        case .asGroup:
             // A new group for a talker and signal whose group this cycle already completed.
             return facts.gsvFirst && pending.completedGroup(slot, signal: facts.gsvSignal)
-        case .gsa:
+        case .perSystem:
             // Several GSAs per cycle are normal (one per constellation); with NMEA 4.10 system ids a
             // second one for the same system is a new cycle. Without them nothing can be told.
             // (A system with more than 12 satellites in use gets consecutive GSAs: not a new cycle.)
             guard let system = facts.gsaSystem else { return false }
-            return pending.sawGSA(slot, system: system) && pending.lastKind != .gsa
-        default:
+            return pending.sawGSA(slot, system: system) && pending.lastKind != facts.kind
+        case .startNextCycle:
             return pending.occurrence(of: facts.kind, slot) > 0
         }
     }
@@ -389,9 +391,10 @@ public struct EpochAssembler: Sendable {
 
     @inline(__always)
     private mutating func merge(_ s: GGA, slot: TalkerSlot, first: Bool) {
-        setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: 4, slot)
+        let rank = SentenceKind.gga.epochRole.rank
+        setQuality(s.quality.flatMap { FixQuality(ggaQuality: $0) }, rank: rank, slot)
         if s.quality.map({ $0 > 0 }) ?? true {
-            if setPosition(s.latitude, s.longitude, rank: 4, slot) {
+            if setPosition(s.latitude, s.longitude, rank: rank, slot) {
                 output.mslHeight = s.altitudeMSL?.doubleValue
                 output.undulation = s.geoidSeparation?.doubleValue
             }
@@ -404,10 +407,11 @@ public struct EpochAssembler: Sendable {
 
     @inline(__always)
     private mutating func merge(_ s: GNS, slot: TalkerSlot, first: Bool) {
+        let rank = SentenceKind.gns.epochRole.rank
         let mode = s.modes.best
-        setQuality(mode.map(FixQuality.init(faaMode:)), rank: 3, slot)
+        setQuality(mode.map(FixQuality.init(faaMode:)), rank: rank, slot)
         if mode.map({ $0 != UInt8(ascii: "N") }) ?? false {
-            if setPosition(s.latitude, s.longitude, rank: 3, slot) {
+            if setPosition(s.latitude, s.longitude, rank: rank, slot) {
                 output.mslHeight = s.altitudeMSL?.doubleValue
                 output.undulation = s.geoidSeparation?.doubleValue
             }
@@ -420,10 +424,11 @@ public struct EpochAssembler: Sendable {
 
     @inline(__always)
     private mutating func merge(_ s: RMC, slot: TalkerSlot) {
+        let rank = SentenceKind.rmc.epochRole.rank
         if s.date != nil { pending.date = s.date }
         if s.status == UInt8(ascii: "A") {
-            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 2, slot)
-            _ = setPosition(s.latitude, s.longitude, rank: 2, slot)
+            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: rank, slot)
+            _ = setPosition(s.latitude, s.longitude, rank: rank, slot)
             if let knots = s.speedKnots, !pending.speedFromRMC {
                 output.speed = knots.doubleValue * metresPerSecondPerKnot
                 pending.speedFromRMC = true
@@ -433,17 +438,18 @@ public struct EpochAssembler: Sendable {
                 pending.courseFromRMC = true
             }
         } else {
-            setQuality(.noFix, rank: 2, slot)
+            setQuality(.noFix, rank: rank, slot)
         }
     }
 
     @inline(__always)
     private mutating func merge(_ s: GLL, slot: TalkerSlot) {
+        let rank = SentenceKind.gll.epochRole.rank
         if s.isValid {
-            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: 1, slot)
-            _ = setPosition(s.latitude, s.longitude, rank: 1, slot)
+            setQuality(FixQuality(faaMode: s.faaMode ?? UInt8(ascii: "A")), rank: rank, slot)
+            _ = setPosition(s.latitude, s.longitude, rank: rank, slot)
         } else {
-            setQuality(.noFix, rank: 1, slot)
+            setQuality(.noFix, rank: rank, slot)
         }
     }
 
@@ -513,10 +519,11 @@ public struct EpochAssembler: Sendable {
 
     @inline(__always)
     private mutating func merge(_ s: PTNLGGK, slot: TalkerSlot) {
+        let rank = SentenceKind.ptnlGGK.epochRole.rank
         if s.date != nil { pending.date = s.date }
-        setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: 5, slot)
+        setQuality(s.quality.flatMap { FixQuality(ggkQuality: $0) }, rank: rank, slot)
         if s.quality.map({ $0 > 0 }) ?? true {
-            if setPosition(s.latitude, s.longitude, rank: 5, slot) {
+            if setPosition(s.latitude, s.longitude, rank: rank, slot) {
                 output.ellipsoidalHeight = s.ellipsoidalHeight?.doubleValue
             }
         }
@@ -579,7 +586,7 @@ extension Position {
 private enum CloseReason { case learnedCloser, timeChange, repeatedSentence, timeout, end }
 
 /// The bookkeeping of the cycle being collected (its values go straight into the output epoch).
-private struct PendingCycle {
+struct PendingCycle {
     /// The first time seen in the cycle (what later sentences are compared with), and the time
     /// the epoch is stamped with, from the most precise position sentence.
     var time: NMEATime?
@@ -588,8 +595,14 @@ private struct PendingCycle {
     var zdaTime: NMEATime?
     var date: NMEADate?
     var startedAt: Int64 = 0
-    /// Sentences of each kind from each talker this cycle (GSV: complete groups).
-    var occurrences = InlineArray<108, UInt8>(repeating: 0)  // TalkerSlot.count × SentenceKind.slotCount
+    /// Sentences of each kind from each talker this cycle (GSV: complete groups), at
+    /// `kind.rawValue × TalkerSlot.count + slot.index`.
+    var occurrences = Occurrences(repeating: 0)
+    /// One count per kind and talker slot: `SentenceKind.allCases.count × TalkerSlot.count` (12 × 9)
+    /// written out, because an InlineArray's size must be a literal. A kind or a talker slot added
+    /// without growing it fails `EpochRoleTests.occurrenceTableHasACountForEveryKindAndTalker` and
+    /// the assertion in `EpochAssembler.init` (and an index past its end traps).
+    typealias Occurrences = InlineArray<108, UInt8>
     /// The sentence merged last, as a closer candidate (nil when it cannot close a cycle, e.g. a
     /// GSV in the middle of its group).
     var last: EpochAssembler.Closer?
@@ -654,7 +667,12 @@ private struct PendingCycle {
     }
 
     func occurrence(of kind: SentenceKind, _ slot: TalkerSlot) -> Int {
-        Int(occurrences[slot.index * SentenceKind.slotCount + kind.slot])
+        Int(occurrences[Self.occurrenceIndex(kind, slot)])
+    }
+
+    @inline(__always)
+    static func occurrenceIndex(_ kind: SentenceKind, _ slot: TalkerSlot) -> Int {
+        kind.rawValue * TalkerSlot.count + slot.index
     }
 
     func completedGroup(_ slot: TalkerSlot, signal: UInt8) -> Bool {
@@ -671,15 +689,15 @@ private struct PendingCycle {
         let kind = facts.kind
         count += 1
         lastKind = kind
-        switch kind {
-        case .gsv:
+        switch kind.epochRole.repeats {
+        case .asGroup:
             guard facts.gsvLast else { return 0 }
             completedGroups.insert(UInt16(slot.index) << 8 | UInt16(facts.gsvSignal))
-        case .gsa:
+        case .perSystem:
             if let system = facts.gsaSystem { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
-        default: break
+        case .startNextCycle: break
         }
-        let index = slot.index * SentenceKind.slotCount + kind.slot
+        let index = Self.occurrenceIndex(kind, slot)
         if occurrences[index] < UInt8.max { occurrences[index] += 1 }
         return Int(occurrences[index])
     }
@@ -797,68 +815,53 @@ struct UsedList {
     subscript(i: Int) -> (id: UInt16, constellation: Constellation) { storage[i] }
 }
 
-extension SentenceKind {
-    /// Whose time stamps the epoch: the position sentences in the order of their precision.
-    var timeRank: Int {
-        switch self {
-        case .ptnlGGK: 5
-        case .gga: 4
-        case .gns: 3
-        case .rmc: 2
-        case .gll: 1
-        default: 0
-        }
+/// What a sentence kind is to the epoch rules: the GNSS half of the kind's row (NMEA0183's
+/// `SentenceKind.row` says how the kind is read; this says what a cycle makes of it), one row per
+/// kind in `SentenceKind.epochRole`, whose switch makes the compiler ask for a new kind's row.
+/// `EpochRoleTests` checks the rows against NMEA0183's.
+struct EpochRole {
+    /// What a second sentence of the kind from one talker means in a cycle that has no time to go
+    /// by (`startsNewCycle`), and which sentences count as occurrences (`PendingCycle.record`).
+    enum Repeats {
+        /// The kind comes once per cycle and talker: a second one starts the next cycle.
+        case startNextCycle
+        /// A numbered group is one occurrence (GSV): a new group (sentence 1) for a talker and
+        /// signal whose group is complete starts the next cycle, and only a group's last sentence
+        /// counts (and can close a cycle).
+        case asGroup
+        /// Several per cycle are normal, one per constellation (GSA): only a second one for one
+        /// NMEA 4.10 system id, not right after the first, starts the next cycle.
+        case perSystem
     }
 
-    /// Number of kinds, for the per-cycle occurrence table.
-    static let slotCount = 12
-
-    var slot: Int {
-        switch self {
-        case .gga: 0
-        case .gns: 1
-        case .rmc: 2
-        case .gll: 3
-        case .vtg: 4
-        case .gsa: 5
-        case .gsv: 6
-        case .gst: 7
-        case .zda: 8
-        case .hdt: 9
-        case .ptnlGGK: 10
-        case .unknown: 11
-        }
-    }
+    /// For position sentences, their precision rank (highest first: GGK, GGA, GNS, RMC, GLL): the
+    /// epoch's position, fix quality and time stamp come from the highest-ranked sentence that
+    /// has them. 0 for kinds without a position.
+    var rank = 0
+    /// The kind's time dates the cycle it arrives in but never places one (ZDA: receivers stamp
+    /// it apart from their fixes, ac12: RMC 19:32:21 then ZDA 19:32:23, and send it twice,
+    /// bundg, so its time would split cycles and duplicate epochs). Such a sentence alone is no
+    /// epoch.
+    var datesOnly = false
+    var repeats = Repeats.startNextCycle
 }
 
-extension NMEAMessage {
-    var kind: SentenceKind {
+extension SentenceKind {
+    /// The kind's row of epoch rules (see `EpochRole`).
+    var epochRole: EpochRole {
         switch self {
-        case .gga: .gga
-        case .gns: .gns
-        case .rmc: .rmc
-        case .gll: .gll
-        case .vtg: .vtg
-        case .gsa: .gsa
-        case .gsv: .gsv
-        case .gst: .gst
-        case .zda: .zda
-        case .hdt: .hdt
-        case .ptnlGGK: .ptnlGGK
-        }
-    }
-
-    /// The UTC time the sentence carries, if any.
-    var time: NMEATime? {
-        switch self {
-        case .gga(let s): s.time
-        case .gns(let s): s.time
-        case .rmc(let s): s.time
-        case .gll(let s): s.time
-        case .gst(let s): s.time
-        case .zda(let s): s.time
-        case .ptnlGGK(let s): s.time
-        case .vtg, .gsa, .gsv, .hdt: nil
+        case .ptnlGGK: EpochRole(rank: 5)
+        case .gga: EpochRole(rank: 4)
+        case .gns: EpochRole(rank: 3)
+        case .rmc: EpochRole(rank: 2)
+        case .gll: EpochRole(rank: 1)
+        case .vtg: EpochRole()
+        case .gsa: EpochRole(repeats: .perSystem)
+        case .gsv: EpochRole(repeats: .asGroup)
+        case .gst: EpochRole()
+        case .zda: EpochRole(datesOnly: true)
+        case .hdt: EpochRole()
+        case .unknown: EpochRole()  // never assembled: it has no decoder, so no NMEAMessage
         }
     }
 }

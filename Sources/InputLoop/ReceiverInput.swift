@@ -129,14 +129,27 @@ public final class ReceiverInput {
         return (kind, "\(session.configuration.host):\(session.configuration.port)")
     }
 
+    // How many values each inbox holds. Past it an inbox drops its oldest value (Inbox), so these
+    // bound what a stalled caller's loop lets pile up; each is far above what one drain finds.
+
+    /// Epochs and gpsd's events: 4096 is some 80 s of one receiver at 50 Hz, the fastest rate
+    /// served, and about 7 MB of epochs (a `Position` is 1.7 KB).
+    static let eventCapacity = 4096
+    /// Discovery's events: a scan is one value and a hotplug burst a handful per device
+    /// (docs/discovery.md asks for 256 or more); as many as the epochs' inbox, since they are small.
+    static let discoveryCapacity = 4096
+    /// gpsd control results: one per command, and the commands run one at a time on the worker,
+    /// each up to 3 s, so a drain finds one or two.
+    static let controlResultCapacity = 1024
+
     /// The real input side (started by `start()`).
     public init(options: Options, log: Logger) throws(Errno) {
         self.options = options
         self.log = log
         tracker = InputTracker(streams: .perReceiver, preferences: options.preferredReceivers)
-        events = try Inbox(capacity: 4096)
-        found = try Inbox(capacity: 4096)
-        controlResults = try Inbox(capacity: 1024)
+        events = try Inbox(capacity: Self.eventCapacity)
+        found = try Inbox(capacity: Self.discoveryCapacity)
+        controlResults = try Inbox(capacity: Self.controlResultCapacity)
         bluetoothTimer = try MonotonicTimer()
         gpsdControl = try Worker(name: "gpsd-control")
     }
@@ -223,8 +236,13 @@ public final class ReceiverInput {
         if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
             configuration = gpsd
         } else {
-            do {
+            do throws(AtomicFile.Failure) {
                 try makeDirectories(options.runtimeDirectory, mode: 0o755, alsoOwnedBy: options.dropTo?.uid)
+            } catch {
+                // The runtime directory is another user's, a symlink, or not a directory.
+                throw .runtimeDirectory(error)
+            }
+            do throws(PrivateGPSDError) {
                 var gpsdConfiguration = try PrivateGPSD.Configuration.inRuntimeDirectory(options.runtimeDirectory)
                 gpsdConfiguration.user = options.dropTo
                 let gpsd = PrivateGPSD(gpsdConfiguration, log: log)
@@ -233,11 +251,8 @@ public final class ReceiverInput {
                 configuration = GPSDSession.Configuration(port: gpsd.configuration.port)
                 configuration.controlSocket = gpsd.configuration.controlSocket
                 configuration.privateGPSDUser = options.dropTo?.uid
-            } catch let error as AtomicFile.Failure {
-                // The runtime directory is another user's, a symlink, or not a directory.
-                throw .runtimeDirectory(error)
             } catch {
-                throw .privateGPSD("\(error)")
+                throw .privateGPSD(error)
             }
         }
         controlSocket = configuration.controlSocket
@@ -656,7 +671,7 @@ public enum ReceiverInputError: ExitStatusError, Sendable {
     /// The runtime directory is another user's, a symlink or not a directory: exit 78.
     case runtimeDirectory(AtomicFile.Failure)
     /// The private gpsd did not start: exit 1.
-    case privateGPSD(String)
+    case privateGPSD(PrivateGPSDError)
     /// The gpsd thread did not start: exit 1.
     case gpsdThread(Errno)
     /// The configured gpsd's socket belongs to someone untrusted: exit 78.
@@ -677,7 +692,7 @@ public enum ReceiverInputError: ExitStatusError, Sendable {
         case .replayUnusable(let reason): "replay: \(reason)"
         case .replayPseudoterminal(let error): "replay: cannot open a pseudo-terminal: \(error)"
         case .runtimeDirectory(let error): "runtime directory: \(error)"
-        case .privateGPSD(let reason): "a private gpsd could not start: \(reason)"
+        case .privateGPSD(let error): "a private gpsd could not start: \(error)"
         case .gpsdThread(let error): "cannot start the gpsd thread: \(error)"
         case .untrustedGPSD(let host, let port, let verdict):
             "refusing the configured gpsd at \(host):\(port): \(verdict). Stop whatever listens there or configure the gpsd that should be read"

@@ -36,7 +36,12 @@ public struct NMEAFramer: Sendable {
     public private(set) var statistics = Statistics()
 
     /// Head of a sentence that began in an earlier chunk.
-    private var carry = InlineArray<160, UInt8>(repeating: 0)  // NMEASentence.maxLength
+    private var carry = Carry(repeating: 0)
+    /// Room for one whole sentence: `NMEASentence.maxLength` bytes, the longest line the framer
+    /// keeps (a longer one is abandoned before it needs more room). Written out because an
+    /// InlineArray's size must be a literal; `FramerTests.carryHoldsTheLongestSentence` fails when
+    /// the two differ (and an index past the end would trap).
+    typealias Carry = InlineArray<160, UInt8>
     private var carried = 0
     private var inSentence = false
     /// Outside a sentence: whether the next byte starts a line, and whether we are in a comment.

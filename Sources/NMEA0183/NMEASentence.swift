@@ -209,21 +209,15 @@ public struct NMEASentence: ~Escapable {
         return Talker(first: bytes[1], second: bytes[2])
     }
 
-    /// Which typed decoder handles this sentence, from the address (and for `$PTNL` the id field).
+    /// Which typed decoder handles this sentence: the row (`SentenceKind.row`) whose tag its
+    /// address (and for a proprietary sentence with an id, such as `$PTNL,GGK`, field 1) matches.
     public var kind: SentenceKind {
-        let first = bytes[1]
-        if addressEnd == 6 && first != UInt8(ascii: "P") {
+        if bytes[1] != UInt8(ascii: "P") {
+            // A standard address: two talker letters, then the three-letter formatter.
+            guard addressEnd == 6 else { return .unknown }
             return SentenceKind(formatter: bytes[3], bytes[4], bytes[5])
         }
-        if addressEnd == 5, first == UInt8(ascii: "P"), bytes[2] == UInt8(ascii: "T"),
-            bytes[3] == UInt8(ascii: "N"), bytes[4] == UInt8(ascii: "L")
-        {
-            // Trimble puts the sentence id in field 1: `$PTNL,GGK,...`.
-            let id = field(1)
-            if id.count == 3, id[0] == UInt8(ascii: "G"), id[1] == UInt8(ascii: "G"), id[2] == UInt8(ascii: "K") {
-                return .ptnlGGK
-            }
-        }
-        return .unknown
+        let address = bytes.extracting(1..<Int(addressEnd))
+        return SentenceKind.proprietary(address: address) { SentenceTags.packed(field(1)) }
     }
 }

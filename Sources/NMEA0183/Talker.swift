@@ -25,28 +25,3 @@ public enum Talker: Sendable, Equatable, Hashable {
         }
     }
 }
-
-/// The sentences with typed decoders. Everything else is `.unknown`: counted, not an error.
-public enum SentenceKind: Sendable, Equatable, Hashable, CaseIterable {
-    case gga, gns, rmc, gll, vtg, gsa, gsv, gst, zda, hdt
-    /// Trimble `$PTNL,GGK`: time, position, quality and ellipsoidal height.
-    case ptnlGGK
-    case unknown
-
-    /// Kind from the three-letter sentence formatter of a standard address.
-    init(formatter a: UInt8, _ b: UInt8, _ c: UInt8) {
-        switch (a, b, c) {
-        case (UInt8(ascii: "G"), UInt8(ascii: "G"), UInt8(ascii: "A")): self = .gga
-        case (UInt8(ascii: "G"), UInt8(ascii: "N"), UInt8(ascii: "S")): self = .gns
-        case (UInt8(ascii: "R"), UInt8(ascii: "M"), UInt8(ascii: "C")): self = .rmc
-        case (UInt8(ascii: "G"), UInt8(ascii: "L"), UInt8(ascii: "L")): self = .gll
-        case (UInt8(ascii: "V"), UInt8(ascii: "T"), UInt8(ascii: "G")): self = .vtg
-        case (UInt8(ascii: "G"), UInt8(ascii: "S"), UInt8(ascii: "A")): self = .gsa
-        case (UInt8(ascii: "G"), UInt8(ascii: "S"), UInt8(ascii: "V")): self = .gsv
-        case (UInt8(ascii: "G"), UInt8(ascii: "S"), UInt8(ascii: "T")): self = .gst
-        case (UInt8(ascii: "Z"), UInt8(ascii: "D"), UInt8(ascii: "A")): self = .zda
-        case (UInt8(ascii: "H"), UInt8(ascii: "D"), UInt8(ascii: "T")): self = .hdt
-        default: self = .unknown
-        }
-    }
-}

@@ -47,6 +47,19 @@ struct ReplayCaptureTests {
         #expect(time == expected, "the checksum is not part of the time field")
     }
 
+    /// The time field is the sentence kind table's (`SentenceKind.row`): GLL's is field 5, so a
+    /// capture that starts with GLL (foretrex-201.log, a 2 s receiver) is paced by its GLL times.
+    @Test func gllTimesAreReadFromTheirField() throws {
+        let expected: Int64 = (20 * 3600 + 0 * 60 + 4) * 1_000_000_000
+        #expect(ReplayCapture.timeOfDay("$GPGLL,4111.59903,N,11156.54809,W,200004,A,A") == expected)
+        let lines = ["$GPGLL,4111.59903,N,11156.54809,W,200004,A,A", "$GPGGA,200004,1",
+                     "$GPGLL,4111.59903,N,11156.54809,W,200006,A,A", "$GPGGA,200006,1",
+                     "$GPGLL,4111.59903,N,11156.54809,W,200008,A,A"]
+        let capture = try ReplayCapture(text: lines.joined(separator: "\n"), name: "gll.log")
+        #expect(capture.epochs.count == 3)
+        #expect(capture.period == 2_000_000_000)
+    }
+
     @Test func aCaptureWithoutSentencesIsRefusedWithItsName() {
         #expect(throws: ReplayCapture.Failure(message: "empty.log: no NMEA sentences (lines starting with $) to replay")) {
             try ReplayCapture(text: "# only a comment\n\n", name: "empty.log")

@@ -4,6 +4,7 @@
 // the status, with the message an operator reads.
 import Bridge
 import BridgeCore
+import GPSD
 import InputLoop
 import Posix
 import TMMProtocol
@@ -44,7 +45,10 @@ struct ExitStatusTests {
         let untrusted = ReceiverInputError.untrustedGPSD(host: "127.0.0.1", port: 2947, verdict: "owned by uid 1000")
         #expect(untrusted.exitStatus == .badConfiguration)
         #expect(untrusted.description.hasPrefix("refusing the configured gpsd at 127.0.0.1:2947: owned by uid 1000."))
-        #expect(ReceiverInputError.privateGPSD("gpsd not found").exitStatus == .failure)
+        let noGPSD = ReceiverInputError.privateGPSD(.gpsdNotInstalled)
+        #expect(noGPSD.exitStatus == .failure)
+        #expect(noGPSD.description
+                == "a private gpsd could not start: gpsd is not installed (apt-get install gpsd); it is needed when no gpsd runs")
         #expect(ReceiverInputError.gpsdThread(.wouldBlock).exitStatus == .failure)
     }
 

@@ -153,7 +153,8 @@ struct DecoderTests {
     }
 
     @Test func ggaWithOnlyTheMinimumFields() throws {
-        let gga = try #require(try Self.message(Self.first(Self.ggaBody, GGA.minimumFields)).gga)
+        let minimum = try #require(SentenceKind.gga.row).minimumFields
+        let gga = try #require(try Self.message(Self.first(Self.ggaBody, minimum)).gga)
         #expect(gga.altitudeMSL == dec(278_161, 3))
         #expect(gga.geoidSeparation == nil)
         #expect(gga.dgpsAge == nil)
@@ -427,7 +428,8 @@ struct DecoderTests {
 
     @Test func gllMinimal() throws {
         // NMEA 1.5: position only.
-        let gll = try #require(try Self.message(Self.first(Self.gllBody, GLL.minimumFields)).gll)
+        let minimum = try #require(SentenceKind.gll.row).minimumFields
+        let gll = try #require(try Self.message(Self.first(Self.gllBody, minimum)).gll)
         #expect(gll.latitude == coord(411_159_903, 5))
         #expect(gll.longitude == coord(-1_115_654_809, 5))
         #expect(gll.time == nil)
@@ -867,7 +869,8 @@ struct DecoderTests {
         #expect(zda.date == nil)
         let partial = try #require(try Self.message(Self.with(Self.zdaBody, 2, "")).zda)
         #expect(partial.date == nil)
-        let minimal = try #require(try Self.message(Self.first(Self.zdaBody, ZDA.minimumFields)).zda)
+        let minimum = try #require(SentenceKind.zda.row).minimumFields
+        let minimal = try #require(try Self.message(Self.first(Self.zdaBody, minimum)).zda)
         #expect(minimal.date == NMEADate(year: 2019, month: 4, day: 12))
     }
 

@@ -312,6 +312,11 @@ struct FramerTests {
         #expect(NMEASentence.maxLength == 160)
     }
 
+    /// The carry buffer's size is a literal (InlineArray's must be): it is the longest sentence.
+    @Test func carryHoldsTheLongestSentence() {
+        #expect(NMEAFramer.Carry.count == NMEASentence.maxLength)
+    }
+
     @Test func lineExactlyAtTheLimitIsDelivered() {
         let line = Self.line(length: NMEASentence.maxLength)
         let bytes = line + Array("\r\n".utf8)

@@ -3,7 +3,7 @@
 /// `$GNGGA,132819.60,4134.49795459,N,09345.03431408,W,2,10,0.9,278.161,M,-31.442,M,6.6,0133*6A`
 /// Fields: 1 time, 2-3 latitude, 4-5 longitude, 6 quality, 7 satellites in use, 8 HDOP,
 /// 9-10 altitude above MSL (M), 11-12 geoid separation (M), 13 DGPS age, 14 DGPS station.
-public struct GGA: Sendable, Equatable {
+public struct GGA: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     public var latitude: NMEACoordinate?
     public var longitude: NMEACoordinate?
@@ -16,13 +16,8 @@ public struct GGA: Sendable, Equatable {
     public var dgpsAge: NMEADecimal?
     public var dgpsStation: Int?
 
-    /// Fields through the altitude must be present; trailing ones may be left off.
-    public static let minimumFields = 10
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         time = try c.time()  // 1
         latitude = try c.latitude()  // 2-3
@@ -40,4 +35,6 @@ public struct GGA: Sendable, Equatable {
         dgpsAge = try c.decimal()  // 13
         dgpsStation = try c.integer()  // 14
     }
+
+    var message: NMEAMessage { .gga(self) }
 }

@@ -6,7 +6,7 @@ import ByteCoding
 /// Fields: 1 time, 2-5 position, 6 mode indicators (GP, GL, GA, GB, ... order), 7 satellites,
 /// 8 HDOP, 9 altitude MSL, 10 geoid separation, 11 DGPS age, 12 DGPS station,
 /// 13 navigational status (NMEA 4.10).
-public struct GNS: Sendable, Equatable {
+public struct GNS: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     public var latitude: NMEACoordinate?
     public var longitude: NMEACoordinate?
@@ -22,12 +22,8 @@ public struct GNS: Sendable, Equatable {
     /// `S` safe, `C` caution, `U` unsafe, `V` not valid (NMEA 4.10).
     public var navigationalStatus: UInt8?
 
-    public static let minimumFields = 10
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         time = try c.time()  // 1
         latitude = try c.latitude()  // 2-3
@@ -41,6 +37,8 @@ public struct GNS: Sendable, Equatable {
         dgpsStation = try c.integer()  // 12
         navigationalStatus = try c.character()  // 13
     }
+
+    var message: NMEAMessage { .gns(self) }
 }
 
 /// Up to eight GNS mode characters, packed so the value stays inline.

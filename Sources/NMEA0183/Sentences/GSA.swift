@@ -4,7 +4,7 @@
 /// Fields: 1 selection mode (M/A), 2 fix mode (1 none, 2 2D, 3 3D), 3-14 satellite ids,
 /// 15 PDOP, 16 HDOP, 17 VDOP, 18 GNSS system id (NMEA 4.10: 1 GPS, 2 GLONASS, 3 Galileo,
 /// 4 BeiDou, 5 QZSS, 6 NavIC).
-public struct GSA: Sendable, Equatable {
+public struct GSA: Sendable, Equatable, SentenceDecoder {
     public var selectionMode: UInt8?
     public var fixMode: Int?
     /// Satellite ids in use (up to 12, in field order; empty fields skipped).
@@ -14,12 +14,8 @@ public struct GSA: Sendable, Equatable {
     public var vdop: NMEADecimal?
     public var systemID: Int?
 
-    public static let minimumFields = 18
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         selectionMode = try c.character()  // 1
         fixMode = try c.integer()  // 2
@@ -35,6 +31,8 @@ public struct GSA: Sendable, Equatable {
         vdop = try c.decimal()  // 17
         systemID = try c.integer()  // 18
     }
+
+    var message: NMEAMessage { .gsa(self) }
 }
 
 /// Up to 12 satellite ids, inline.

@@ -4,7 +4,7 @@
 /// Fields: 1 number of sentences in the group, 2 this sentence's number, 3 satellites in view,
 /// then per satellite: id, elevation, azimuth, SNR; a trailing odd field is the NMEA 4.10
 /// signal id.
-public struct GSV: Sendable, Equatable {
+public struct GSV: Sendable, Equatable, SentenceDecoder {
     public struct Entry: Sendable, Equatable {
         public var id: UInt16
         public var elevation: Int16?
@@ -19,12 +19,8 @@ public struct GSV: Sendable, Equatable {
     private var storage = InlineArray<4, Entry>(repeating: Entry(id: 0))
     public private(set) var count = 0
 
-    public static let minimumFields = 4
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         guard let total = try c.integer(), total >= 1, total <= 99 else { throw .invalidField(index: 1) }
         guard let number = try c.integer(), number >= 1, number <= total else { throw .invalidField(index: 2) }
@@ -79,6 +75,8 @@ public struct GSV: Sendable, Equatable {
             count += 1
         }
     }
+
+    var message: NMEAMessage { .gsv(self) }
 
     public subscript(i: Int) -> Entry {
         precondition(i >= 0 && i < count, "GSV entry out of range")

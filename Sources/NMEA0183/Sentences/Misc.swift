@@ -3,7 +3,7 @@
 /// `$GNGST,001037.00,13,,,,1.9,1.4,3.6*7B`
 /// Fields: 1 time, 2 RMS of range residuals, 3 error ellipse semi-major, 4 semi-minor,
 /// 5 orientation, 6 sigma latitude, 7 sigma longitude, 8 sigma altitude (metres, 1-sigma).
-public struct GST: Sendable, Equatable {
+public struct GST: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     public var rangeRMS: NMEADecimal?
     public var semiMajor: NMEADecimal?
@@ -13,12 +13,8 @@ public struct GST: Sendable, Equatable {
     public var sigmaLongitude: NMEADecimal?
     public var sigmaAltitude: NMEADecimal?
 
-    public static let minimumFields = 9
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         time = try c.time()  // 1
         rangeRMS = try c.decimal()  // 2
@@ -29,22 +25,20 @@ public struct GST: Sendable, Equatable {
         sigmaLongitude = try c.decimal()  // 7
         sigmaAltitude = try c.decimal()  // 8
     }
+
+    var message: NMEAMessage { .gst(self) }
 }
 
 /// ZDA: time and date with a four-digit year.
 ///
 /// `$GNZDA,001037.00,12,04,2019,00,00*7C`
 /// Fields: 1 time, 2 day, 3 month, 4 year, 5-6 local zone hours and minutes.
-public struct ZDA: Sendable, Equatable {
+public struct ZDA: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     public var date: NMEADate?
 
-    public static let minimumFields = 5
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         time = try c.time()  // 1
         let day = try c.integer(), month = try c.integer(), year = try c.integer()  // 2, 3, 4
@@ -55,23 +49,23 @@ public struct ZDA: Sendable, Equatable {
             date = NMEADate(year: year, month: month, day: day)
         }
     }
+
+    var message: NMEAMessage { .zda(self) }
 }
 
 /// HDT: true heading.
 ///
 /// `$GPHDT,123.456,T*32`. Fields: 1 heading (degrees true), 2 `T`.
-public struct HDT: Sendable, Equatable {
+public struct HDT: Sendable, Equatable, SentenceDecoder {
     public var heading: NMEADecimal?
 
-    public static let minimumFields = 2
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         heading = try c.course()  // 1
     }
+
+    var message: NMEAMessage { .hdt(self) }
 }
 
 /// Trimble `$PTNL,GGK`: time, date, position, quality and ellipsoidal height.
@@ -79,7 +73,7 @@ public struct HDT: Sendable, Equatable {
 /// `$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*4B`
 /// Fields: 1 `GGK`, 2 time, 3 date `mmddyy`, 4-7 position, 8 quality (Trimble numbering: 3 is
 /// RTK fixed, 2 RTK float), 9 satellites, 10 DOP, 11 `EHT` + ellipsoidal height, 12 `M`.
-public struct PTNLGGK: Sendable, Equatable {
+public struct PTNLGGK: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     public var date: NMEADate?
     public var latitude: NMEACoordinate?
@@ -90,12 +84,8 @@ public struct PTNLGGK: Sendable, Equatable {
     public var dop: NMEADecimal?
     public var ellipsoidalHeight: NMEADecimal?
 
-    public static let minimumFields = 12
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         c.skip()  // 1: GGK
         time = try c.time()  // 2
@@ -117,4 +107,6 @@ public struct PTNLGGK: Sendable, Equatable {
             ellipsoidalHeight = try NMEASentence.parseDecimal(height.extracting(3..<height.count), index: 11)
         }
     }
+
+    var message: NMEAMessage { .ptnlGGK(self) }
 }

@@ -4,7 +4,7 @@
 /// Fields: 1 time, 2 status (A valid, V warning), 3-6 position, 7 speed (knots), 8 course
 /// (degrees true), 9 date ddmmyy, 10-11 magnetic variation, 12 FAA mode (NMEA 2.3),
 /// 13 navigational status (NMEA 4.10).
-public struct RMC: Sendable, Equatable {
+public struct RMC: Sendable, Equatable, SentenceDecoder {
     public var time: NMEATime?
     /// `A` data valid, `V` receiver warning.
     public var status: UInt8?
@@ -20,12 +20,8 @@ public struct RMC: Sendable, Equatable {
     public var faaMode: UInt8?
     public var navigationalStatus: UInt8?
 
-    public static let minimumFields = 10
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         time = try c.time()  // 1
         status = try c.character()  // 2
@@ -57,6 +53,8 @@ public struct RMC: Sendable, Equatable {
             navigationalStatus = try c.character()  // 13
         }
     }
+
+    var message: NMEAMessage { .rmc(self) }
 
     /// True when the receiver flags the data valid (status `A`) and the mode is not `N`.
     public var isValid: Bool { status == UInt8(ascii: "A") && faaMode != UInt8(ascii: "N") }

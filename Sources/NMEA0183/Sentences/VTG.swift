@@ -5,19 +5,15 @@
 /// 8 `K`, 9 FAA mode. The pre-2.0 form without the unit letters
 /// (`$GPVTG,054.7,034.4,005.5,010.2`) is accepted too. Courses must be within 0...360 and
 /// speeds not negative, else `invalidField`.
-public struct VTG: Sendable, Equatable {
+public struct VTG: Sendable, Equatable, SentenceDecoder {
     public var courseTrue: NMEADecimal?
     public var courseMagnetic: NMEADecimal?
     public var speedKnots: NMEADecimal?
     public var speedKmh: NMEADecimal?
     public var faaMode: UInt8?
 
-    public static let minimumFields = 5
-
-    public init(_ s: borrowing NMEASentence) throws(NMEAError) {
-        guard s.fieldCount >= Self.minimumFields else {
-            throw .tooFewFields(needed: Self.minimumFields, found: s.fieldCount)
-        }
+    /// Reads the fields of `s`, which has its row's `minimumFields` (`NMEAMessage(_:)` checks).
+    init(_ s: borrowing NMEASentence) throws(NMEAError) {
         var c = s.cursor()
         if s.fieldCount >= 9 {
             courseTrue = try c.course()  // 1
@@ -36,4 +32,6 @@ public struct VTG: Sendable, Equatable {
             speedKmh = try c.speed()  // 4
         }
     }
+
+    var message: NMEAMessage { .vtg(self) }
 }
