@@ -117,7 +117,8 @@ func joinsNext(_ s: String) -> Bool { !s.isEmpty && (s + "a").count == s.count }
 func show(_ s: String) -> String {
     var out = ""
     for scalar in s.unicodeScalars.prefix(120) {
-        out += scalar.value >= 0x20 && scalar.value < 0x7F && scalar != "\\" && scalar != "\""
+        out +=
+            scalar.value >= 0x20 && scalar.value < 0x7F && scalar != "\\" && scalar != "\""
             ? String(scalar) : "\\u{\(String(scalar.value, radix: 16))}"
     }
     return "\"" + out + (s.unicodeScalars.count > 120 ? "...\"" : "\"")
@@ -139,19 +140,25 @@ func fuzzConfiguration(_ input: String) {
         var previous = 0
         for entry in entries {
             let name = entry.name
-            check("config-name", !name.isEmpty && name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }),
-                  "name \(show(name)) accepted")
-            check("config-name", !name.unicodeScalars.contains {
-                $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F || $0 == "=" || $0 == "#" || $0 == "\""
-            }, "name \(show(name)) holds a separator scalar")
+            check(
+                "config-name", !name.isEmpty && name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }),
+                "name \(show(name)) accepted")
+            check(
+                "config-name",
+                !name.unicodeScalars.contains {
+                    $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F || $0 == "=" || $0 == "#"
+                        || $0 == "\""
+                }, "name \(show(name)) holds a separator scalar")
             check("config-value-lf", !entry.value.utf8.contains(lf), "value \(show(entry.value)) holds an LF")
             check("config-value-cr", !entry.value.utf8.contains(cr), "value \(show(entry.value)) holds a CR")
-            check("config-lines", entry.line > previous && entry.line <= lines.count,
-                  "line \(entry.line) after \(previous), \(lines.count) lines")
+            check(
+                "config-lines", entry.line > previous && entry.line <= lines.count,
+                "line \(entry.line) after \(previous), \(lines.count) lines")
             previous = entry.line
             let line = lines[entry.line - 1]
-            check("config-lines", contains(line, Array(name.utf8)) && contains(line, Array(entry.value.utf8)),
-                  "entry \(show(name)) = \(show(entry.value)) is not on line \(entry.line) \(show(text(line)))")
+            check(
+                "config-lines", contains(line, Array(name.utf8)) && contains(line, Array(entry.value.utf8)),
+                "entry \(show(name)) = \(show(entry.value)) is not on line \(entry.line) \(show(text(line)))")
         }
         // Line-local: each line alone gives its entry or none.
         var alone: [ConfigurationFile.Entry] = []
@@ -179,36 +186,44 @@ func fuzzConfiguration(_ input: String) {
         let joins = entries.contains { joinsPrevious($0.value) || joinsNext($0.value) }
         guard case .success(let reread) = again else {
             if case .failure(let error) = again {
-                check(joins ? "config-grapheme" : "config-round-trip", false,
-                      "written back as \(show(written)): \(show(error.description))")
+                check(
+                    joins ? "config-grapheme" : "config-round-trip", false,
+                    "written back as \(show(written)): \(show(error.description))")
             }
             return
         }
-        check(joins ? "config-grapheme" : "config-round-trip", reread.map { [$0.name, $0.value] } == expected,
-              "written back as \(show(written)), read \(reread.map { show($0.value) }) instead of \(entries.map { show($0.value) })")
-        check("config-round-trip", reread.map(\.line) == Array(stride(from: 1, through: entries.count, by: 1)),
-              "written back: lines \(reread.map(\.line))")
+        check(
+            joins ? "config-grapheme" : "config-round-trip", reread.map { [$0.name, $0.value] } == expected,
+            "written back as \(show(written)), read \(reread.map { show($0.value) }) instead of \(entries.map { show($0.value) })"
+        )
+        check(
+            "config-round-trip", reread.map(\.line) == Array(stride(from: 1, through: entries.count, by: 1)),
+            "written back: lines \(reread.map(\.line))")
         // docs/configuration.md's other forms: a quoted value followed by a comment, and a plain
         // value where nothing needs quoting (no `"` first, no white space at either end, no `#`
         // first or after white space; no CR, which would join a following LF, see config-value-cr).
         let commented = entries.map { "\($0.name) = \(quote($0.value))   # note" }.joined(separator: "\n")
         let withComments = parseConfiguration(commented, path: path).map { $0.map { [$0.name, $0.value] } }
-        check(joins ? "config-grapheme" : "config-quoted-comment", withComments == .success(expected),
-              "written as \(show(commented)): \(withComments)")
+        check(
+            joins ? "config-grapheme" : "config-quoted-comment", withComments == .success(expected),
+            "written as \(show(commented)): \(withComments)")
         let plain = entries.filter { entry in
             let v = Array(entry.value)
-            return !entry.value.utf8.contains(cr) && v.first != "\"" && v.first != " " && v.first != "\t" && v.last != " " && v.last != "\t"
+            return !entry.value.utf8.contains(cr) && v.first != "\"" && v.first != " " && v.first != "\t"
+                && v.last != " " && v.last != "\t"
                 && !v.indices.contains { v[$0] == "#" && ($0 == 0 || v[$0 - 1] == " " || v[$0 - 1] == "\t") }
         }
         let plainText = plain.map { "\($0.name) = \($0.value)" }.joined(separator: "\n")
         let plainRead = parseConfiguration(plainText, path: path).map { $0.map { [$0.name, $0.value] } }
-        check(plain.contains { joinsPrevious($0.value) } ? "config-grapheme" : "config-round-trip",
-              plainRead == .success(plain.map { [$0.name, $0.value] }), "written plain as \(show(plainText)): \(plainRead)")
+        check(
+            plain.contains { joinsPrevious($0.value) } ? "config-grapheme" : "config-round-trip",
+            plainRead == .success(plain.map { [$0.name, $0.value] }),
+            "written plain as \(show(plainText)): \(plainRead)")
     case .failure(let error):
         check("config-error", !error.message.isEmpty, "empty message")
         let prefix = path + ":"
         guard error.location.hasPrefix(prefix), error.location.hasSuffix(": "),
-              let number = Int(error.location.dropFirst(prefix.count).dropLast(2))
+            let number = Int(error.location.dropFirst(prefix.count).dropLast(2))
         else { return check("config-error", false, "location \(show(error.location))") }
         check("config-error", number >= 1 && number <= lines.count, "line \(number) of \(lines.count)")
         guard number >= 1 && number <= lines.count else { return }
@@ -217,14 +232,19 @@ func fuzzConfiguration(_ input: String) {
         let before = number == 1 ? 0 : lines[number - 2].endIndex
         let head: [UInt8] = number == 1 ? [] : Array(bytes[..<before]) + (bytes[before] == cr ? [cr, lf] : [lf])
         if case .failure(let earlier) = parseConfiguration(text(head), path: path) {
-            check("config-error", false, "reported line \(number), but the lines before it fail: \(show(earlier.description))")
+            check(
+                "config-error", false,
+                "reported line \(number), but the lines before it fail: \(show(earlier.description))")
         }
         switch parseConfiguration(text(lines[number - 1]), path: path) {
         case .success:
-            check("config-line-local", false, "line \(number) alone is accepted, in the file refused: \(show(error.description))")
+            check(
+                "config-line-local", false,
+                "line \(number) alone is accepted, in the file refused: \(show(error.description))")
         case .failure(let alone):
-            check("config-line-local", alone.message == error.message && alone.location == path + ":1: ",
-                  "line \(number) alone: \(show(alone.description)), in the file: \(show(error.description))")
+            check(
+                "config-line-local", alone.message == error.message && alone.location == path + ":1: ",
+                "line \(number) alone: \(show(alone.description)), in the file: \(show(error.description))")
         }
     }
 }
@@ -236,16 +256,19 @@ func fuzzControl(_ line: String) {
     let open = Array("OPEN ".utf8)
     switch ControlProtocol.parseRequest(line) {
     case .success(.open(let url)):
-        check("request", bytes.starts(with: open) && !url.isEmpty && Array(url.utf8) == Array(bytes.dropFirst(open.count)),
-              "accepted \(show(line)) as OPEN \(show(url))")
+        check(
+            "request",
+            bytes.starts(with: open) && !url.isEmpty && Array(url.utf8) == Array(bytes.dropFirst(open.count)),
+            "accepted \(show(line)) as OPEN \(show(url))")
     case .success(.status):
         check("request", line == "STATUS", "accepted \(show(line)) as STATUS")
     case .failure(let failure):
         check("request", !failure.message.isEmpty, "empty failure message")
         let rest = text(bytes.dropFirst(open.count))
         // A URL starting with a combining mark merges with the space; refusing it is fine.
-        check("request", !(bytes.starts(with: open) && !rest.isEmpty && !joinsPrevious(rest)),
-              "refused \(show(line)): \(failure.message)")
+        check(
+            "request", !(bytes.starts(with: open) && !rest.isEmpty && !joinsPrevious(rest)),
+            "refused \(show(line)): \(failure.message)")
     }
 
     // Replies made of the input.
@@ -263,13 +286,18 @@ func fuzzControl(_ line: String) {
         switch reply {
         case .error(let message):
             let crlf = contains(Array(message.utf8)[...], [cr, lf])
-            check(crlf ? "reply-error-crlf" : "reply-line", oneLine, "formatReply(.error(\(show(message)))) = \(show(formatted))")
+            check(
+                crlf ? "reply-error-crlf" : "reply-line", oneLine,
+                "formatReply(.error(\(show(message)))) = \(show(formatted))")
         case .ok(let result, let url):
-            check(hasBreak(result) || hasBreak(url) ? "reply-ok-line-break" : "reply-line", oneLine,
-                  "formatReply(.ok(\(show(result)), \(show(url)))) = \(show(formatted))")
+            check(
+                hasBreak(result) || hasBreak(url) ? "reply-ok-line-break" : "reply-line", oneLine,
+                "formatReply(.ok(\(show(result)), \(show(url)))) = \(show(formatted))")
         case .status(let json):
             let crlf = contains(Array(json.utf8)[...], [cr, lf])
-            check(crlf ? "reply-status-crlf" : "reply-line", oneLine, "formatReply(.status(\(show(json)))) = \(show(formatted))")
+            check(
+                crlf ? "reply-status-crlf" : "reply-line", oneLine,
+                "formatReply(.status(\(show(json)))) = \(show(formatted))")
         }
         // Round trip for replies without control characters (a result is one word).
         let plain: Bool
@@ -287,19 +315,23 @@ func fuzzControl(_ line: String) {
         }
         if plain {
             let parsed = ControlProtocol.parseReply(String(formatted.dropLast()))
-            check(joins ? "reply-grapheme" : "reply-round-trip", parsed == reply,
-                  "\(show(formatted)) parsed as \(parsed.map { "\($0)" } ?? "nil")")
+            check(
+                joins ? "reply-grapheme" : "reply-round-trip", parsed == reply,
+                "\(show(formatted)) parsed as \(parsed.map { "\($0)" } ?? "nil")")
         }
     }
 
     // A line parseReply accepts is re-formatted to itself.
     if let reply = ControlProtocol.parseReply(line) {
-        check("reply-parse", bytes.starts(with: Array("OK ".utf8)) || bytes.starts(with: Array("OK-JSON ".utf8))
-                  || bytes.starts(with: Array("ERROR ".utf8)),
-              "\(show(line)) accepted as \(reply)")
+        check(
+            "reply-parse",
+            bytes.starts(with: Array("OK ".utf8)) || bytes.starts(with: Array("OK-JSON ".utf8))
+                || bytes.starts(with: Array("ERROR ".utf8)),
+            "\(show(line)) accepted as \(reply)")
         if !hasControl(line) {
-            check("reply-parse", ControlProtocol.formatReply(reply) == line + "\n",
-                  "\(show(line)) re-formatted as \(show(ControlProtocol.formatReply(reply)))")
+            check(
+                "reply-parse", ControlProtocol.formatReply(reply) == line + "\n",
+                "\(show(line)) re-formatted as \(show(ControlProtocol.formatReply(reply)))")
         }
     }
 }
@@ -331,16 +363,18 @@ func fuzzReplay(_ input: String) {
         capture = try ReplayCapture(text: input, name: name)
     } catch {
         check("replay-refused", error.message.hasPrefix(name + ": "), "message \(show(error.message))")
-        check(graphemeCase ? "replay-grapheme" : "replay-lines", sentences.isEmpty,
-              "refused with \(sentences.count) sentences: \(show(text(sentences[0])))")
+        check(
+            graphemeCase ? "replay-grapheme" : "replay-lines", sentences.isEmpty,
+            "refused with \(sentences.count) sentences: \(show(text(sentences[0])))")
         checkTimes(sentences)
         return
     }
     check(graphemeCase ? "replay-grapheme" : "replay-lines", !sentences.isEmpty, "accepted without sentences")
     let expected = sentences.flatMap { Array($0) + [cr, lf] }
     let joined = capture.epochs.flatMap { $0 }
-    check(graphemeCase ? "replay-grapheme" : "replay-lines", joined == expected,
-          "epochs \(show(text(joined))) instead of \(show(text(expected)))")
+    check(
+        graphemeCase ? "replay-grapheme" : "replay-lines", joined == expected,
+        "epochs \(show(text(joined))) instead of \(show(text(expected)))")
     check("replay-epochs", capture.epochs.allSatisfy { !$0.isEmpty }, "an empty epoch")
     if joined == expected, !sentences.isEmpty {
         // Epochs start at the type of the first sentence NMEA0183 accepts; lines it refuses are
@@ -353,13 +387,16 @@ func fuzzReplay(_ input: String) {
             for (i, sentence) in parts.enumerated() {
                 let type = ReplayCapture.sentenceType(sentence)
                 let isStarter = type != nil && type == starter
-                check("replay-epochs", isStarter == (i == 0) || (e == 0 && i == 0),
-                      "epoch \(e) sentence \(i) \(show(String(sentence))), starter type \(show(String(starter ?? "none")))")
+                check(
+                    "replay-epochs", isStarter == (i == 0) || (e == 0 && i == 0),
+                    "epoch \(e) sentence \(i) \(show(String(sentence))), starter type \(show(String(starter ?? "none")))"
+                )
             }
         }
     }
-    check("replay-period", ReplayCapture.periodRange.contains(capture.period) || capture.period == 1_000_000_000,
-          "period \(capture.period) ns")
+    check(
+        "replay-period", ReplayCapture.periodRange.contains(capture.period) || capture.period == 1_000_000_000,
+        "period \(capture.period) ns")
     checkTimes(sentences)
 }
 
@@ -376,8 +413,9 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
             check("time-type", false, "time from \(show(String(sentence))), a line NMEA0183 refuses")
             continue
         }
-        check("time-range", time >= 0 && time < 86_401 * 1_000_000_000,
-              "timeOfDay(\(show(String(sentence)))) = \(time) ns")
+        check(
+            "time-range", time >= 0 && time < 86_401 * 1_000_000_000,
+            "timeOfDay(\(show(String(sentence)))) = \(time) ns")
         check("time-type", timeFields[type] != nil || type.hasPrefix("PTNL"), "time from a \(show(String(type)))")
         // The field, by bytes: `timeFields`' field, or field 2 of $PTNL. When a comma is not a
         // Character of its own (a prepended concatenation mark before it), the parser sees other fields.
@@ -385,7 +423,9 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
         let graphemes = sentence.split(separator: ",", omittingEmptySubsequences: false).count != fields.count
         let index = type.hasPrefix("PTNL") ? 2 : timeFields[type] ?? 1
         guard fields.count > index else {
-            check(graphemes ? "replay-grapheme" : "time-type", false, "time from \(show(String(sentence))) without the field")
+            check(
+                graphemes ? "replay-grapheme" : "time-type", false,
+                "time from \(show(String(sentence))) without the field")
             continue
         }
         // The field ends at the checksum's `*` when it is the last one (NMEA0183 reads it so).
@@ -393,20 +433,23 @@ func checkTimes(_ sentences: [ArraySlice<UInt8>]) {
         let dot = field.firstIndex(of: UInt8(ascii: ".")) ?? field.count
         let whole = field[..<dot]
         let fraction = field.count > dot ? field[(dot + 1)...] : []
-        check(graphemes ? "replay-grapheme" : "time-digits", dot == 6 && whole.allSatisfy(isDigit),
-              "timeOfDay(\(show(String(sentence)))) = \(time) ns from the field \(show(text(field)))")
+        check(
+            graphemes ? "replay-grapheme" : "time-digits", dot == 6 && whole.allSatisfy(isDigit),
+            "timeOfDay(\(show(String(sentence)))) = \(time) ns from the field \(show(text(field)))")
         guard dot == 6, whole.allSatisfy(isDigit) else { continue }
         let d = whole.map { Int64($0 - 0x30) }
         let (h, m, s) = (d[0] * 10 + d[1], d[2] * 10 + d[3], d[4] * 10 + d[5])
-        check(graphemes ? "replay-grapheme" : "time-range", h < 24 && m < 60 && s <= 60,
-              "timeOfDay(\(show(String(sentence)))) = \(time) ns from hh \(h) mm \(m) ss \(s)")
+        check(
+            graphemes ? "replay-grapheme" : "time-range", h < 24 && m < 60 && s <= 60,
+            "timeOfDay(\(show(String(sentence)))) = \(time) ns from hh \(h) mm \(m) ss \(s)")
         // An independent reading: the fraction counts when it is 1-9 digits, else it is ignored.
         var nanoseconds: Int64 = 0
         if fraction.count <= 9 && fraction.allSatisfy(isDigit) {
             for (i, digit) in fraction.enumerated() { nanoseconds += Int64(digit - 0x30) * pow10(8 - i) }
         }
         let reference = ((h * 60 + m) * 60 + s) * 1_000_000_000 + nanoseconds
-        let id: StaticString = graphemes ? "replay-grapheme" : fraction.allSatisfy(isDigit) ? "time-value" : "time-digits"
+        let id: StaticString =
+            graphemes ? "replay-grapheme" : fraction.allSatisfy(isDigit) ? "time-value" : "time-digits"
         check(id, time == reference, "timeOfDay(\(show(String(sentence)))) = \(time) ns, not \(reference)")
     }
 }

@@ -70,9 +70,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let reference = read(bytes, splits: [])
     let split = size == 0 ? 0 : Int(bytes[0]) * (size + 1) / 256  // 0...size
     let halves = read(bytes, splits: [split])
-    check(halves == reference,
-          "reading differs when split at \(split): \(reference.items.count) vs \(halves.items.count) items, "
-              + "\(reference.statistics) vs \(halves.statistics)")
+    check(
+        halves == reference,
+        "reading differs when split at \(split): \(reference.items.count) vs \(halves.items.count) items, "
+            + "\(reference.statistics) vs \(halves.statistics)")
     if size <= 4096 {
         let byteAtATime = read(bytes, splits: Array(0...size))
         check(byteAtATime == reference, "reading differs when fed one byte at a time")
@@ -148,8 +149,9 @@ func read(_ bytes: Span<UInt8>, splits: [Int]) -> Reading {
     }
     check(s.reports == reports, "statistics.reports \(s.reports), \(reports) delivered")
     check(s.lines >= s.reports + s.sentences + s.otherObjects + s.refused, "statistics do not add up: \(s)")
-    check([s.lines, s.reports, s.sentences, s.otherObjects, s.refused, s.overlong].allSatisfy { $0 >= 0 },
-          "negative statistics \(s)")
+    check(
+        [s.lines, s.reports, s.sentences, s.otherObjects, s.refused, s.overlong].allSatisfy { $0 >= 0 },
+        "negative statistics \(s)")
     return reading
 }
 
@@ -209,7 +211,9 @@ func checkLine(_ line: [UInt8], kind: Int32, report: GPSDReport?) {
 }
 
 func printable(_ line: [UInt8]) -> String {
-    let head = line.prefix(300).map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x\(String($0, radix: 16))" }
+    let head = line.prefix(300).map {
+        $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x\(String($0, radix: 16))"
+    }
     return head.joined() + (line.count > 300 ? "... (\(line.count) bytes)" : "")
 }
 
@@ -275,8 +279,9 @@ struct EpochLog {
         }
         let hasFix = p.quality != .noFix
         if let earlier = times[t] {
-            checkValue("one-epoch-per-time", !earlier && hasFix,
-                       "two epochs of time \(t): fix \(earlier), then fix \(hasFix)")
+            checkValue(
+                "one-epoch-per-time", !earlier && hasFix,
+                "two epochs of time \(t): fix \(earlier), then fix \(hasFix)")
         }
         times[t] = (times[t] ?? false) || hasFix
         lastTime = t
@@ -300,7 +305,8 @@ func checkPosition(_ p: Position) {
         (p.diffAge, "diffAge"), (p.pdop, "pdop"), (p.hdop, "hdop"), (p.vdop, "vdop"),
         (p.sigmaLatitude, "sigmaLatitude"), (p.sigmaLongitude, "sigmaLongitude"), (p.sigmaAltitude, "sigmaAltitude"),
         (p.rangeRMS, "rangeRMS"), (p.receiverHorizontalAccuracy, "receiverHorizontalAccuracy"),
-        (p.receiverVerticalAccuracy, "receiverVerticalAccuracy"), (p.altitude, "altitude"), (p.hrms, "hrms"), (p.vrms, "vrms"),
+        (p.receiverVerticalAccuracy, "receiverVerticalAccuracy"), (p.altitude, "altitude"), (p.hrms, "hrms"),
+        (p.vrms, "vrms"),
     ]
     for (value, name) in values {
         if let value { check(value.isFinite, "\(name) = \(value)") }

@@ -154,7 +154,9 @@ func checkHead(_ head: HTTPRequestHead, in bytes: Span<UInt8>) {
     check(head.pathRange.upperBound <= head.targetRange.upperBound, "path after target")
     if let query = head.queryRange {
         check(query.upperBound == head.targetRange.upperBound, "query does not end the target")
-        check(query.lowerBound >= head.pathRange.upperBound + 1 && bytes[query.lowerBound - 1] == ASCII.question, "no ? before the query")
+        check(
+            query.lowerBound >= head.pathRange.upperBound + 1 && bytes[query.lowerBound - 1] == ASCII.question,
+            "no ? before the query")
         let q = bytes.extracting(query)
         // Every key in the query is found.
         var start = 0
@@ -238,8 +240,12 @@ func checkHead(_ head: HTTPRequestHead, in bytes: Span<UInt8>) {
         "isWebSocketUpgrade")
     check(!head.expectsContinue || head.version == .http1_1, "expectsContinue in HTTP/1.0")
     switch head.framing {
-    case .none: check(head.count(of: "content-length", in: bytes) == 0 && head.count(of: "transfer-encoding", in: bytes) == 0, "framing none")
-    case .contentLength(let n): check(n >= 0 && n <= HTTPLimits.maxBodyBytes && head.contentLength == n, "content length \(n)")
+    case .none:
+        check(
+            head.count(of: "content-length", in: bytes) == 0 && head.count(of: "transfer-encoding", in: bytes) == 0,
+            "framing none")
+    case .contentLength(let n):
+        check(n >= 0 && n <= HTTPLimits.maxBodyBytes && head.contentLength == n, "content length \(n)")
     case .chunked: check(head.version == .http1_1 && head.count(of: "content-length", in: bytes) == 0, "chunked")
     }
 
@@ -282,9 +288,11 @@ func read(_ input: [UInt8], splits: [Int], checkHeads: Bool = false) -> Reading 
         let batch = reader.readAll(in: available, from: result.end)
         var expectedStart = result.end
         for request in batch.requests {
-            check(request.range.lowerBound == expectedStart, "request at \(request.range), expected at \(expectedStart)")
+            check(
+                request.range.lowerBound == expectedStart, "request at \(request.range), expected at \(expectedStart)")
             expectedStart = request.range.upperBound
-            check(request.head.start == request.range.lowerBound, "head start \(request.head.start) vs \(request.range)")
+            check(
+                request.head.start == request.range.lowerBound, "head start \(request.head.start) vs \(request.range)")
             check(request.bodyCount <= HTTPLimits.maxBodyBytes, "body of \(request.bodyCount) bytes")
             let body = request.bodyBytes(in: available)
             check(body.count == request.bodyCount, "bodyBytes and bodyCount differ")
@@ -308,12 +316,18 @@ func read(_ input: [UInt8], splits: [Int], checkHeads: Bool = false) -> Reading 
 func fuzzReader(_ input: [UInt8], split: Int) {
     let whole = read(input, splits: [], checkHeads: true)
     func agree(_ other: Reading, _ how: String) {
-        check(other.requests == whole.requests, "\(how): \(other.requests.count) requests, whole: \(whole.requests.count)")
-        check(other.end == whole.end && other.endsConnection == whole.endsConnection, "\(how): end \(other.end) vs \(whole.end)")
+        check(
+            other.requests == whole.requests, "\(how): \(other.requests.count) requests, whole: \(whole.requests.count)"
+        )
+        check(
+            other.end == whole.end && other.endsConnection == whole.endsConnection,
+            "\(how): end \(other.end) vs \(whole.end)")
         if other.error != whole.error {
             // Only the quick rescan may defer an error, and only one a full parse of the
             // remaining (incomplete) head finds.
-            check(other.error == nil, "\(how): error \(String(describing: other.error)) vs \(String(describing: whole.error))")
+            check(
+                other.error == nil,
+                "\(how): error \(String(describing: other.error)) vs \(String(describing: whole.error))")
             check(
                 outcome(input.span, from: other.end) == .failed(whole.error!),
                 "\(how): deferred error \(String(describing: whole.error)) not found by a full parse")
@@ -337,7 +351,9 @@ func fuzzChunked(_ input: [UInt8], split: Int) {
             let piece = Array(input[start..<end])
             do {
                 let used = try decoder.decode(piece.span, into: &body)
-                check(used <= piece.count && (decoder.isComplete || used == piece.count), "consumed \(used) of \(piece.count)")
+                check(
+                    used <= piece.count && (decoder.isComplete || used == piece.count),
+                    "consumed \(used) of \(piece.count)")
                 consumed += used
             } catch {
                 return (body, consumed, false, error)
@@ -350,9 +366,12 @@ func fuzzChunked(_ input: [UInt8], split: Int) {
     }
     let whole = decode([])
     let halves = decode([split])
-    check(whole.error == halves.error, "chunked error \(String(describing: whole.error)) vs \(String(describing: halves.error))")
+    check(
+        whole.error == halves.error,
+        "chunked error \(String(describing: whole.error)) vs \(String(describing: halves.error))")
     if whole.error == nil {
-        check(whole.body == halves.body && whole.consumed == halves.consumed && whole.complete == halves.complete,
-              "chunked decoding depends on the split at \(split)")
+        check(
+            whole.body == halves.body && whole.consumed == halves.consumed && whole.complete == halves.complete,
+            "chunked decoding depends on the split at \(split)")
     }
 }

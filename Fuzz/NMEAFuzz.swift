@@ -88,7 +88,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     exercise(direct, fromFramer: false)
 
     #if NMEAFUZZ_GNSS
-    fuzzEpochs(bytes, split: split)
+        fuzzEpochs(bytes, split: split)
     #endif
 
     // 4. Checksums would shield the decoders from almost every mutation, so the input is run
@@ -101,7 +101,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(halves == whole, "framing differs when split at \(split) (checksums repaired)")
         exercise(span.extracting(0..<min(size, 512)), fromFramer: false)
         #if NMEAFUZZ_GNSS
-        fuzzEpochs(span, split: split)
+            fuzzEpochs(span, split: split)
         #endif
     }
     return 0
@@ -310,14 +310,18 @@ func checkMessage(_ message: NMEAMessage, _ s: borrowing NMEASentence) {
         _ = m.isLastOfGroup
     case .gst(let m):
         checkTime(m.time, s.field(1))
-        for d in [m.rangeRMS, m.semiMajor, m.semiMinor, m.orientation, m.sigmaLatitude, m.sigmaLongitude,
-                  m.sigmaAltitude] { checkDecimal(d) }
+        for d in [
+            m.rangeRMS, m.semiMajor, m.semiMinor, m.orientation, m.sigmaLatitude, m.sigmaLongitude,
+            m.sigmaAltitude,
+        ] { checkDecimal(d) }
     case .zda(let m):
         checkTime(m.time, s.field(1))
         checkDate(m.date)
     case .hdt(let m):
         checkDecimal(m.heading)
-        if let h = m.heading { checkValue("heading-range", h.doubleValue >= 0 && h.doubleValue < 361, "HDT heading \(h)") }
+        if let h = m.heading {
+            checkValue("heading-range", h.doubleValue >= 0 && h.doubleValue < 361, "HDT heading \(h)")
+        }
     case .ptnlGGK(let m):
         checkTime(m.time, s.field(2))
         checkDate(m.date)
@@ -336,7 +340,9 @@ func checkDecimal(_ d: NMEADecimal?) {
     guard let parsed = Double(text) else { violation("description '\(text)' does not parse") }
     let value = d.doubleValue
     check(value.isFinite, "doubleValue not finite")
-    checkValue("decimal-double", abs(value - parsed) <= 1e-12 * max(1, abs(parsed)), "doubleValue \(value) vs description \(text)")
+    checkValue(
+        "decimal-double", abs(value - parsed) <= 1e-12 * max(1, abs(parsed)),
+        "doubleValue \(value) vs description \(text)")
     for scale in [0, 1, 3, 9, 18] as [UInt8] { _ = d.rescaled(to: scale) }
 }
 
@@ -390,43 +396,45 @@ func checkTime(_ t: NMEATime?, _ field: Span<UInt8>) {
 // MARK: - GNSS epoch assembly (optional, -D NMEAFUZZ_GNSS)
 
 #if NMEAFUZZ_GNSS
-func fuzzEpochs(_ bytes: Span<UInt8>, split: Int) {
-    func run(_ splits: [Int]) -> [Position] {
-        var decoder = NMEAStreamDecoder()
-        var positions: [Position] = []
-        var start = 0
-        for end in splits + [bytes.count] where end >= start {
-            decoder.feed(bytes.extracting(start..<end), now: 0) { positions.append($0) }
-            start = end
+    func fuzzEpochs(_ bytes: Span<UInt8>, split: Int) {
+        func run(_ splits: [Int]) -> [Position] {
+            var decoder = NMEAStreamDecoder()
+            var positions: [Position] = []
+            var start = 0
+            for end in splits + [bytes.count] where end >= start {
+                decoder.feed(bytes.extracting(start..<end), now: 0) { positions.append($0) }
+                start = end
+            }
+            // An even split point also exercises the stale flush; otherwise `finish` emits what is pending.
+            if split % 2 == 0 { decoder.flushIfStale(now: Int64.max / 2) { positions.append($0) } }
+            decoder.finish { positions.append($0) }
+            return positions
         }
-        // An even split point also exercises the stale flush; otherwise `finish` emits what is pending.
-        if split % 2 == 0 { decoder.flushIfStale(now: Int64.max / 2) { positions.append($0) } }
-        decoder.finish { positions.append($0) }
-        return positions
+        let whole = run([])
+        let halves = run([split])
+        check(whole == halves, "epochs differ when split at \(split): \(whole.count) vs \(halves.count) positions")
+        for p in whole { checkPosition(p) }
     }
-    let whole = run([])
-    let halves = run([split])
-    check(whole == halves, "epochs differ when split at \(split): \(whole.count) vs \(halves.count) positions")
-    for p in whole { checkPosition(p) }
-}
 
-func checkPosition(_ p: Position) {
-    func finite(_ v: Double?, _ name: String) {
-        if let v { checkValue("position-range", v.isFinite, "\(name) = \(v)") }
+    func checkPosition(_ p: Position) {
+        func finite(_ v: Double?, _ name: String) {
+            if let v { checkValue("position-range", v.isFinite, "\(name) = \(v)") }
+        }
+        if let lat = p.latitude { checkValue("position-range", abs(lat) <= 90, "latitude \(lat)") }
+        if let lon = p.longitude { checkValue("position-range", abs(lon) <= 180, "longitude \(lon)") }
+        for (v, name) in [
+            (p.mslHeight, "mslHeight"), (p.undulation, "undulation"), (p.ellipsoidalHeight, "ellipsoidalHeight"),
+            (p.speed, "speed"), (p.bearing, "bearing"), (p.heading, "heading"), (p.diffAge, "diffAge"),
+            (p.pdop, "pdop"), (p.hdop, "hdop"), (p.vdop, "vdop"), (p.sigmaLatitude, "sigmaLatitude"),
+            (p.sigmaLongitude, "sigmaLongitude"), (p.sigmaAltitude, "sigmaAltitude"), (p.rangeRMS, "rangeRMS"),
+            (p.altitude, "altitude"),
+        ] {
+            finite(v, name)
+        }
+        if let speed = p.speed { checkValue("negative-speed", speed >= 0, "speed \(speed) m/s") }
+        if let bearing = p.bearing { checkValue("course-range", bearing >= 0 && bearing <= 360, "bearing \(bearing)") }
+        if let n = p.satellitesInUse { checkValue("position-range", n >= 0, "satellitesInUse \(n)") }
+        _ = p.time
+        _ = p.sky
     }
-    if let lat = p.latitude { checkValue("position-range", abs(lat) <= 90, "latitude \(lat)") }
-    if let lon = p.longitude { checkValue("position-range", abs(lon) <= 180, "longitude \(lon)") }
-    for (v, name) in [(p.mslHeight, "mslHeight"), (p.undulation, "undulation"), (p.ellipsoidalHeight, "ellipsoidalHeight"),
-                      (p.speed, "speed"), (p.bearing, "bearing"), (p.heading, "heading"), (p.diffAge, "diffAge"),
-                      (p.pdop, "pdop"), (p.hdop, "hdop"), (p.vdop, "vdop"), (p.sigmaLatitude, "sigmaLatitude"),
-                      (p.sigmaLongitude, "sigmaLongitude"), (p.sigmaAltitude, "sigmaAltitude"), (p.rangeRMS, "rangeRMS"),
-                      (p.altitude, "altitude")] {
-        finite(v, name)
-    }
-    if let speed = p.speed { checkValue("negative-speed", speed >= 0, "speed \(speed) m/s") }
-    if let bearing = p.bearing { checkValue("course-range", bearing >= 0 && bearing <= 360, "bearing \(bearing)") }
-    if let n = p.satellitesInUse { checkValue("position-range", n >= 0, "satellitesInUse \(n)") }
-    _ = p.time
-    _ = p.sky
-}
 #endif

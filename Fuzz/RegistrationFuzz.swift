@@ -95,7 +95,9 @@ func checkRequest(_ request: RegistrationRequest) {
     case .socketServerPort(let id): if let id { check(GUID(id.canonical) == id, "GUID does not re-parse") }
     case .unsupported(let name):
         check(request.platform == .windows, "an unsupported request from iOS")
-        check(!name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(ASCII.isAlphanumeric), "request name \(name)")
+        check(
+            !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy(ASCII.isAlphanumeric), "request name \(name)"
+        )
     }
 }
 
@@ -159,7 +161,9 @@ func checkIOSReply(_ reply: String, request: RegistrationRequest, result: Regist
     }
 }
 
-func checkWindowsReply(_ reply: String, request: RegistrationRequest, result: RegistrationResult?, ports: PortAssignment) {
+func checkWindowsReply(
+    _ reply: String, request: RegistrationRequest, result: RegistrationResult?, ports: PortAssignment
+) {
     check(reply.hasPrefix(request.returnURL), "Windows reply does not start with the callback")
     let rest = reply.dropFirst(request.returnURL.utf8.count)
     let separator: Character = request.returnURL.contains("?") ? "&" : "?"
@@ -174,7 +178,9 @@ func checkWindowsReply(_ reply: String, request: RegistrationRequest, result: Re
     }
     check(values["id"] == request.windowsRequestName, "Windows id")
     if case .unsupported(let name) = request.kind {
-        check(values["status"] == "error" && values["message"] == RegistrationURL.unsupportedMessage(name), "unsupported reply")
+        check(
+            values["status"] == "error" && values["message"] == RegistrationURL.unsupportedMessage(name),
+            "unsupported reply")
         check(values.count == 3, "unsupported reply carries only id, status, message")
         return
     }
@@ -242,8 +248,9 @@ func fuzzHelpers(_ input: [UInt8], _ text: String) {
     switch AccessCodeV2.claim(plaintext: input, now: now) {
     case .success(let claim):
         check(input.count == 57, "claim length")
-        check(claim.unixSeconds >= now - AccessCodeV2.lifetimeSeconds
-              && claim.unixSeconds <= now + AccessCodeV2.futureSkewSeconds, "claim outside its window")
+        check(
+            claim.unixSeconds >= now - AccessCodeV2.lifetimeSeconds
+                && claim.unixSeconds <= now + AccessCodeV2.futureSkewSeconds, "claim outside its window")
         // The canonical plaintext of the claim reads back to the same claim.
         let canonical = AccessCodeV2.plaintext(applicationID: claim.applicationID, unixSeconds: claim.unixSeconds)
         check(AccessCodeV2.claim(plaintext: canonical, now: now) == .success(claim), "claim round trip")

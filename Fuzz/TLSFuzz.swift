@@ -14,8 +14,10 @@
 let materials: (TLSServerContext, PrivateKey) = {
     do {
         let key = try PrivateKey.generate(.p256)
-        let certificate = try Certificate.issue(.init(commonName: "tmm-api-local.fieldsystems.trimble.com", validityDays: 30,
-                                                      isAuthority: false), for: key, by: nil)
+        let certificate = try Certificate.issue(
+            .init(
+                commonName: "tmm-api-local.fieldsystems.trimble.com", validityDays: 30,
+                isAuthority: false), for: key, by: nil)
         return (try TLSServerContext(chain: [certificate], key: key), try PrivateKey.generate(.rsa(bits: 2048)))
     } catch {
         fatalError("TLSFuzz set-up: \(error)")

@@ -209,7 +209,6 @@ func loadCorpus(directory: String, minSentences: Int) -> Corpus {
 /// Wall time (what the brief asks for; includes preemption on a busy machine).
 func nowNanoseconds() -> UInt64 { clockNanoseconds(CLOCK_MONOTONIC) }
 
-
 // MARK: - Work counters
 
 /// What a run did. Printed after the runs so that none of the work can be optimised away.
@@ -534,7 +533,8 @@ func timedRun(_ stage: inout Stage, _ corpus: Corpus, chunk: Int, run: Int, of r
     stage.cpuNsPerSentence.append(cpuNs)
     stage.allocations.append(Double(allocations))
     stage.setupAllocations.append(Double(setup))
-    var line = "  \(stage.name) run \(run)/\(runs): \(fixed(Double(elapsed) / 1e6, 1)) ms, \(fixed(ns, 1)) ns/sentence, "
+    var line =
+        "  \(stage.name) run \(run)/\(runs): \(fixed(Double(elapsed) / 1e6, 1)) ms, \(fixed(ns, 1)) ns/sentence, "
     if stage.perEpoch { line += "\(fixed(Double(elapsed) / Double(stage.counters.epochs), 1)) ns/epoch, " }
     line += "\(fixed(1e3 / ns, 3)) M sentences/s, CPU \(fixed(cpuNs, 1)) ns/sentence, \(allocations) allocations"
     if stage.perEpoch { line += " (+ \(setup) before the first chunk)" }

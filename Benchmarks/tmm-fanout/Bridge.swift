@@ -24,8 +24,9 @@ struct BridgePorts {
             guard let port = freeLoopbackPort() else { throw HarnessError("no free loopback port for the bridge") }
             if !ports.contains(port) { ports.append(port) }
         }
-        return BridgePorts(location: ports[0], locationSecure: ports[1], api: ports[2], apiSecure: ports[3],
-                           locationV2: ports[4], locationV2Secure: ports[5])
+        return BridgePorts(
+            location: ports[0], locationSecure: ports[1], api: ports[2], apiSecure: ports[3],
+            locationV2: ports[4], locationV2Secure: ports[5])
     }
 }
 
@@ -94,9 +95,10 @@ final class BridgeProcess {
         defer { if log >= 0 { close(log) } }
         let opener: ChildProcess
         do {
-            opener = try ChildProcess(executable: executable,
-                                      arguments: ["open", url, "--print", "--runtime-dir", directory + "/runtime"],
-                                      logDescriptor: log >= 0 ? log : nil)
+            opener = try ChildProcess(
+                executable: executable,
+                arguments: ["open", url, "--print", "--runtime-dir", directory + "/runtime"],
+                logDescriptor: log >= 0 ? log : nil)
         } catch {
             throw BridgeFailure(description: "cannot start \(executable) open: \(error)")
         }

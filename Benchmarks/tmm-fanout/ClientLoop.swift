@@ -146,9 +146,10 @@ final class ClientLoop {
 
     /// Connects `count` clients of `kind` to 127.0.0.1:`port`, at most `inFlight` unanswered at
     /// a time (gpsd listens with a backlog of 5), and waits until all are open.
-    func connect(count: Int, kind: ClientKind, port: UInt16, inFlight: Int, secure: Bool = false,
-                 timeoutSeconds: Int = 60) throws(HarnessError)
-    {
+    func connect(
+        count: Int, kind: ClientKind, port: UInt16, inFlight: Int, secure: Bool = false,
+        timeoutSeconds: Int = 60
+    ) throws(HarnessError) {
         if secure && trustedAuthority == nil { throw HarnessError("secure clients need trustedAuthority") }
         let first = clients.count
         let deadline = monotonicNanoseconds() + Int64(timeoutSeconds) * 1_000_000_000
@@ -195,10 +196,13 @@ final class ClientLoop {
         return index
     }
 
-    private func addClient(kind: ClientKind, port: UInt16, receiveBuffer: Int?, reads: Bool, secure: Bool = false)
+    private func addClient(
+        kind: ClientKind, port: UInt16, receiveBuffer: Int?, reads: Bool, secure: Bool = false
+    )
         throws(HarnessError)
     {
-        let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: \(Errno.current) (raise RLIMIT_NOFILE?)") }
         guard Int(fd) < indexByDescriptor.count else {
             Glibc.close(fd)
@@ -252,8 +256,9 @@ final class ClientLoop {
             let nonce = (try? Random.bytes(count: 16)) ?? (0..<16).map { _ in UInt8.random(in: 0...255) }
             let key = Base64.encode(nonce.span)
             clients[index].key = key
-            request = Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                + "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+            request = Array(
+                ("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                    + "Connection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
         }
         if clients[index].secure, let context = trustedAuthority {
             do {
@@ -423,7 +428,9 @@ final class ClientLoop {
     /// Collects the HTTP reply to the upgrade; checks `101` and `Sec-WebSocket-Accept`. Returns
     /// the bytes after the reply (the first frames), or nil while the reply is incomplete or
     /// when it failed (the client is then closed).
-    private func handshakeReply(_ index: Int, _ bytes: UnsafeRawBufferPointer, at now: Int64)
+    private func handshakeReply(
+        _ index: Int, _ bytes: UnsafeRawBufferPointer, at now: Int64
+    )
         -> UnsafeRawBufferPointer?
     {
         let before = clients[index].reply.count
@@ -448,7 +455,9 @@ final class ClientLoop {
             return line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
         }.first
         guard let accept, String(accept).split(separator: " ").first.map(String.init) == expected else {
-            self.end(index, failure: "bad Sec-WebSocket-Accept \(accept.map(String.init) ?? "(missing)"), expected \(expected)")
+            self.end(
+                index,
+                failure: "bad Sec-WebSocket-Accept \(accept.map(String.init) ?? "(missing)"), expected \(expected)")
             return nil
         }
         clients[index].phase = .open

@@ -46,8 +46,10 @@ final class FloorProcess {
         do {
             child = try ChildProcess(
                 executable: executable,
-                arguments: ["--serve-floor", String(ChildProcess.childDescriptor(forPassed: 0)),
-                            String(ChildProcess.childDescriptor(forPassed: 1))],
+                arguments: [
+                    "--serve-floor", String(ChildProcess.childDescriptor(forPassed: 0)),
+                    String(ChildProcess.childDescriptor(forPassed: 1)),
+                ],
                 logDescriptor: log >= 0 ? log : nil, passing: [listenerFD, ends[0]])
         } catch {
             close(ends[1])
@@ -161,7 +163,8 @@ private struct FloorFrame {
     private let timeOffset: Int
 
     init() {
-        let json = #"{"latitude":48.1173,"longitude":11.5167,"altitude":592.721,"speed":0.006,"bearing":null,"#
+        let json =
+            #"{"latitude":48.1173,"longitude":11.5167,"altitude":592.721,"speed":0.006,"bearing":null,"#
             + #""geoidModel":null,"hrms":0.014,"vrms":0.018,"satellites":14,"totalSatInUse":14,"totalSatInView":14,"#
             + #""pdop":null,"hdop":0.62,"vdop":null,"diffAge":1.0,"diffStatus":4,"diffID":"0123","#
             + #""solutionType":"RTK Fixed","receiverModel":null,"receiverSerialNumber":null,"#

@@ -24,12 +24,12 @@ func readSmallFile(_ path: String) -> [UInt8]? {
 /// CPU time of a process, all threads, in nanoseconds (utime + stime from /proc/PID/stat).
 func processCPUNanoseconds(_ pid: pid_t) -> Int64? {
     guard let stat = readSmallFile("/proc/\(pid)/stat"),
-          let close = stat.lastIndex(of: UInt8(ascii: ")"))
+        let close = stat.lastIndex(of: UInt8(ascii: ")"))
     else { return nil }
     // After "pid (comm)": field 3 (state) is the first; utime and stime are fields 14 and 15.
     let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
     guard fields.count > 12, let user = Int64(String(decoding: fields[11], as: UTF8.self)),
-          let system = Int64(String(decoding: fields[12], as: UTF8.self))
+        let system = Int64(String(decoding: fields[12], as: UTF8.self))
     else { return nil }
     let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
     return (user + system) * 1_000_000_000 / ticks
@@ -52,7 +52,9 @@ struct MemoryUse {
         guard let status = readSmallFile("/proc/\(pid)/status") else { return nil }
         for line in status.split(separator: UInt8(ascii: "\n")) {
             let text = String(decoding: line, as: UTF8.self)
-            func value() -> Int { Int(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0 }
+            func value() -> Int {
+                Int(text.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+            }
             if text.hasPrefix("VmRSS:") { residentKiB = value() }
             if text.hasPrefix("VmHWM:") { peakKiB = value() }
         }

@@ -3,9 +3,10 @@
 // where the kernel happened to cut a read. Runs in a second; `make bench` runs it first.
 
 /// Feeds `stream` to a fresh scanner in the chunks `cuts` gives and returns what it reported.
-private func feed<Scanner>(_ stream: [UInt8], cuts: [Int], into scanner: inout Scanner,
-                           _ scan: (inout Scanner, UnsafeRawBufferPointer, (Int) -> Void) -> Void) -> [Int]
-{
+private func feed<Scanner>(
+    _ stream: [UInt8], cuts: [Int], into scanner: inout Scanner,
+    _ scan: (inout Scanner, UnsafeRawBufferPointer, (Int) -> Void) -> Void
+) -> [Int] {
     var times: [Int] = []
     stream.withUnsafeBytes { raw in
         var start = 0
@@ -46,13 +47,13 @@ func runSelfTest() -> [String] {
     let t2 = ((23 * 60 + 59) * 60 + 59) * 1000 + 950  // 23:59:59.95
 
     // gpsd: only TPV lines count, their time when their '\n' arrives; GST has a time too.
-    let gpsdStream = Array((
-        #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"# + "\n"
-        + #"{"class":"TPV","device":"/dev/pts/0","mode":3,"time":"2025-11-20T10:00:01.050Z","ept":0.005}"# + "\n"
-        + #"{"class":"GST","device":"/dev/pts/0","time":"2025-11-20T10:00:01.050Z","rms":0.012}"# + "\n"
-        + #"{"class":"TPV","device":"/dev/pts/0","time":"2025-11-20T23:59:59.95Z"}"# + "\n"
-        + #"{"class":"TPV","device":"/dev/pts/0","mode":1}"# + "\n"
-        + #"{"class":"TPV","device":"/dev/pts/0","time":"2025-11-20T10:00:01.050Z"}"#).utf8)  // no '\n' yet
+    let gpsdStream = Array(
+        (#"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"# + "\n"
+            + #"{"class":"TPV","device":"/dev/pts/0","mode":3,"time":"2025-11-20T10:00:01.050Z","ept":0.005}"# + "\n"
+            + #"{"class":"GST","device":"/dev/pts/0","time":"2025-11-20T10:00:01.050Z","rms":0.012}"# + "\n"
+            + #"{"class":"TPV","device":"/dev/pts/0","time":"2025-11-20T23:59:59.95Z"}"# + "\n"
+            + #"{"class":"TPV","device":"/dev/pts/0","mode":1}"# + "\n"
+            + #"{"class":"TPV","device":"/dev/pts/0","time":"2025-11-20T10:00:01.050Z"}"#).utf8)  // no '\n' yet
     for cuts in cuttings(gpsdStream.count) {
         var scanner = GPSDLineScanner()
         let times = feed(gpsdStream, cuts: cuts, into: &scanner) { $0.scan($1, $2) }

@@ -178,9 +178,10 @@ struct GPSDLineScanner: Sendable {
                 }
             case .findTime:
                 // This byte and the rest of the chunk, up to the line's end, in one search.
-                let lineEnd = memchr(base + i - 1, 0x0A, end - i + 1).map {
-                    base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
-                } ?? end
+                let lineEnd =
+                    memchr(base + i - 1, 0x0A, end - i + 1).map {
+                        base.distance(to: $0.assumingMemoryBound(to: UInt8.self))
+                    } ?? end
                 i = Self.timeKey.search(base, from: i - 1, to: lineEnd, matched: &matched)
                 if matched == Self.timeKey.count { phase = .skipDate }
             case .skipDate:

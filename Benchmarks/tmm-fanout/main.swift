@@ -93,11 +93,12 @@ func selfExecutable() -> String {
 func parseOptions(_ arguments: [String]) -> Options {
     var options = Options()
     if arguments.count == 4, arguments[1] == "--serve-floor", let listener = CInt(arguments[2]),
-       let epochs = CInt(arguments[3])
+        let epochs = CInt(arguments[3])
     {
         exit(serveFloor(listener: listener, epochs: epochs))
     }
-    var defaultBridge: String? = selfExecutable().split(separator: "/", omittingEmptySubsequences: false)
+    var defaultBridge: String? =
+        selfExecutable().split(separator: "/", omittingEmptySubsequences: false)
         .dropLast().joined(separator: "/") + "/tmm-bridge"
     var i = 1
     func value() -> String {
@@ -252,7 +253,9 @@ struct Measurement {
 
 /// Runs one schedule (warm-up, window, tail) on the connected clients, with CPU meters over the
 /// window; `observe` runs about every 250 ms.
-@MainActor func measure(run: Int, server: String, clients: Int, rate: Int, serverPID: pid_t, observe: (() -> Void)? = nil)
+@MainActor func measure(
+    run: Int, server: String, clients: Int, rate: Int, serverPID: pid_t, observe: (() -> Void)? = nil
+)
     -> Measurement
 {
     var result = Measurement(run: run, server: server, clients: clients, rate: rate)
@@ -315,7 +318,8 @@ func fixed(_ value: Double?, _ decimals: Int = 3) -> String {
     var line = "RESULT fanout run=\(run) server=\(m.server) clients=\(m.clients) rate_hz=\(m.rate)"
     line += " window_s=\(options.window) samples=\(m.latency.samples) missing=\(m.latency.missing)"
     line += " duplicates=\(m.latency.duplicates) disconnects=\(m.latency.disconnects)"
-    line += " p50_ms=\(fixed(m.latency.p50)) p99_ms=\(fixed(m.latency.p99)) max_ms=\(fixed(m.latency.max)) min_ms=\(fixed(m.latency.min))"
+    line +=
+        " p50_ms=\(fixed(m.latency.p50)) p99_ms=\(fixed(m.latency.p99)) max_ms=\(fixed(m.latency.max)) min_ms=\(fixed(m.latency.min))"
     line += " cpu_pct=\(fixed(m.serverCPU, 1)) rss_kib=\(m.serverRSS) hwm_kib=\(m.serverHWM)"
     line += " gpsd_cpu_pct=\(fixed(m.gpsdCPU, 1)) gpsd_rss_kib=\(m.gpsdRSS) harness_cpu_pct=\(fixed(m.harnessCPU, 1))"
     line += " bytes_per_message=\(m.latency.bytesPerMessage) pty_overruns=\(m.overruns)"
@@ -353,8 +357,9 @@ var gpsdClientLimit: Int?
 @MainActor func startBridge(_ path: String, clients: Int, label: String, secure: Bool = false) -> BridgeProcess? {
     let bridge: BridgeProcess
     do {
-        bridge = try BridgeProcess(executable: path, device: pty.devicePath, gpsd: gpsdConfiguration,
-                                   directory: scratch + "/" + label)
+        bridge = try BridgeProcess(
+            executable: path, device: pty.devicePath, gpsd: gpsdConfiguration,
+            directory: scratch + "/" + label)
         try bridge.unlockLocationV2()
     } catch {
         say("bridge: \(error)")
@@ -372,8 +377,9 @@ var gpsdClientLimit: Int?
                 throw HarnessError("the bridge's CA: \(error)")
             }
         }
-        try loop.connect(count: clients, kind: .webSocket(path: "/locationV2"),
-                         port: secure ? bridge.ports.locationV2Secure : bridge.ports.locationV2, inFlight: 32, secure: secure)
+        try loop.connect(
+            count: clients, kind: .webSocket(path: "/locationV2"),
+            port: secure ? bridge.ports.locationV2Secure : bridge.ports.locationV2, inFlight: 32, secure: secure)
     } catch {
         say("bridge: \(error)\(bridge.logTail())")
         loop.closeAll()
@@ -423,7 +429,8 @@ var measurementCount = 0
     guard bridgeUsable, let path = bridgePath else { return nil }
     measurementCount += 1
     let server = secure ? "bridge-wss" : "bridge"
-    guard let bridge = startBridge(path, clients: clients, label: "\(server)-\(measurementCount)", secure: secure) else {
+    guard let bridge = startBridge(path, clients: clients, label: "\(server)-\(measurementCount)", secure: secure)
+    else {
         say("bridge: not measured (\(clients) clients, \(rate) Hz); skipping the remaining bridge runs")
         bridgeUsable = false
         return nil
@@ -472,7 +479,8 @@ struct SlowClientRun {
         lastState = view?.state
         if view.map({ !$0.isEstablished }) ?? true { closedAt = monotonicNanoseconds() }
     }
-    var result = measure(run: run, server: "bridge+slow", clients: clients, rate: rate, serverPID: bridge.pid, observe: observe)
+    var result = measure(
+        run: run, server: "bridge+slow", clients: clients, rate: rate, serverPID: bridge.pid, observe: observe)
     // Give the bridge time to give up on the slow client, if it has not yet.
     let deadline = monotonicNanoseconds() + Int64(options.slowObserve) * 1_000_000_000
     while closedAt == nil && loop.endedAt(slow) == 0 && monotonicNanoseconds() < deadline {
@@ -513,9 +521,12 @@ let started = utcNow()
 let startedAt = monotonicNanoseconds()
 /// Seconds since the benchmark started, for the progress lines.
 func elapsed() -> String { "\((monotonicNanoseconds() - startedAt) / 1_000_000_000) s" }
-say("tmm-fanout: \(options.runs) run(s) of clients \(options.clients) x rates \(options.rates) Hz;"
-    + " warm-up \(options.warmup) s, window \(options.window) s per measurement")
-say("gpsd: \(gpsdConfiguration.executable) (pid \(gpsd.pid ?? 0), port \(gpsdConfiguration.port)); pty \(pty.devicePath)")
+say(
+    "tmm-fanout: \(options.runs) run(s) of clients \(options.clients) x rates \(options.rates) Hz;"
+        + " warm-up \(options.warmup) s, window \(options.window) s per measurement")
+say(
+    "gpsd: \(gpsdConfiguration.executable) (pid \(gpsd.pid ?? 0), port \(gpsdConfiguration.port)); pty \(pty.devicePath)"
+)
 say("bridge: \(bridgePath ?? "not measured")")
 say("started: \(started), load \(loadAverage())")
 
@@ -525,7 +536,9 @@ do {
     for run in 1...options.runs {
         for clients in options.clients {
             for rate in options.rates {
-                say("== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (at \(elapsed()), load \(loadAverage()))")
+                say(
+                    "== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (at \(elapsed()), load \(loadAverage()))"
+                )
                 if let baseline = try measureGPSD(clients: clients, rate: rate, run: run) { all.append(baseline) }
                 if let floor = try measureFloor(clients: clients, rate: rate, run: run) { all.append(floor) }
                 if let bridge = measureBridge(clients: clients, rate: rate, run: run) { all.append(bridge) }
@@ -536,8 +549,12 @@ do {
         }
         if options.slowClient, bridgeUsable {
             let clients = options.slowClients ?? options.clients.max() ?? 1000
-            say("== run \(run)/\(options.runs): slow client: \(clients) clients + 1 that never reads, \(options.slowRate) Hz")
-            if let slow = measureSlowClient(clients: clients, rate: options.slowRate, run: run) { slowRuns.append(slow) }
+            say(
+                "== run \(run)/\(options.runs): slow client: \(clients) clients + 1 that never reads, \(options.slowRate) Hz"
+            )
+            if let slow = measureSlowClient(clients: clients, rate: options.slowRate, run: run) {
+                slowRuns.append(slow)
+            }
         }
     }
 } catch {
@@ -551,7 +568,8 @@ shutDown()
 func median(_ values: [Double]) -> Double? {
     let finite = values.filter { $0.isFinite }.sorted()
     guard !finite.isEmpty else { return nil }
-    return finite.count % 2 == 1 ? finite[finite.count / 2] : (finite[finite.count / 2 - 1] + finite[finite.count / 2]) / 2
+    return finite.count % 2 == 1
+        ? finite[finite.count / 2] : (finite[finite.count / 2 - 1] + finite[finite.count / 2]) / 2
 }
 
 @MainActor func medianOf(_ server: String, _ clients: Int, _ rate: Int, _ value: (Measurement) -> Double?) -> Double? {
@@ -570,7 +588,9 @@ say("latency = receive time of an epoch's message at a client minus the write of
 say("p50/p99 over all (client, epoch) samples of a \(options.window) s window; CPU = utime+stime over the window,")
 say("% of one core; RSS = VmRSS at the window's end (MiB), HWM = VmHWM (bridge: started fresh per measurement).")
 say("")
-say("| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % | RSS MiB | HWM MiB | gpsd CPU % | harness CPU % | p99 vs gpsd | CPU vs gpsd | p99 − floor ms |")
+say(
+    "| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % | RSS MiB | HWM MiB | gpsd CPU % | harness CPU % | p99 vs gpsd | CPU vs gpsd | p99 − floor ms |"
+)
 say("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for clients in options.clients {
     for rate in options.rates {
@@ -612,7 +632,9 @@ if options.wss {
     say("ws against wss (bridge, same clients and rates; CPU per client-frame = server CPU over the window /")
     say("(client, frame) pairs delivered in it; ratio = median of the per-run wss / ws):")
     say("")
-    say("| clients | Hz | ws CPU % | wss CPU % | ws µs CPU/client-frame | wss µs CPU/client-frame | wss / ws | ws p50 ms | wss p50 ms | ws p99 ms | wss p99 ms | missing ws/wss | wss HWM MiB |")
+    say(
+        "| clients | Hz | ws CPU % | wss CPU % | ws µs CPU/client-frame | wss µs CPU/client-frame | wss / ws | ws p50 ms | wss p50 ms | ws p99 ms | wss p99 ms | missing ws/wss | wss HWM MiB |"
+    )
     say("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for clients in options.clients {
         for rate in options.rates {
@@ -621,7 +643,8 @@ if options.wss {
             guard !plain.isEmpty, !secure.isEmpty else { continue }
             let ratios = plain.compactMap { p -> Double? in
                 guard let s = secure.first(where: { $0.run == p.run }), let a = cpuPerClientFrame(p),
-                      let b = cpuPerClientFrame(s), a > 0 else { return nil }
+                    let b = cpuPerClientFrame(s), a > 0
+                else { return nil }
                 return b / a
             }
             let wsCost = median(plain.compactMap(cpuPerClientFrame))
@@ -636,8 +659,10 @@ if options.wss {
                 fixed(median(secure.map { Double($0.serverHWM) / 1024 }), 1),
             ]
             say("| " + cells.joined(separator: " | ") + " |")
-            say("RESULT fanout_wss clients=\(clients) rate_hz=\(rate) ws_us_per_client_frame=\(fixed(wsCost, 2))"
-                + " wss_us_per_client_frame=\(fixed(wssCost, 2)) ratio=\(median(ratios).map { fixed($0, 2) } ?? "nan")")
+            say(
+                "RESULT fanout_wss clients=\(clients) rate_hz=\(rate) ws_us_per_client_frame=\(fixed(wsCost, 2))"
+                    + " wss_us_per_client_frame=\(fixed(wssCost, 2)) ratio=\(median(ratios).map { fixed($0, 2) } ?? "nan")"
+            )
         }
     }
 }
@@ -647,7 +672,9 @@ if !slowRuns.isEmpty {
     let rate = slowRuns[0].measurement.rate
     say("")
     say("Slow client (\(clients) clients + 1 that never reads, SO_RCVBUF 4096, \(rate) Hz):")
-    say("| run | others' p99 ms | without it (same run) | missing | bridge CPU % | HWM MiB | closed by bridge | after s | close code | frames it got | server send queue max |")
+    say(
+        "| run | others' p99 ms | without it (same run) | missing | bridge CPU % | HWM MiB | closed by bridge | after s | close code | frames it got | server send queue max |"
+    )
     say("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for slow in slowRuns {
         let run = slow.measurement.run
@@ -666,12 +693,15 @@ if !slowRuns.isEmpty {
 say("")
 let targetClients = 1000, targetRate = 20
 if let p99 = medianOf("bridge", targetClients, targetRate, { $0.latency.p99 }),
-   let cpu = medianOf("bridge", targetClients, targetRate, { $0.serverCPU })
+    let cpu = medianOf("bridge", targetClients, targetRate, { $0.serverCPU })
 {
     let met = p99 <= 5 && cpu < 50
-    say("target: \(targetClients) clients at \(targetRate) Hz with p99 <= 5 ms and under half a core:"
-        + " \(met ? "MET" : "NOT MET") (median p99 \(fixed(p99)) ms, CPU \(fixed(cpu, 1)) %)")
-    say("RESULT fanout_target clients=\(targetClients) rate_hz=\(targetRate) p99_ms=\(fixed(p99)) cpu_pct=\(fixed(cpu, 1)) met=\(met ? "yes" : "no")")
+    say(
+        "target: \(targetClients) clients at \(targetRate) Hz with p99 <= 5 ms and under half a core:"
+            + " \(met ? "MET" : "NOT MET") (median p99 \(fixed(p99)) ms, CPU \(fixed(cpu, 1)) %)")
+    say(
+        "RESULT fanout_target clients=\(targetClients) rate_hz=\(targetRate) p99_ms=\(fixed(p99)) cpu_pct=\(fixed(cpu, 1)) met=\(met ? "yes" : "no")"
+    )
 } else {
     say("target: \(targetClients) clients at \(targetRate) Hz with p99 <= 5 ms and under half a core: not measured")
 }

@@ -83,7 +83,9 @@ func parseOptions() -> Options {
     }
     func list(_ name: String, _ allowed: [String]) -> [String] {
         let items = value(name).split(separator: ",").map(String.init)
-        for item in items where !allowed.contains(item) { usage("\(name): unknown '\(item)' (\(allowed.joined(separator: ", ")))") }
+        for item in items where !allowed.contains(item) {
+            usage("\(name): unknown '\(item)' (\(allowed.joined(separator: ", ")))")
+        }
         return items
     }
     while let arg = args.popFirst() {
@@ -184,8 +186,12 @@ struct Pair {
 }
 
 let pairs = [
-    Pair(key: "sirf", title: "SiRFstarV", nmea: "sirfstarv-nmea.log.watch", binary: "sirfstarv.log.watch", driver: "SiRF"),
-    Pair(key: "ublox", title: "u-blox M8", nmea: "neo-m8n.log.watch", binary: "ublox-neo-m8t.log.watch", driver: "u-blox"),
+    Pair(
+        key: "sirf", title: "SiRFstarV", nmea: "sirfstarv-nmea.log.watch", binary: "sirfstarv.log.watch", driver: "SiRF"
+    ),
+    Pair(
+        key: "ublox", title: "u-blox M8", nmea: "neo-m8n.log.watch", binary: "ublox-neo-m8t.log.watch", driver: "u-blox"
+    ),
 ]
 
 // MARK: - The measured work
@@ -295,7 +301,6 @@ func measured(_ stage: String, _ s: StageState, _ passes: Int) -> Counters {
 
 // MARK: - Timing
 
-
 struct Stage {
     var name: String
     var state: StageState
@@ -331,7 +336,9 @@ for pair in pairs where options.pairs.contains(pair.key) {
     if options.callgrind {
         for i in stages.indices {
             let c = measured(stages[i].name, stages[i].state, options.passes)
-            print("RESULT \(pair.key)_\(stages[i].name)_measured_epochs=\(c.epochs) \(pair.key)_\(stages[i].name)_reports=\(c.reports)")
+            print(
+                "RESULT \(pair.key)_\(stages[i].name)_measured_epochs=\(c.epochs) \(pair.key)_\(stages[i].name)_reports=\(c.reports)"
+            )
         }
         continue
     }
@@ -366,16 +373,20 @@ for pair in pairs where options.pairs.contains(pair.key) {
                 + "\(fixed(median(stage.allocations), 4)) allocations/epoch, \(c.reports / options.passes) reports per pass, "
                 + "digest \(String(c.digest, radix: 16))")
         let key = "\(pair.key)_\(stage.name)"
-        result += " \(key)_epochs_per_pass=\(c.epochs / options.passes) \(key)_ns_per_epoch=\(fixed(median(stage.wall), 1))"
+        result +=
+            " \(key)_epochs_per_pass=\(c.epochs / options.passes) \(key)_ns_per_epoch=\(fixed(median(stage.wall), 1))"
             + " \(key)_min_ns_per_epoch=\(fixed(stage.wall.min()!, 1)) \(key)_cpu_ns_per_epoch=\(fixed(median(stage.cpu), 1))"
             + " \(key)_allocations_per_epoch=\(fixed(median(stage.allocations), 4))"
     }
-    if let n = stages.firstIndex(where: { $0.name == "nmea" }), let j = stages.firstIndex(where: { $0.name == "json" }) {
+    if let n = stages.firstIndex(where: { $0.name == "nmea" }), let j = stages.firstIndex(where: { $0.name == "json" })
+    {
         let ratios = zip(stages[j].cpu, stages[n].cpu).map { $0 / $1 }
         let wallRatios = zip(stages[j].wall, stages[n].wall).map { $0 / $1 }
-        print("  json / nmea per epoch: median of \(options.runs) per-run ratios \(fixed(median(wallRatios), 3))x wall, "
-              + "\(fixed(median(ratios), 3))x thread CPU")
-        result += " \(pair.key)_json_nmea_ratio=\(fixed(median(wallRatios), 3)) \(pair.key)_json_nmea_cpu_ratio=\(fixed(median(ratios), 3))"
+        print(
+            "  json / nmea per epoch: median of \(options.runs) per-run ratios \(fixed(median(wallRatios), 3))x wall, "
+                + "\(fixed(median(ratios), 3))x thread CPU")
+        result +=
+            " \(pair.key)_json_nmea_ratio=\(fixed(median(wallRatios), 3)) \(pair.key)_json_nmea_cpu_ratio=\(fixed(median(ratios), 3))"
     }
     print(result)
 }

@@ -22,7 +22,8 @@ extension BridgeServer {
     /// more is wanted, when a read is under way).
     func startReload(signal: CInt) {
         guard let read = environment.reloadConfiguration else {
-            log.warning("signal \(signal): nothing to reload (the configuration was not read from a file or command line)")
+            log.warning(
+                "signal \(signal): nothing to reload (the configuration was not read from a file or command line)")
             return
         }
         if case .reading = reload {
@@ -59,8 +60,11 @@ extension BridgeServer {
             }
             let applied = changed.filter(BridgeConfiguration.reloadableOptions.contains)
             apply(configuration.reloaded(from: read))
-            log.notice("reloaded the configuration: "
-                + (applied.isEmpty ? "no option that applies while running changed" : "applied " + applied.joined(separator: ", ")))
+            log.notice(
+                "reloaded the configuration: "
+                    + (applied.isEmpty
+                        ? "no option that applies while running changed" : "applied " + applied.joined(separator: ", "))
+            )
             if applied.contains("registration") || applied.contains("allow-app-id") { log(registrationSummary) }
             if applied.contains("allowed-origins") { log(allowedOriginsSummary) }
         }
@@ -83,14 +87,16 @@ extension BridgeServer {
     /// "registration: allowlist (2 allowed ids)": the policy in force (start and reload say it).
     var registrationSummary: String {
         "registration: \(configuration.registration.rawValue)"
-            + (configuration.registration == .allowlist ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
+            + (configuration.registration == .allowlist
+                ? " (\(configuration.allowedApplicationIDs.count) allowed ids)" : "")
     }
 
     /// The web origins allowed now, as start and reload say them.
     var allowedOriginsSummary: String {
         switch configuration.allowedOrigins {
         case .any: "allowed-origins: * (any web page)"
-        case .only(let origins): "allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)"
+        case .only(let origins):
+            "allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)"
         }
     }
 

@@ -48,7 +48,9 @@ final class OperatorViews: HubSubscriber {
     /// `WATCHDOG_USEC` for this process, in nanoseconds, if systemd asked for a watchdog.
     static func watchdogInterval() -> Int64? {
         guard let raw = CurrentProcess.environment("WATCHDOG_USEC"), let usec = Int64(raw), usec > 0 else { return nil }
-        if let pid = CurrentProcess.environment("WATCHDOG_PID"), let number = Int32(pid), number != CurrentProcess.processID {
+        if let pid = CurrentProcess.environment("WATCHDOG_PID"), let number = Int32(pid),
+            number != CurrentProcess.processID
+        {
             return nil
         }
         return usec * 1000
@@ -74,8 +76,10 @@ extension BridgeServer {
             registration: statusRegistration())
         status.bluetooth = input.bluetooth.map { binding in
             DaemonStatus.BluetoothBinding(
-                address: "\(binding.binding.address)", channel: Int(binding.binding.channel), device: binding.devicePath,
-                bound: binding.isBound, link: binding.link.map { "\($0)" }, lastError: binding.lastError.map { "\($0)" },
+                address: "\(binding.binding.address)", channel: Int(binding.binding.channel),
+                device: binding.devicePath,
+                bound: binding.isBound, link: binding.link.map { "\($0)" },
+                lastError: binding.lastError.map { "\($0)" },
                 failures: binding.failures, binds: binding.binds)
         }
         return status
@@ -85,11 +89,15 @@ extension BridgeServer {
     /// inventory does not know (a device added to a system gpsd by someone else).
     private func statusReceivers(now: Int64) -> [DaemonStatus.Receiver] {
         let open = input.activeDevices
-        let snapshots = input.inventory.snapshots.sorted { ($0.isConnected ? 0 : 1, $0.id) < ($1.isConnected ? 0 : 1, $1.id) }
+        let snapshots = input.inventory.snapshots.sorted {
+            ($0.isConnected ? 0 : 1, $0.id) < ($1.isConnected ? 0 : 1, $1.id)
+        }
         let replay = input.replayDevicePath
         var receivers = snapshots.map { snapshot in
             let device = open[snapshot.devicePath]
-            let foundBy = snapshot.devicePath == replay ? "replay" : snapshot.connection == .configured ? "configured" : "discovery"
+            let foundBy =
+                snapshot.devicePath == replay
+                ? "replay" : snapshot.connection == .configured ? "configured" : "discovery"
             return DaemonStatus.Receiver(
                 path: snapshot.devicePath, connected: snapshot.isConnected, foundBy: foundBy,
                 connection: snapshot.connection.rawValue, brand: snapshot.brand, model: snapshot.model,
@@ -101,10 +109,11 @@ extension BridgeServer {
         }
         let known = Set(snapshots.map(\.devicePath))
         for (path, device) in open.sorted(by: { $0.key < $1.key }) where !known.contains(path) {
-            receivers.append(DaemonStatus.Receiver(
-                path: path, connected: true, foundBy: "gpsd", openInGPSD: true,
-                gpsdDriver: device.driver.isEmpty ? nil : device.driver,
-                gpsdSubtype: device.subtype.isEmpty ? nil : device.subtype))
+            receivers.append(
+                DaemonStatus.Receiver(
+                    path: path, connected: true, foundBy: "gpsd", openInGPSD: true,
+                    gpsdDriver: device.driver.isEmpty ? nil : device.driver,
+                    gpsdSubtype: device.subtype.isEmpty ? nil : device.subtype))
         }
         // Each open receiver's own stream (its watch), from the input side's tracker.
         for stream in input.receivers {
@@ -147,8 +156,9 @@ extension BridgeServer {
     }
 
     private func statusClients() -> DaemonStatus.Clients {
-        DaemonStatus.Clients(bySocket: clients.openBySocket, locationV1: outputs.locationV1.clients.count,
-                             locationV2: outputs.locationV2.clients.count, events: outputs.events.clients.count)
+        DaemonStatus.Clients(
+            bySocket: clients.openBySocket, locationV1: outputs.locationV1.clients.count,
+            locationV2: outputs.locationV2.clients.count, events: outputs.events.clients.count)
     }
 
     private func statusRegistration() -> DaemonStatus.Registration {
@@ -174,7 +184,8 @@ extension BridgeServer {
         }
         operatorViews.watchdogInterval = environment.notifySystemd ? OperatorViews.watchdogInterval() : nil
         guard operatorViews.notifications != nil || environment.statusLine != nil else { return }
-        loop.schedule(afterNanoseconds: Self.operatorInterval, periodNanoseconds: Self.operatorInterval) { [unowned self] _ in
+        loop.schedule(afterNanoseconds: Self.operatorInterval, periodNanoseconds: Self.operatorInterval) {
+            [unowned self] _ in
             operatorTimer()
         }
     }

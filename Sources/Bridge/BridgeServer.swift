@@ -51,8 +51,10 @@ public final class BridgeServer {
         /// SIGHUP; run on the worker thread. Nil: SIGHUP is logged and ignored.
         public var reloadConfiguration: (@Sendable () -> Result<BridgeConfiguration, ConfigurationError>)?
 
-        public init(stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
-                    notifySystemd: Bool = true) {
+        public init(
+            stateDirectory: String, runtimeDirectory: String, version: String, handleSignals: Bool = true,
+            notifySystemd: Bool = true
+        ) {
             self.stateDirectory = stateDirectory
             self.runtimeDirectory = runtimeDirectory
             self.version = version
@@ -106,8 +108,10 @@ public final class BridgeServer {
     /// Binds every listener (fallback ports included), loads the registry, the TLS materials and
     /// the settings, and opens the control socket; nothing is served until `run()`. What can fail
     /// without a thread comes first; the threads (worker, settings writer, access codes) last.
-    public init(configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
-                log: Logger) throws(BridgeServerError) {
+    public init(
+        configuration: BridgeConfiguration, environment: Environment, input: ReceiverInput,
+        log: Logger
+    ) throws(BridgeServerError) {
         self.configuration = configuration
         self.environment = environment
         self.log = log
@@ -126,19 +130,22 @@ public final class BridgeServer {
             throw .stateDirectory(environment.stateDirectory, "\(error)")
         }
         do {
-            registry = try ApplicationRegistry.load(path: environment.stateDirectory + "/" + ApplicationRegistry.fileName,
-                                                    alsoOwnedBy: environment.dropUser)
+            registry = try ApplicationRegistry.load(
+                path: environment.stateDirectory + "/" + ApplicationRegistry.fileName,
+                alsoOwnedBy: environment.dropUser)
         } catch {
             throw .registry(error)
         }
         do {
-            secure = try SecureServing(configuration: configuration, stateDirectory: environment.stateDirectory,
-                                       alsoOwnedBy: environment.dropUser, log: log)
+            secure = try SecureServing(
+                configuration: configuration, stateDirectory: environment.stateDirectory,
+                alsoOwnedBy: environment.dropUser, log: log)
         } catch {
             throw .tls(error)
         }
-        let deviceSettings = try DeviceSettings.load(stateDirectory: environment.stateDirectory,
-                                                     alsoOwnedBy: environment.dropUser)
+        let deviceSettings = try DeviceSettings.load(
+            stateDirectory: environment.stateDirectory,
+            alsoOwnedBy: environment.dropUser)
 
         let bound: PortBinder.Result
         do {
@@ -149,11 +156,14 @@ public final class BridgeServer {
         ports = bound.ports
 
         let openFiles = CurrentProcess.openFileLimit()
-        let admission = ConnectionAdmission(configured: configuration.limits.maxConnections, openFileLimit: openFiles,
-                                            otherClients: ControlServer.maxClients,
-                                            handshakeMemory: configuration.limits.tlsHandshakeMemory)
+        let admission = ConnectionAdmission(
+            configured: configuration.limits.maxConnections, openFileLimit: openFiles,
+            otherClients: ControlServer.maxClients,
+            handshakeMemory: configuration.limits.tlsHandshakeMemory)
         if admission.maxConnections < configuration.limits.maxConnections {
-            log.warning("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)")
+            log.warning(
+                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)"
+            )
         }
 
         let controlSocketPath = Self.controlSocketPath(runtimeDirectory: environment.runtimeDirectory)
@@ -165,7 +175,7 @@ public final class BridgeServer {
         }
         do {
             control = try ControlServer(path: controlSocketPath, loop: loop, shortage: shortage)
-        } catch where error.isAddressInUse {
+        } catch let error where error.isAddressInUse {
             throw .alreadyRunning(controlSocket: controlSocketPath)
         } catch {
             throw .controlSocket(controlSocketPath, error)
@@ -179,16 +189,18 @@ public final class BridgeServer {
             throw .eventLoop(error)
         }
         do {
-            settings = try DeviceSettingsStore(deviceSettings, stateDirectory: environment.stateDirectory,
-                                               results: workerResults, log: log)
+            settings = try DeviceSettingsStore(
+                deviceSettings, stateDirectory: environment.stateDirectory,
+                results: workerResults, log: log)
         } catch {
             worker.stop()
             throw error
         }
         do {
-            registrations = try Registrations(registry: registry, configuration: configuration, ports: bound.ports,
-                                              accessCodeKey: secure.accessCodeV2Key, worker: worker,
-                                              results: workerResults, log: log)
+            registrations = try Registrations(
+                registry: registry, configuration: configuration, ports: bound.ports,
+                accessCodeKey: secure.accessCodeV2Key, worker: worker,
+                results: workerResults, log: log)
         } catch {
             worker.stop()
             settings.stop()
@@ -202,9 +214,10 @@ public final class BridgeServer {
         let outputs = hubOutputs.webSocket
         clients = ClientServers(
             listeners: bound.listeners, configuration: configuration, admission: admission,
-            parts: ClientServers.Parts(secure: secure, registrations: registrations, settings: settings, input: input,
-                                       outputs: outputs, ports: bound.ports, version: environment.version,
-                                       dataMessageReply: environment.dataMessageReply, worker: worker),
+            parts: ClientServers.Parts(
+                secure: secure, registrations: registrations, settings: settings, input: input,
+                outputs: outputs, ports: bound.ports, version: environment.version,
+                dataMessageReply: environment.dataMessageReply, worker: worker),
             loop: loop, shortage: shortage, log: log)
         // The outputs deliver through the client servers, which subscribe connections to them.
         outputs.deliver(through: clients)
@@ -260,7 +273,9 @@ public final class BridgeServer {
         log("ports: \(described)")
         for note in secure.notes { log(note.text, level: note.level) }
         if case .only = configuration.allowedOrigins { log(allowedOriginsSummary) }
-        log(registrationSummary + "; \(registrations.registry.entries.count) registered; control socket \(controlSocketPath)")
+        log(
+            registrationSummary
+                + "; \(registrations.registry.entries.count) registered; control socket \(controlSocketPath)")
         let readyStatus = "serving on " + described
         // notify() is false when there is no NOTIFY_SOCKET (not under systemd): then no STATUS= lines.
         let notified = environment.notifySystemd && (try? SDNotify.notify("READY=1\nSTATUS=" + readyStatus)) == true
@@ -315,7 +330,8 @@ public final class BridgeServer {
         input.stop()
         log.flushAll()
         let served = clients.statistics
-        log.notice("stopped: \(served.accepted) connections, \(served.requests) requests, \(hub.statistics.offered) positions")
+        log.notice(
+            "stopped: \(served.accepted) connections, \(served.requests) requests, \(hub.statistics.offered) positions")
     }
 
     // MARK: - Routing

@@ -57,13 +57,15 @@ enum PortBinder {
                     } catch {
                         if error.isAddressInUse {
                             let next = plan.failed(server)
-                            log.warning("\(server.registrationKey): port \(port) is busy on \(address); "
-                                + (next.map { "trying \($0)" } ?? "no port left"))
+                            log.warning(
+                                "\(server.registrationKey): port \(port) is busy on \(address); "
+                                    + (next.map { "trying \($0)" } ?? "no port left"))
                             continue bindServer  // `bound` closes its sockets
                         }
                         let unavailable = error.isAddressUnavailable
                         if unavailable && !configured && addresses.count > 1 {
-                            log.warning("\(address) is not available on this machine (\(error.errno)); listening without it")
+                            log.warning(
+                                "\(address) is not available on this machine (\(error.errno)); listening without it")
                             addresses.removeAll { $0 == address }
                             continue bindServer
                         }

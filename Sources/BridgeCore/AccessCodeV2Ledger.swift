@@ -49,7 +49,9 @@ public struct AccessCodeV2Ledger {
 
         init(_ digest: [UInt8]) {
             var words: [UInt64] = [0, 0, 0, 0]
-            for (index, byte) in digest.prefix(32).enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
+            for (index, byte) in digest.prefix(32).enumerated() {
+                words[index / 8] = words[index / 8] << 8 | UInt64(byte)
+            }
             (a, b, c, d) = (words[0], words[1], words[2], words[3])
         }
     }
@@ -108,8 +110,10 @@ public struct AccessCodeV2Ledger {
 
     /// Records a code just accepted from `peer` (over TLS or not), or marks a known one spent
     /// when it is now accepted over http.
-    public mutating func record(digest: [UInt8], claim: AccessCodeV2.Claim, peer: ClientPeer, overTLS: Bool,
-                                now: Int64) -> Recorded {
+    public mutating func record(
+        digest: [UInt8], claim: AccessCodeV2.Claim, peer: ClientPeer, overTLS: Bool,
+        now: Int64
+    ) -> Recorded {
         let key = Key(digest)
         if codes[key] != nil {
             if !overTLS { codes[key]?.spent = true }
@@ -277,7 +281,8 @@ public struct AccessCodeV2Verifier {
         public var description: String {
             switch self {
             case .code(let refusal): refusal.description
-            case .replayed: "this code was used before: over http each Access Code V2 is single-use, on http and https (make a new one per request, or use https and reuse it there)"
+            case .replayed:
+                "this code was used before: over http each Access Code V2 is single-use, on http and https (make a new one per request, or use https and reuse it there)"
             case .notAllowed(let id): "\(id.logName) is not allowed to register here (registration policy)"
             case .peerHoldsItsShare(let peer, let limit):
                 "\(peer) holds \(limit) live Access Code V2 codes, as many as one client may: reuse a code over https, or wait until older ones expire (an hour after their time)"
@@ -309,9 +314,11 @@ public struct AccessCodeV2Verifier {
     /// `instant` for the decryption budget). `overTLS`: the request came over a secure port
     /// (reuse allowed). `consume`: record the code (false for the look before `100 Continue`, so
     /// that the request itself can still use a single-use code).
-    public mutating func verify(headerValue: String, overTLS: Bool, consume: Bool, peer: ClientPeer, now: Int64,
-                                instant: Int64, decrypt: ([UInt8]) -> [UInt8]?,
-                                digest: ([UInt8]) -> [UInt8]) -> Result<GUID, Refusal> {
+    public mutating func verify(
+        headerValue: String, overTLS: Bool, consume: Bool, peer: ClientPeer, now: Int64,
+        instant: Int64, decrypt: ([UInt8]) -> [UInt8]?,
+        digest: ([UInt8]) -> [UInt8]
+    ) -> Result<GUID, Refusal> {
         guard let ciphertext = AccessCodeV2.presentedCiphertext(headerValue: headerValue) else {
             return .failure(.code(.malformedHeader))
         }
@@ -328,7 +335,8 @@ public struct AccessCodeV2Verifier {
         case .unknown:
             switch decryptions.take(for: peer, now: instant) {
             case .granted: break
-            case .peerExhausted: return .failure(.peerDecryptionsSpent(peer, perSecond: ledger.limits.decryptionsPerSecondPerPeer))
+            case .peerExhausted:
+                return .failure(.peerDecryptionsSpent(peer, perSecond: ledger.limits.decryptionsPerSecondPerPeer))
             case .allExhausted: return .failure(.decryptionsSpent(perSecond: ledger.limits.decryptionsPerSecond))
             }
             guard let plaintext = decrypt(ciphertext) else { return .failure(.code(.undecryptable)) }
@@ -343,7 +351,8 @@ public struct AccessCodeV2Verifier {
             case .recorded: break
             case .peerFull: return .failure(.peerHoldsItsShare(peer, limit: ledger.limits.ledgerPerPeer))
             case .applicationFull:
-                return .failure(.applicationHoldsItsShare(claim.applicationID, limit: ledger.limits.ledgerPerApplication))
+                return .failure(
+                    .applicationHoldsItsShare(claim.applicationID, limit: ledger.limits.ledgerPerApplication))
             }
         }
         return .success(claim.applicationID)

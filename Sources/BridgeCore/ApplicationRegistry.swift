@@ -89,12 +89,14 @@ public struct ApplicationRegistry: Sendable {
     /// start-up). The daemon saves it on its worker thread and makes it current once the file
     /// is written, so the io thread never waits and an app is told `OK` only once its id is on
     /// disk.
-    public func registering(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Refusal) -> ApplicationRegistry? {
+    public func registering(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Refusal) -> ApplicationRegistry?
+    {
         guard index[id] == nil else { return nil }
         guard entries.count < maximum else { throw .full(maximum: maximum) }
         var next = self
         next.index[id] = next.entries.count
-        next.entries.append(Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))
+        next.entries.append(
+            Entry(applicationId: id.canonical, registeredAt: AccessCodeV1.timestamp(unixSeconds: unixSeconds)))
         next.applicationIDs.append(id)
         return next
     }
@@ -104,7 +106,8 @@ public struct ApplicationRegistry: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            return Array(try encoder.encode(File(format: Self.format, version: Self.version, applications: entries))) + [0x0A]
+            return Array(try encoder.encode(File(format: Self.format, version: Self.version, applications: entries)))
+                + [0x0A]
         } catch {
             preconditionFailure("registry entries always encode: \(error)")
         }

@@ -20,27 +20,35 @@ public struct BluetoothReceiverSetting: Sendable, Equatable {
     public init(parsing text: String) throws(ConfigurationError) {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard let first = words.first else {
-            throw ConfigurationError(message: "bluetooth needs the receiver's address, e.g. bluetooth = 00:07:80:AB:CD:EF")
+            throw ConfigurationError(
+                message: "bluetooth needs the receiver's address, e.g. bluetooth = 00:07:80:AB:CD:EF")
         }
         guard let address = try? BluetoothAddress(parsing: first) else {
             throw ConfigurationError(
-                message: "bluetooth: '\(first)' is not a Bluetooth address: six pairs of hexadecimal digits separated by ':' (00:07:80:AB:CD:EF), as bluetoothctl shows it")
+                message:
+                    "bluetooth: '\(first)' is not a Bluetooth address: six pairs of hexadecimal digits separated by ':' (00:07:80:AB:CD:EF), as bluetoothctl shows it"
+            )
         }
         self.init(address: address)
         var rest = words.dropFirst()
         while let word = rest.popFirst() {
             guard word == "channel" || word == "rfcomm" else {
-                throw ConfigurationError(message: "bluetooth: unexpected '\(word)' after the address (expected 'channel N' or 'rfcomm N')")
+                throw ConfigurationError(
+                    message: "bluetooth: unexpected '\(word)' after the address (expected 'channel N' or 'rfcomm N')")
             }
-            guard let value = rest.popFirst() else { throw ConfigurationError(message: "bluetooth: '\(word)' needs a number") }
+            guard let value = rest.popFirst() else {
+                throw ConfigurationError(message: "bluetooth: '\(word)' needs a number")
+            }
             if word == "channel" {
                 guard let number = UInt8(value), (1...30).contains(number) else {
-                    throw ConfigurationError(message: "bluetooth: channel must be an RFCOMM channel from 1 to 30, not '\(value)'")
+                    throw ConfigurationError(
+                        message: "bluetooth: channel must be an RFCOMM channel from 1 to 30, not '\(value)'")
                 }
                 channel = number
             } else {
                 guard let number = Int16(value), (0...255).contains(number) else {
-                    throw ConfigurationError(message: "bluetooth: rfcomm must be a tty number from 0 to 255 (/dev/rfcommN), not '\(value)'")
+                    throw ConfigurationError(
+                        message: "bluetooth: rfcomm must be a tty number from 0 to 255 (/dev/rfcommN), not '\(value)'")
                 }
                 rfcomm = number
             }

@@ -176,10 +176,13 @@ public struct ConfigurationOption: Sendable {
 extension BridgeConfiguration {
     /// Every option, in the order the usage text lists them.
     public static let options: [ConfigurationOption] = [
-        option("listen", "ADDRESS", "listen on this numeric address (repeatable; default 127.0.0.1 and ::1)",
-               repeatable: true) { c, v throws(ConfigurationError) in
+        option(
+            "listen", "ADDRESS", "listen on this numeric address (repeatable; default 127.0.0.1 and ::1)",
+            repeatable: true
+        ) { c, v throws(ConfigurationError) in
             guard isNumericAddress(v) else {
-                throw ConfigurationError(message: "listen: '\(v)' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)")
+                throw ConfigurationError(
+                    message: "listen: '\(v)' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, 0.0.0.0)")
             }
             c.listenAddresses = (c.listenAddresses ?? []) + [v]
         },
@@ -207,36 +210,50 @@ extension BridgeConfiguration {
             guard !id.isNil else { throw ConfigurationError(message: "allow-app-id: " + GUID.nilRefusal) }
             c.allowedApplicationIDs.append(id)
         },
-        option("allowed-origins", "ORIGINS",
-               "* (default: any web page) or the origins whose pages may connect, e.g. https://app.example (comma- or space-separated, repeatable)",
-               repeatable: true) { c, v throws(ConfigurationError) in try c.addAllowedOrigins(v) },
+        option(
+            "allowed-origins", "ORIGINS",
+            "* (default: any web page) or the origins whose pages may connect, e.g. https://app.example (comma- or space-separated, repeatable)",
+            repeatable: true
+        ) { c, v throws(ConfigurationError) in try c.addAllowedOrigins(v) },
         option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.stateDirectory = try path(v, "state-dir")
         },
-        option("tls-certificate", "FILE",
-               "the secure ports' certificate chain, PEM (default: a certificate from a local CA made in the state directory; see docs/tls.md)") {
+        option(
+            "tls-certificate", "FILE",
+            "the secure ports' certificate chain, PEM (default: a certificate from a local CA made in the state directory; see docs/tls.md)"
+        ) {
             c, v throws(ConfigurationError) in c.tlsCertificate = try path(v, "tls-certificate")
         },
-        option("tls-key", "FILE", "the private key of tls-certificate, PEM, unencrypted (readable by the daemon only)") {
+        option("tls-key", "FILE", "the private key of tls-certificate, PEM, unencrypted (readable by the daemon only)")
+        {
             c, v throws(ConfigurationError) in c.tlsKey = try path(v, "tls-key")
         },
         option("runtime-dir", "DIR", "where the control socket lives (default /run/tmm-bridge for root)") {
             c, v throws(ConfigurationError) in c.runtimeDirectory = try path(v, "runtime-dir")
         },
-        option("device", "PATH", "a receiver udev does not find, e.g. /dev/ttyS0 or a pty (repeatable)",
-               repeatable: true) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
-        option("prefer", "PATH|SERIAL",
-               "serve this receiver when it delivers, by device path or serial number (comma- or space-separated, repeatable, first wins)",
-               repeatable: true) { c, v throws(ConfigurationError) in try c.addPreferredReceivers(v) },
-        option("bluetooth", "ADDRESS [channel N] [rfcomm N]",
-               "a paired Bluetooth receiver to bind to /dev/rfcommN and re-bind when its tty goes (repeatable; channel 1 and the lowest free N by default)",
-               repeatable: true) { c, v throws(ConfigurationError) in
+        option(
+            "device", "PATH", "a receiver udev does not find, e.g. /dev/ttyS0 or a pty (repeatable)",
+            repeatable: true
+        ) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
+        option(
+            "prefer", "PATH|SERIAL",
+            "serve this receiver when it delivers, by device path or serial number (comma- or space-separated, repeatable, first wins)",
+            repeatable: true
+        ) { c, v throws(ConfigurationError) in try c.addPreferredReceivers(v) },
+        option(
+            "bluetooth", "ADDRESS [channel N] [rfcomm N]",
+            "a paired Bluetooth receiver to bind to /dev/rfcommN and re-bind when its tty goes (repeatable; channel 1 and the lowest free N by default)",
+            repeatable: true
+        ) { c, v throws(ConfigurationError) in
             c.bluetoothReceivers.append(try BluetoothReceiverSetting(parsing: v))
         },
-        option("gpsd", "HOST:PORT", "the gpsd to read (default: 127.0.0.1:2947 if a trusted gpsd answers there, else a private gpsd)") {
+        option(
+            "gpsd", "HOST:PORT",
+            "the gpsd to read (default: 127.0.0.1:2947 if a trusted gpsd answers there, else a private gpsd)"
+        ) {
             c, v throws(ConfigurationError) in
             guard let colon = v.lastIndex(of: ":"), colon > v.startIndex,
-                  let number = UInt16(v[v.index(after: colon)...]), number > 0
+                let number = UInt16(v[v.index(after: colon)...]), number > 0
             else { throw ConfigurationError(message: "gpsd must be HOST:PORT, not '\(v)'") }
             var host = String(v[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -258,7 +275,10 @@ extension BridgeConfiguration {
         option("http-idle-timeout", "SECONDS", "close idle kept-alive HTTP connections after this (default 30)") {
             c, v throws(ConfigurationError) in c.limits.httpIdleTimeout = try seconds(v, "http-idle-timeout")
         },
-        option("tls-handshake-timeout", "SECONDS", "close a secure-port connection whose TLS handshake is not done after this (default 10)") {
+        option(
+            "tls-handshake-timeout", "SECONDS",
+            "close a secure-port connection whose TLS handshake is not done after this (default 10)"
+        ) {
             c, v throws(ConfigurationError) in c.limits.tlsHandshakeTimeout = try seconds(v, "tls-handshake-timeout")
         },
         option("http-request-timeout", "SECONDS", "answer 408 to a request still incomplete after this (default 10)") {
@@ -283,7 +303,8 @@ extension BridgeConfiguration {
             c.limits.webSocket.maxFrameSize = size
             c.limits.webSocket.maxMessageSize = size
         },
-        option("ws-queue-soft-limit", "BYTES", "backlog at which a client gets only the latest position (default 64K)") {
+        option("ws-queue-soft-limit", "BYTES", "backlog at which a client gets only the latest position (default 64K)")
+        {
             c, v throws(ConfigurationError) in c.limits.queueSoftLimit = try bytes(v, "ws-queue-soft-limit")
         },
         option("ws-queue-hard-limit", "BYTES", "how far behind a client may fall before it is closed (default 256K)") {
@@ -296,21 +317,30 @@ extension BridgeConfiguration {
             c, v throws(ConfigurationError) in c.limits.sendBuffer = try bytes(v, "send-buffer")
         },
         option("receiver-connect-timeout", "SECONDS", "how long PUT isConnected:true waits (default 10)") {
-            c, v throws(ConfigurationError) in c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
+            c, v throws(ConfigurationError) in
+            c.limits.receiverConnectTimeout = try seconds(v, "receiver-connect-timeout")
         },
-        option("max-location-rate", "HZ", "most LocationV2 epochs per second; faster ones coalesce to the latest (default 100)") {
+        option(
+            "max-location-rate", "HZ",
+            "most LocationV2 epochs per second; faster ones coalesce to the latest (default 100)"
+        ) {
             c, v throws(ConfigurationError) in
             // Whole hertz, 1 (V1's pace) to 1000: beyond that the cap would no longer bound what a
             // client or the encoder can be made to do.
             c.limits.locationV2MinimumInterval = 1_000_000_000 / Int64(try count(v, "max-location-rate", 1...1000))
         },
-        option("user", "NAME", "started as root: the user to run as after start-up (default tmm-bridge, else nobody; root keeps root)") {
+        option(
+            "user", "NAME",
+            "started as root: the user to run as after start-up (default tmm-bridge, else nobody; root keeps root)"
+        ) {
             c, v throws(ConfigurationError) in c.user = try accountName(v, "user")
         },
         option("group", "NAME", "started as root: the group to run as after start-up (default dialout)") {
             c, v throws(ConfigurationError) in c.group = try accountName(v, "group")
         },
-        option("log-level", "LEVEL", "the least severe messages logged: error, warning, notice, info (default) or debug") {
+        option(
+            "log-level", "LEVEL", "the least severe messages logged: error, warning, notice, info (default) or debug"
+        ) {
             c, v throws(ConfigurationError) in
             guard let level = LogLevel(name: v) else {
                 throw ConfigurationError(message: "log-level must be error, warning, notice, info or debug, not '\(v)'")
@@ -366,9 +396,10 @@ extension BridgeConfiguration {
             }
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
-            throw ConfigurationError(message: tlsCertificate == nil
-                ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
-                : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
+            throw ConfigurationError(
+                message: tlsCertificate == nil
+                    ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
+                    : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
         }
         var addresses: Set<BluetoothAddress> = [], ttys: Set<Int16> = []
         for (setting, rfcomm) in bluetoothReceivers.withTTYNumbers {
@@ -381,7 +412,9 @@ extension BridgeConfiguration {
         }
         if limits.queueHardLimit < limits.queueSoftLimit {
             throw ConfigurationError(
-                message: "ws-queue-hard-limit (\(limits.queueHardLimit)) must not be below ws-queue-soft-limit (\(limits.queueSoftLimit))")
+                message:
+                    "ws-queue-hard-limit (\(limits.queueHardLimit)) must not be below ws-queue-soft-limit (\(limits.queueSoftLimit))"
+            )
         }
     }
 
@@ -397,7 +430,8 @@ extension BridgeConfiguration {
     public mutating func addAllowedOrigins(_ text: String) throws(ConfigurationError) {
         let entries = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
         guard !entries.isEmpty else {
-            throw ConfigurationError(message: "allowed-origins needs * or at least one origin (e.g. https://app.example)")
+            throw ConfigurationError(
+                message: "allowed-origins needs * or at least one origin (e.g. https://app.example)")
         }
         var origins: Set<HTTPOrigin> = []
         if case .only(let listed) = allowedOrigins { origins = listed }
@@ -414,7 +448,8 @@ extension BridgeConfiguration {
         }
         if allowsAnyOriginExplicitly && !origins.isEmpty {
             throw ConfigurationError(
-                message: "allowed-origins: * (any origin) cannot be combined with a list of origins; give one or the other")
+                message:
+                    "allowed-origins: * (any origin) cannot be combined with a list of origins; give one or the other")
         }
         allowedOrigins = origins.isEmpty ? .any : .only(origins)
     }
@@ -454,7 +489,8 @@ extension BridgeConfiguration {
             ASCII.isAlphanumeric(byte) || byte == ASCII.underscore || byte == ASCII.minus || byte == ASCII.dot
         }
         guard !text.isEmpty, text.utf8.count <= 32, allowed, text.first != "-" else {
-            throw ConfigurationError(message: "\(name) must be a user or group name (letters, digits, '_', '-', '.'), not '\(text)'")
+            throw ConfigurationError(
+                message: "\(name) must be a user or group name (letters, digits, '_', '-', '.'), not '\(text)'")
         }
         return text
     }
@@ -466,19 +502,23 @@ extension BridgeConfiguration {
         return value
     }
 
-    public static func count(_ text: String, _ name: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    public static func count(
+        _ text: String, _ name: String, _ range: ClosedRange<Int>
+    ) throws(ConfigurationError) -> Int {
         guard let value = Int(text), range.contains(value) else {
-            throw ConfigurationError(message: "\(name) must be a whole number \(range.lowerBound)-\(range.upperBound), not '\(text)'")
+            throw ConfigurationError(
+                message: "\(name) must be a whole number \(range.lowerBound)-\(range.upperBound), not '\(text)'")
         }
         return value
     }
 
     /// Seconds with up to 9 decimals (`30`, `0.5`), > 0 and at most a day, in nanoseconds.
     public static func seconds(_ text: String, _ name: String) throws(ConfigurationError) -> Int64 {
-        let failure = ConfigurationError(message: "\(name) must be a number of seconds above 0 (e.g. 30 or 0.5), not '\(text)'")
+        let failure = ConfigurationError(
+            message: "\(name) must be a number of seconds above 0 (e.g. 30 or 0.5), not '\(text)'")
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, !whole.isEmpty || parts.count == 2, whole.utf8.allSatisfy(ASCII.isDigit),
-              whole.count <= 5
+            whole.count <= 5
         else { throw failure }
         var nanoseconds = (Int64(whole) ?? 0) * 1_000_000_000
         if parts.count == 2 {
@@ -503,9 +543,10 @@ extension BridgeConfiguration {
         }
         if multiplier > 1 { digits = digits.dropLast() }
         guard !digits.isEmpty, digits.utf8.allSatisfy(ASCII.isDigit), digits.count <= 10, let value = Int(digits),
-              value > 0, value * multiplier <= 1 << 30
+            value > 0, value * multiplier <= 1 << 30
         else {
-            throw ConfigurationError(message: "\(name) must be a size from 1 to 1G bytes (e.g. 65536 or 64K), not '\(text)'")
+            throw ConfigurationError(
+                message: "\(name) must be a size from 1 to 1G bytes (e.g. 65536 or 64K), not '\(text)'")
         }
         return value * multiplier
     }
@@ -529,16 +570,22 @@ extension BridgeConfiguration {
     /// inet_pton gives the final word.
     public static func isNumericAddress(_ text: String) -> Bool {
         if text.contains(":") {
-            return text.utf8.count <= 45 && text.utf8.allSatisfy { Hex.isDigit($0) || $0 == ASCII.colon || $0 == ASCII.dot }
+            return text.utf8.count <= 45
+                && text.utf8.allSatisfy { Hex.isDigit($0) || $0 == ASCII.colon || $0 == ASCII.dot }
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { $0.count >= 1 && $0.count <= 3 && $0.utf8.allSatisfy(ASCII.isDigit) && Int($0)! <= 255 }
+        return parts.count == 4
+            && parts.allSatisfy {
+                $0.count >= 1 && $0.count <= 3 && $0.utf8.allSatisfy(ASCII.isDigit) && Int($0)! <= 255
+            }
     }
 }
 
 extension ConfigurationFile {
     /// Applies `entries` to `configuration` in order, with file locations on errors.
-    public static func apply(_ entries: [Entry], path: String, to configuration: inout BridgeConfiguration)
+    public static func apply(
+        _ entries: [Entry], path: String, to configuration: inout BridgeConfiguration
+    )
         throws(ConfigurationError)
     {
         for entry in entries {

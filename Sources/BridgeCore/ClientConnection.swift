@@ -70,7 +70,9 @@ public protocol AccessCodeChecks {
     /// The application whose Access Code V2 the `Authorization` value carries (AccessCodeV2Verifier
     /// with the server's key, ledger and clock). `overTLS`: it came over a secure port; `consume`:
     /// record a code that passes (false for the look before `100 Continue`).
-    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal>
+    func verifyAccessCodeV2(
+        headerValue: String, overTLS: Bool, consume: Bool
+    ) -> Result<GUID, AccessCodeV2Verifier.Refusal>
 }
 
 /// What the WebSocket side asks: the handshake's digest and the first and echoed messages.
@@ -244,7 +246,9 @@ public struct ClientConnection {
     }
 
     /// The ticket of the gpsd commands a deferred `PUT /receiver` waits for.
-    public var awaitingTicket: Int? { if case .http(let exchange) = state { exchange.deferred?.awaitingTicket } else { nil } }
+    public var awaitingTicket: Int? {
+        if case .http(let exchange) = state { exchange.deferred?.awaitingTicket } else { nil }
+    }
 
     /// A deferred `PUT /receiver {"isConnected":true}` waits for the receiver.
     public var isWaitingForReceiver: Bool {
@@ -295,7 +299,8 @@ public struct ClientConnection {
     /// output was left that the transport would not take (`blocked`). An ending connection whose
     /// output is out shuts its write side; a WebSocket client is checked against the slow-client
     /// rule.
-    public mutating func written(_ count: Int, blocked: Bool, now: Int64, into actions: inout [ClientConnectionAction]) {
+    public mutating func written(_ count: Int, blocked: Bool, now: Int64, into actions: inout [ClientConnectionAction])
+    {
         if count > 0 {
             output.consumed(count)
             lastActivity = now
@@ -314,7 +319,9 @@ public struct ClientConnection {
 
     /// A shared frame for a WebSocket client (positions may be coalesced, see OutboundQueue);
     /// ignored unless the client may receive frames (not ending, closing handshake not begun).
-    public mutating func deliver(_ frame: [UInt8], _ kind: OutboundQueue.Kind, into actions: inout [ClientConnectionAction]) {
+    public mutating func deliver(
+        _ frame: [UInt8], _ kind: OutboundQueue.Kind, into actions: inout [ClientConnectionAction]
+    ) {
         guard canReceiveFrames else { return }
         switch kind {
         case .position:
@@ -344,8 +351,9 @@ public struct ClientConnection {
             checkBacklog(now: now, into: &actions)
         case .http(var exchange):
             state = .modifying
-            let outcome = exchange.tick(now: now, lastActivity: lastActivity, limits: settings.limits, host: host,
-                                        output: &output, actions: &actions)
+            let outcome = exchange.tick(
+                now: now, lastActivity: lastActivity, limits: settings.limits, host: host,
+                output: &output, actions: &actions)
             apply(outcome, exchange, now: now, host: host, into: &actions)
         case .closed, .modifying:
             break
@@ -463,8 +471,10 @@ public struct ClientConnection {
         case .close:
             closeNow(into: &actions)
         case .upgrade(let channel, let response, let leftover):
-            state = .webSocket(WebSocketSession(connection: WebSocketConnection(configuration: settings.limits.webSocket),
-                                                channel: channel))
+            state = .webSocket(
+                WebSocketSession(
+                    connection: WebSocketConnection(configuration: settings.limits.webSocket),
+                    channel: channel))
             output.append(response)
             actions.append(.flush)
             actions.append(.subscribe(channel))
@@ -490,7 +500,8 @@ public struct ClientConnection {
             // The reply is queued before the next frame of the same read is looked at, so a
             // message followed by a Close gets its answer before the Close's echo.
             if case .deliver(let message)? = step.action, session.connection.canSend,
-               let reply = host.reply(toDataMessage: message, on: session.channel) {
+                let reply = host.reply(toDataMessage: message, on: session.channel)
+            {
                 output.append(reply)
                 actions.append(.flush)
             }
@@ -538,8 +549,11 @@ public struct ClientConnection {
             return
         }
         guard now - since >= limits.slowClientGrace else { return }
-        actions.append(.report(.slowClientClosed(behind: output.behind, nanoseconds: now - since,
-                                                 droppedPositions: output.droppedPositions)))
+        actions.append(
+            .report(
+                .slowClientClosed(
+                    behind: output.behind, nanoseconds: now - since,
+                    droppedPositions: output.droppedPositions)))
         // What it has not started to receive is of no use to it any more.
         output.discardUnstarted()
         state = .modifying

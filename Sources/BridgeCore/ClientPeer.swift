@@ -43,7 +43,8 @@ public enum ClientPeer: Hashable, Sendable, CustomStringConvertible {
             if high == 0 && low >> 32 == 0xFFFF {
                 "\(low >> 24 & 0xFF).\(low >> 16 & 0xFF).\(low >> 8 & 0xFF).\(low & 0xFF)"
             } else {
-                (0..<4).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }.joined(separator: ":") + "::/64"
+                (0..<4).map { String(high >> (48 - 16 * UInt64($0)) & 0xFFFF, radix: 16) }.joined(separator: ":")
+                    + "::/64"
             }
         }
     }

@@ -102,7 +102,9 @@ public struct RefusedOriginLog: Sendable {
     /// cannot forge log output), cut after `maxLoggedLength` bytes.
     public static func printable(_ sent: String) -> String {
         var bytes: [UInt8] = []
-        for byte in sent.utf8.prefix(maxLoggedLength) { bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?")) }
+        for byte in sent.utf8.prefix(maxLoggedLength) {
+            bytes.append(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: "?"))
+        }
         return String(decoding: bytes, as: UTF8.self) + (sent.utf8.count > maxLoggedLength ? "..." : "")
     }
 }

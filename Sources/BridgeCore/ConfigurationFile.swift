@@ -44,12 +44,14 @@ public enum ConfigurationFile {
             if let control = line.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
                 let hex = String(control.value, radix: 16, uppercase: true)
                 throw ConfigurationError(
-                    location: location, message: "control character U+\(String(repeating: "0", count: 4 - hex.count) + hex) in the line")
+                    location: location,
+                    message: "control character U+\(String(repeating: "0", count: 4 - hex.count) + hex) in the line")
             }
             let trimmed = trimSpaces(line)
             if trimmed.isEmpty || trimmed.first == "#" { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {
-                throw ConfigurationError(location: location, message: "expected 'name = value', got '\(string(trimmed))'")
+                throw ConfigurationError(
+                    location: location, message: "expected 'name = value', got '\(string(trimmed))'")
             }
             let name = trimSpaces(trimmed[..<equals])
             guard !name.isEmpty, name.allSatisfy(isNameScalar) else {
@@ -65,7 +67,8 @@ public enum ConfigurationFile {
                 let after = trimSpaces(value[value.index(after: closing)...])
                 guard after.isEmpty || after.first == "#" else {
                     throw ConfigurationError(
-                        location: location, message: "unexpected '\(string(after))' after the closing quote (a comment starts with #)")
+                        location: location,
+                        message: "unexpected '\(string(after))' after the closing quote (a comment starts with #)")
                 }
                 value = value[value.index(after: opening)..<closing]
             } else if let hash = commentStart(value) {

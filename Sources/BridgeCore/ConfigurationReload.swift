@@ -24,8 +24,11 @@ extension BridgeConfiguration {
     public func changedOptions(to new: BridgeConfiguration) -> [String] {
         var changed: Set<String> = []
         func note(_ name: String, _ differs: Bool) { if differs { changed.insert(name) } }
-        note("listen", Set(listenAddresses ?? Self.defaultListenAddresses) != Set(new.listenAddresses ?? Self.defaultListenAddresses)
-            || (listenAddresses == nil) != (new.listenAddresses == nil))
+        note(
+            "listen",
+            Set(listenAddresses ?? Self.defaultListenAddresses)
+                != Set(new.listenAddresses ?? Self.defaultListenAddresses)
+                || (listenAddresses == nil) != (new.listenAddresses == nil))
         note("location-port", basePorts[.location] != new.basePorts[.location])
         note("location-secure-port", basePorts[.locationSecure] != new.basePorts[.locationSecure])
         note("api-port", basePorts[.api] != new.basePorts[.api])
@@ -60,8 +63,10 @@ extension BridgeConfiguration {
         note("max-registered-apps", old.maxRegisteredApplications != next.maxRegisteredApplications)
         note("ws-ping-interval", old.webSocket.pingInterval != next.webSocket.pingInterval)
         note("ws-pong-timeout", old.webSocket.pongTimeout != next.webSocket.pongTimeout)
-        note("ws-max-message", old.webSocket.maxMessageSize != next.webSocket.maxMessageSize
-            || old.webSocket.maxFrameSize != next.webSocket.maxFrameSize)
+        note(
+            "ws-max-message",
+            old.webSocket.maxMessageSize != next.webSocket.maxMessageSize
+                || old.webSocket.maxFrameSize != next.webSocket.maxFrameSize)
         note("ws-queue-soft-limit", old.queueSoftLimit != next.queueSoftLimit)
         note("ws-queue-hard-limit", old.queueHardLimit != next.queueHardLimit)
         note("ws-slow-client-grace", old.slowClientGrace != next.slowClientGrace)

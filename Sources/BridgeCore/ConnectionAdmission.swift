@@ -37,17 +37,23 @@ public struct ConnectionAdmission: Sendable {
     /// `configured` connections (`max-connections`), lowered to what `openFileLimit` (nil: none)
     /// leaves once the headroom and `otherClients` (the control socket's) are set aside;
     /// `handshakeMemory` bytes for TLS handshakes in progress.
-    public init(configured: Int, openFileLimit: Int?, otherClients: Int, handshakeMemory: Int = ServerLimits().tlsHandshakeMemory) {
+    public init(
+        configured: Int, openFileLimit: Int?, otherClients: Int,
+        handshakeMemory: Int = ServerLimits().tlsHandshakeMemory
+    ) {
         maxConnections = 1
         locationBudget = 0
-        reconfigure(configured: configured, openFileLimit: openFileLimit, otherClients: otherClients,
-                    handshakeMemory: handshakeMemory)
+        reconfigure(
+            configured: configured, openFileLimit: openFileLimit, otherClients: otherClients,
+            handshakeMemory: handshakeMemory)
     }
 
     /// A new `max-connections` (a reload), clamped as at start. Connections open now stay open
     /// when it is lowered below them; new ones wait until enough have closed.
-    public mutating func reconfigure(configured: Int, openFileLimit: Int?, otherClients: Int,
-                                     handshakeMemory: Int = ServerLimits().tlsHandshakeMemory) {
+    public mutating func reconfigure(
+        configured: Int, openFileLimit: Int?, otherClients: Int,
+        handshakeMemory: Int = ServerLimits().tlsHandshakeMemory
+    ) {
         let available = openFileLimit.map { $0 - Self.descriptorHeadroom - otherClients } ?? Int.max
         maxConnections = max(1, min(configured, available))
         locationBudget = maxConnections - Self.restReserve(maxConnections)

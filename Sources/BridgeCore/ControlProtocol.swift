@@ -88,7 +88,9 @@ public enum ControlProtocol {
             }
             return .success(.status)
         }
-        return .failure(ControlFailure(message: "unknown request '\(String(Substring(verb.prefix(32))))': expected OPEN <url> or STATUS"))
+        return .failure(
+            ControlFailure(
+                message: "unknown request '\(String(Substring(verb.prefix(32))))': expected OPEN <url> or STATUS"))
     }
 
     /// One line ending in LF: line breaks and other control characters inside become spaces, and
@@ -106,7 +108,8 @@ public enum ControlProtocol {
         if let json = after(prefix: "OK-JSON ", in: scalars) { return .status(json: String(Substring(json))) }
         if let rest = after(prefix: "OK ", in: scalars) {
             guard let space = rest.firstIndex(of: " ") else { return nil }
-            return .ok(result: String(Substring(rest[..<space])), url: String(Substring(rest[rest.index(after: space)...])))
+            return .ok(
+                result: String(Substring(rest[..<space])), url: String(Substring(rest[rest.index(after: space)...])))
         }
         if let message = after(prefix: "ERROR ", in: scalars) { return .error(String(Substring(message))) }
         return nil

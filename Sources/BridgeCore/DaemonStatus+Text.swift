@@ -69,7 +69,11 @@ extension DaemonStatus {
         var words: [String] = []
         if let brand = receiver.brand { words.append(brand) }
         if let model = receiver.model {
-            if let brand = receiver.brand, model.lowercased().hasPrefix(brand.lowercased()) { words = [model] } else { words.append(model) }
+            if let brand = receiver.brand, model.lowercased().hasPrefix(brand.lowercased()) {
+                words = [model]
+            } else {
+                words.append(model)
+            }
         }
         if words.isEmpty, let driver = receiver.gpsdDriver, !driver.isEmpty { words.append(driver) }
         return words.isEmpty ? nil : words.joined(separator: " ")
@@ -83,11 +87,12 @@ extension DaemonStatus {
 
     /// Short labels for the six servers, in TMM's order.
     public static let socketLabels: [(key: String, label: String)] = TMMServer.iOSOrder.map { server in
-        let base = switch server.plain {
-        case .location: "V1"
-        case .api: "REST"
-        default: "V2"
-        }
+        let base =
+            switch server.plain {
+            case .location: "V1"
+            case .api: "REST"
+            default: "V2"
+            }
         return (server.registrationKey, server.isSecure ? base + " TLS" : base)
     }
 
@@ -98,10 +103,13 @@ extension DaemonStatus {
         var lines: [(String, String)] = []
         lines.append(("daemon", "tmm-bridge \(version), pid \(pid), up \(Self.duration(uptimeSeconds))"))
         if receivers.isEmpty {
-            lines.append(("receivers", "none (plug one in, or give --device PATH; tmm-bridge devices shows what discovery sees)"))
+            lines.append(
+                ("receivers", "none (plug one in, or give --device PATH; tmm-bridge devices shows what discovery sees)")
+            )
         }
         for (index, receiver) in receivers.enumerated() {
-            lines.append((index == 0 ? "receivers" : "", Self.describe(receiver, served: receiver.path == servedReceiver)))
+            lines.append(
+                (index == 0 ? "receivers" : "", Self.describe(receiver, served: receiver.path == servedReceiver)))
         }
         for (index, binding) in bluetooth.enumerated() {
             var text = "\(binding.address) channel \(binding.channel) → \(binding.device): "
@@ -125,7 +133,8 @@ extension DaemonStatus {
             clients.bySocket[socket.key].flatMap { $0 > 0 ? "\(socket.label) \($0)" : nil }
         }
         var clientLine = "\(clients.total)" + (busy.isEmpty ? "" : " (" + busy.joined(separator: ", ") + ")")
-        clientLine += "; streaming: LocationV1 \(clients.locationV1), LocationV2 \(clients.locationV2), events \(clients.events)"
+        clientLine +=
+            "; streaming: LocationV1 \(clients.locationV1), LocationV2 \(clients.locationV2), events \(clients.events)"
         lines.append(("clients", clientLine))
         let bound = Self.socketLabels.compactMap { socket in ports[socket.key].map { "\(socket.label) \($0)" } }
         if !bound.isEmpty { lines.append(("ports", bound.joined(separator: ", "))) }
@@ -169,7 +178,9 @@ extension DaemonStatus {
         if served { facts.append("SERVED") }
         if let epochs = receiver.epochs {
             var stream = receiver.silent == true ? "silent" : "\(epochs) epochs"
-            if let rate = receiver.epochRate, receiver.silent != true { stream += " at " + fixed(rate, decimals: 1) + " Hz" }
+            if let rate = receiver.epochRate, receiver.silent != true {
+                stream += " at " + fixed(rate, decimals: 1) + " Hz"
+            }
             if let quality = receiver.fixQuality { stream += ", " + quality }
             if let age = receiver.lastEpochAgeSeconds { stream += ", last " + fixed(age, decimals: 1) + " s ago" }
             switch receiver.epochSource.flatMap(EpochSource.init(rawValue:)) {

@@ -54,8 +54,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var clients: Clients
     public var registration: Registration
 
-    public init(version: String, pid: Int32, uptimeSeconds: Int, receivers: [Receiver], servedReceiver: String? = nil,
-                fix: Fix, gpsd: GPSD, ports: [String: Int], clients: Clients, registration: Registration) {
+    public init(
+        version: String, pid: Int32, uptimeSeconds: Int, receivers: [Receiver], servedReceiver: String? = nil,
+        fix: Fix, gpsd: GPSD, ports: [String: Int], clients: Clients, registration: Registration
+    ) {
         format = Self.formatName
         formatVersion = Self.formatVersion
         self.version = version
@@ -109,13 +111,15 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var lastEpochAgeSeconds: Double?
         public var silent: Bool?
 
-        public init(path: String, connected: Bool, foundBy: String, connection: String? = nil, brand: String? = nil,
-                    model: String? = nil, manufacturer: String? = nil, serialNumber: String? = nil, usbID: String? = nil,
-                    bluetoothAddress: String? = nil, bluetoothName: String? = nil, classification: String? = nil,
-                    openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil, epochSource: String? = nil,
-                    served: Bool? = nil,
-                    epochs: Int? = nil, epochRate: Double? = nil, fixQuality: String? = nil,
-                    lastEpochAgeSeconds: Double? = nil, silent: Bool? = nil) {
+        public init(
+            path: String, connected: Bool, foundBy: String, connection: String? = nil, brand: String? = nil,
+            model: String? = nil, manufacturer: String? = nil, serialNumber: String? = nil, usbID: String? = nil,
+            bluetoothAddress: String? = nil, bluetoothName: String? = nil, classification: String? = nil,
+            openInGPSD: Bool, gpsdDriver: String? = nil, gpsdSubtype: String? = nil, epochSource: String? = nil,
+            served: Bool? = nil,
+            epochs: Int? = nil, epochRate: Double? = nil, fixQuality: String? = nil,
+            lastEpochAgeSeconds: Double? = nil, silent: Bool? = nil
+        ) {
             self.path = path
             self.connected = connected
             self.foundBy = foundBy
@@ -156,8 +160,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var failures: Int
         public var binds: Int
 
-        public init(address: String, channel: Int, device: String, bound: Bool, link: String? = nil,
-                    lastError: String? = nil, failures: Int = 0, binds: Int = 0) {
+        public init(
+            address: String, channel: Int, device: String, bound: Bool, link: String? = nil,
+            lastError: String? = nil, failures: Int = 0, binds: Int = 0
+        ) {
             self.address = address
             self.channel = channel
             self.device = device
@@ -187,8 +193,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var height: Double?
         public var satellites: Int?
 
-        public init(input: String, quality: String? = nil, epochRate: Double? = nil, lastEpochAgeSeconds: Double? = nil,
-                    latitude: Double? = nil, longitude: Double? = nil, height: Double? = nil, satellites: Int? = nil) {
+        public init(
+            input: String, quality: String? = nil, epochRate: Double? = nil, lastEpochAgeSeconds: Double? = nil,
+            latitude: Double? = nil, longitude: Double? = nil, height: Double? = nil, satellites: Int? = nil
+        ) {
             self.input = input
             self.quality = quality
             self.epochRate = epochRate
@@ -253,7 +261,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var applications: [Application]
         public var locationV2Unlocked: Bool
 
-        public init(policy: String, allowedIDs: Int, registered: Int, applications: [Application], locationV2Unlocked: Bool) {
+        public init(
+            policy: String, allowedIDs: Int, registered: Int, applications: [Application], locationV2Unlocked: Bool
+        ) {
             self.policy = policy
             self.allowedIDs = allowedIDs
             self.registered = registered
@@ -287,14 +297,19 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         do {
             status = try JSONDecoder().decode(DaemonStatus.self, from: Data(json.utf8))
         } catch {
-            return .failure(ControlFailure(message: "the daemon's status is not a tmm-bridge status document: \(error)"))
+            return .failure(
+                ControlFailure(message: "the daemon's status is not a tmm-bridge status document: \(error)"))
         }
         guard status.format == formatName else {
-            return .failure(ControlFailure(message: "the daemon's status has format '\(status.format)', not '\(formatName)'"))
+            return .failure(
+                ControlFailure(message: "the daemon's status has format '\(status.format)', not '\(formatName)'"))
         }
         guard status.formatVersion <= formatVersion else {
-            return .failure(ControlFailure(
-                message: "the daemon's status is version \(status.formatVersion), newer than this tmm-bridge reads (\(formatVersion)): use the daemon's own tmm-bridge"))
+            return .failure(
+                ControlFailure(
+                    message:
+                        "the daemon's status is version \(status.formatVersion), newer than this tmm-bridge reads (\(formatVersion)): use the daemon's own tmm-bridge"
+                ))
         }
         return .success(status)
     }

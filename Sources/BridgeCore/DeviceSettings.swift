@@ -43,8 +43,10 @@ public struct CorrectionSettings: Equatable, Sendable {
     /// Write-only over REST: a GET says whether one is set, never what it is.
     public var ntripPassword: String?
 
-    public init(source: Source = .auto, serverAddress: String? = nil, serverPort: Int? = nil, ntripMountPoint: String? = nil,
-                ntripUserName: String? = nil, ntripPassword: String? = nil) {
+    public init(
+        source: Source = .auto, serverAddress: String? = nil, serverPort: Int? = nil, ntripMountPoint: String? = nil,
+        ntripUserName: String? = nil, ntripPassword: String? = nil
+    ) {
         self.source = source
         self.serverAddress = serverAddress
         self.serverPort = serverPort
@@ -120,7 +122,9 @@ public struct DeviceSettings: Equatable, Sendable {
 
     /// `{"correctionSource":"ntrip","serverAddress":…,"serverPort":2101,"ntripMountPoint":…,
     /// "ntripUserName":…,"hasNtripPassword":true}`; the password itself only in the file.
-    public static func writeCorrections(_ settings: CorrectionSettings, includingPassword: Bool, to writer: inout JSONWriter) {
+    public static func writeCorrections(
+        _ settings: CorrectionSettings, includingPassword: Bool, to writer: inout JSONWriter
+    ) {
         writer.beginObject()
         writer.field("correctionSource", string: settings.source.rawValue)
         writer.field("serverAddress", string: settings.serverAddress)
@@ -178,7 +182,11 @@ extension AntennaSettings {
         var known = false
         if let value = folded["measuredheight"] {
             guard case .number(let height) = value, height.isFinite, Self.heightRange.contains(height) else {
-                return .failure(.init(message: "measuredHeight must be a number of metres from \(Int(Self.heightRange.lowerBound)) to \(Int(Self.heightRange.upperBound))"))
+                return .failure(
+                    .init(
+                        message:
+                            "measuredHeight must be a number of metres from \(Int(Self.heightRange.lowerBound)) to \(Int(Self.heightRange.upperBound))"
+                    ))
             }
             settings.measuredHeight = height
             known = true
@@ -201,7 +209,8 @@ extension AntennaSettings {
 }
 
 extension CorrectionSettings {
-    static let expected = #"expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
+    static let expected =
+        #"expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
 
     /// These settings with what `members` sets (the documented keys, any case; `null` clears a
     /// text or the port); members not given keep their value, unknown members are ignored.
@@ -230,18 +239,24 @@ extension CorrectionSettings {
             known = true
         }
         let texts: [(String, String, WritableKeyPath<CorrectionSettings, String?>)] = [
-            ("serveraddress", "serverAddress", \.serverAddress), ("ntripmountpoint", "ntripMountPoint", \.ntripMountPoint),
+            ("serveraddress", "serverAddress", \.serverAddress),
+            ("ntripmountpoint", "ntripMountPoint", \.ntripMountPoint),
             ("ntripusername", "ntripUserName", \.ntripUserName), ("ntrippassword", "ntripPassword", \.ntripPassword),
         ]
         for (key, name, path) in texts {
             guard let value = folded[key] else { continue }
             switch value {
             case .null: settings[keyPath: path] = nil
-            case .string(let text) where text.utf8.count <= Self.maximumTextLength
+            case .string(let text)
+            where text.utf8.count <= Self.maximumTextLength
                 && !text.unicodeScalars.contains(where: \.isTextControl):
                 settings[keyPath: path] = text.isEmpty ? nil : text
             default:
-                return .failure(.init(message: "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control or bidirectional formatting characters, or null"))
+                return .failure(
+                    .init(
+                        message:
+                            "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control or bidirectional formatting characters, or null"
+                    ))
             }
             known = true
         }

@@ -116,7 +116,9 @@ public struct HTTPExchange {
         while !pendingRequests.isEmpty {
             let request = pendingRequests.removeFirst()
             actions.append(.report(.request))
-            if let upgrade = answer(request, now: now, host: host, output: &output, actions: &actions) { return upgrade }
+            if let upgrade = answer(request, now: now, host: host, output: &output, actions: &actions) {
+                return upgrade
+            }
             // Ending (a refused origin on a kept-alive connection): nothing behind it is answered.
             if ending || deferred != nil { return outcome }
         }
@@ -172,9 +174,10 @@ public struct HTTPExchange {
                 let header = head.string(of: "Authorization", in: span)
                 // A look only: a single-use V2 code is spent by the request itself, not by this.
                 if case .refused(let reason) = authenticate(header, consume: false, host: host, actions: &actions) {
-                    respondError(.unauthorized, message: reason, keepAlive: false,
-                                 version: head.version, extra: [Self.authenticateChallenge], host: host,
-                                 output: &output, actions: &actions)
+                    respondError(
+                        .unauthorized, message: reason, keepAlive: false,
+                        version: head.version, extra: [Self.authenticateChallenge], host: host,
+                        output: &output, actions: &actions)
                     return
                 }
             }
@@ -223,8 +226,9 @@ public struct HTTPExchange {
         if let started = requestStartedAt {
             if now - started >= limits.httpRequestTimeout && deferred == nil {
                 origin = originUnknown
-                respondError(.requestTimeout, message: "the request did not arrive in time", keepAlive: false,
-                             version: .http1_1, host: host, output: &output, actions: &actions)
+                respondError(
+                    .requestTimeout, message: "the request did not arrive in time", keepAlive: false,
+                    version: .http1_1, host: host, output: &output, actions: &actions)
             }
         } else if now - lastActivity >= limits.httpIdleTimeout {
             return .close
@@ -250,8 +254,9 @@ public struct HTTPExchange {
         case .gpsdFailed(let message), .refused(let message):
             deferred = nil
             let status: HTTPStatus = if case .gpsdFailed = started { .serviceUnavailable } else { .conflict }
-            respondError(status, message: message, keepAlive: reply.keepAlive, version: reply.version, host: host,
-                         output: &output, actions: &actions)
+            respondError(
+                status, message: message, keepAlive: reply.keepAlive, version: reply.version, host: host,
+                output: &output, actions: &actions)
             return carryOnAfterDeferred(now: now, host: host, output: &output, actions: &actions)
         }
     }
@@ -274,8 +279,9 @@ public struct HTTPExchange {
         guard let reply = deferred else { return outcome }
         deferred = nil
         if let failure {
-            respondError(.serviceUnavailable, message: failure, keepAlive: reply.keepAlive, version: reply.version,
-                         host: host, output: &output, actions: &actions)
+            respondError(
+                .serviceUnavailable, message: failure, keepAlive: reply.keepAlive, version: reply.version,
+                host: host, output: &output, actions: &actions)
         } else if let prepared = reply.prepared {
             output.append(prepared)
             actions.append(.flush)
@@ -283,8 +289,9 @@ public struct HTTPExchange {
         } else {
             var body = JSONWriter(reservingCapacity: 512)
             RESTBodies.writeReceiverInfo(host.receiverInfo, to: &body)
-            respond(.ok, json: body.bytes, keepAlive: reply.keepAlive, version: reply.version, host: host,
-                    output: &output, actions: &actions)
+            respond(
+                .ok, json: body.bytes, keepAlive: reply.keepAlive, version: reply.version, host: host,
+                output: &output, actions: &actions)
         }
         return carryOnAfterDeferred(now: now, host: host, output: &output, actions: &actions)
     }
@@ -308,21 +315,27 @@ public struct HTTPExchange {
         let keepAlive = head.keepAlive
         switch RESTRouter.route(request, in: input.span) {
         case .error(let status, let message, let allow):
-            respondError(status, message: message, keepAlive: keepAlive, version: head.version,
-                         isHead: head.method == .head, allow: allow, host: host, output: &output, actions: &actions)
+            respondError(
+                status, message: message, keepAlive: keepAlive, version: head.version,
+                isHead: head.method == .head, allow: allow, host: host, output: &output, actions: &actions)
         case .invalid(let status, let message):
-            guard authenticateOrRefuse(head, isHead: head.method == .head, now: now, host: host, output: &output,
-                                       actions: &actions)
+            guard
+                authenticateOrRefuse(
+                    head, isHead: head.method == .head, now: now, host: host, output: &output,
+                    actions: &actions)
             else { return }
-            respondError(status, message: message, keepAlive: keepAlive, version: head.version,
-                         isHead: head.method == .head, host: host, output: &output, actions: &actions)
+            respondError(
+                status, message: message, keepAlive: keepAlive, version: head.version,
+                isHead: head.method == .head, host: host, output: &output, actions: &actions)
         case .call(let call, let isHead):
             if call.needsAuthentication {
-                guard authenticateOrRefuse(head, isHead: isHead, now: now, host: host, output: &output, actions: &actions)
+                guard
+                    authenticateOrRefuse(head, isHead: isHead, now: now, host: host, output: &output, actions: &actions)
                 else { return }
             }
-            perform(call, keepAlive: keepAlive, version: head.version, isHead: isHead, now: now, host: host,
-                    output: &output, actions: &actions)
+            perform(
+                call, keepAlive: keepAlive, version: head.version, isHead: isHead, now: now, host: host,
+                output: &output, actions: &actions)
         }
     }
 
@@ -337,10 +350,11 @@ public struct HTTPExchange {
             return true
         }
         var writer = HTTPResponseWriter(capacity: 512)
-        writer.writeError(.unauthorized, message: reason, date: host.httpDate(),
-                          keepAlive: head.keepAlive, requestVersion: head.version, isHeadRequest: isHead,
-                          cors: origin.corsHeaders,
-                          extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
+        writer.writeError(
+            .unauthorized, message: reason, date: host.httpDate(),
+            keepAlive: head.keepAlive, requestVersion: head.version, isHeadRequest: isHead,
+            cors: origin.corsHeaders,
+            extraHeaders: [Self.authenticateChallenge, ("Cache-Control", "no-store")])
         let wait = authenticationBudget.spend(now: now)
         if wait == 0 {
             output.append(writer.bytes)
@@ -349,8 +363,9 @@ public struct HTTPExchange {
         } else {
             // Out of failures: the 401 waits, and so does every request behind it (a deferred reply
             // stops reading), so one connection guesses at most once per refill interval.
-            deferred = DeferredReply(deadline: now + wait, keepAlive: head.keepAlive, version: head.version,
-                                     prepared: writer.bytes)
+            deferred = DeferredReply(
+                deadline: now + wait, keepAlive: head.keepAlive, version: head.version,
+                prepared: writer.bytes)
         }
         return false
     }
@@ -368,7 +383,9 @@ public struct HTTPExchange {
         _ header: String?, consume: Bool, host: Host, actions: inout [ClientConnectionAction]
     ) -> Authentication {
         guard let header else {
-            return .refused("missing Authorization header: send 'Authorization: AccessCodeV2 <code>' (GET /api/v1/publicKey gives the key) or 'Basic <Access Code V1>' after registering the application")
+            return .refused(
+                "missing Authorization header: send 'Authorization: AccessCodeV2 <code>' (GET /api/v1/publicKey gives the key) or 'Basic <Access Code V1>' after registering the application"
+            )
         }
         if AccessCodeV2.isAccessCodeV2(headerValue: header) {
             switch host.verifyAccessCodeV2(headerValue: header, overTLS: server.isSecure, consume: consume) {
@@ -384,7 +401,9 @@ public struct HTTPExchange {
             return .refused("no application is registered: register it first (tmmregister), or use Access Code V2")
         }
         guard let id = host.verifyAccessCode(headerValue: header) else {
-            return .refused("the access code matches no registered application for the current time (check the application is registered and the clock)")
+            return .refused(
+                "the access code matches no registered application for the current time (check the application is registered and the clock)"
+            )
         }
         actions.append(.authenticated(id))
         return .accepted
@@ -401,23 +420,27 @@ public struct HTTPExchange {
         switch call.answer(host: host) {
         case .ok(let json, let then):
             actions.append(contentsOf: then)
-            respond(.ok, json: json, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
-                    output: &output, actions: &actions)
+            respond(
+                .ok, json: json, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
+                output: &output, actions: &actions)
         case .preflight(let allow):
             var writer = HTTPResponseWriter(capacity: 512)
-            writer.writeResponse(.noContent, date: host.httpDate(), body: [UInt8]().span, keepAlive: keepAlive,
-                                 requestVersion: version,
-                                 cors: origin.preflightHeaders(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge),
-                                 extraHeaders: [("Allow", allow)])
+            writer.writeResponse(
+                .noContent, date: host.httpDate(), body: [UInt8]().span, keepAlive: keepAlive,
+                requestVersion: version,
+                cors: origin.preflightHeaders(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge),
+                extraHeaders: [("Allow", allow)])
             output.append(writer.bytes)
             actions.append(.flush)
         case .afterReceiverCommand(let connect):
-            deferred = DeferredReply(deadline: now + receiverConnectTimeout, keepAlive: keepAlive, version: version,
-                                     awaitingStart: true, connecting: connect)
+            deferred = DeferredReply(
+                deadline: now + receiverConnectTimeout, keepAlive: keepAlive, version: version,
+                awaitingStart: true, connecting: connect)
             actions.append(.receiverCommand(connect: connect))
         case .error(let status, let message):
-            respondError(status, message: message, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
-                         output: &output, actions: &actions)
+            respondError(
+                status, message: message, keepAlive: keepAlive, version: version, isHead: isHead, host: host,
+                output: &output, actions: &actions)
         }
     }
 
@@ -428,9 +451,10 @@ public struct HTTPExchange {
         output: inout OutboundQueue, actions: inout [ClientConnectionAction]
     ) {
         var writer = HTTPResponseWriter(capacity: json.count + 256)
-        writer.writeResponse(status, date: host.httpDate(), contentType: "application/json", body: json.span,
-                             keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead, cors: origin.corsHeaders,
-                             extraHeaders: [("Cache-Control", "no-store")])
+        writer.writeResponse(
+            status, date: host.httpDate(), contentType: "application/json", body: json.span,
+            keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead, cors: origin.corsHeaders,
+            extraHeaders: [("Cache-Control", "no-store")])
         output.append(writer.bytes)
         actions.append(.flush)
         if !keepAlive { ending = true }
@@ -445,8 +469,9 @@ public struct HTTPExchange {
         var headers = extra
         if let allow { headers.append(("Allow", allow)) }
         headers.append(("Cache-Control", "no-store"))
-        writer.writeError(status, message: message, date: host.httpDate(), keepAlive: keepAlive, requestVersion: version,
-                          isHeadRequest: isHead, cors: origin.corsHeaders, extraHeaders: headers)
+        writer.writeError(
+            status, message: message, date: host.httpDate(), keepAlive: keepAlive, requestVersion: version,
+            isHeadRequest: isHead, cors: origin.corsHeaders, extraHeaders: headers)
         output.append(writer.bytes)
         actions.append(.flush)
         if !keepAlive { ending = true }
@@ -466,9 +491,10 @@ public struct HTTPExchange {
         actions: inout [ClientConnectionAction]
     ) {
         actions.append(.report(.refusedOrigin(RefusedOriginLog.printable(sent))))
-        respondError(.forbidden,
-                     message: "this page's origin may not use the bridge: it is not in the bridge's allowed-origins setting",
-                     keepAlive: false, version: version, host: host, output: &output, actions: &actions)
+        respondError(
+            .forbidden,
+            message: "this page's origin may not use the bridge: it is not in the bridge's allowed-origins setting",
+            keepAlive: false, version: version, host: host, output: &output, actions: &actions)
     }
 
     // MARK: - WebSocket upgrade
@@ -490,14 +516,17 @@ public struct HTTPExchange {
         }
         guard let channel else {
             let paths = server.plain == .location ? "/" : "/, /locationV2 and /events"
-            respondError(.notFound, message: "no WebSocket at \(head.normalizedPath(in: span)): this port serves \(paths)",
-                         keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
+            respondError(
+                .notFound, message: "no WebSocket at \(head.normalizedPath(in: span)): this port serves \(paths)",
+                keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
             return nil
         }
         if channel != .locationV1 && !host.isLocationV2Unlocked {
-            respondError(.unauthorized,
-                         message: "the LocationV2 stream is locked: register the application (tmmregister) or make an authenticated REST call first",
-                         keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
+            respondError(
+                .unauthorized,
+                message:
+                    "the LocationV2 stream is locked: register the application (tmmregister) or make an authenticated REST call first",
+                keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
             return nil
         }
         let response: [UInt8]
@@ -507,8 +536,9 @@ public struct HTTPExchange {
         } catch {
             // The same JSON error body, Date and CORS headers as every other error (the WebSocket
             // target, which has no clock, states the status and the fields RFC 6455 asks for).
-            respondError(error.status, message: error.explanation, keepAlive: false, version: head.version,
-                         extra: error.headers, host: host, output: &output, actions: &actions)
+            respondError(
+                error.status, message: error.explanation, keepAlive: false, version: head.version,
+                extra: error.headers, host: host, output: &output, actions: &actions)
             return nil
         }
         actions.append(.report(.upgrade))
@@ -525,8 +555,9 @@ public struct HTTPExchange {
         for index in 0..<head.fieldCount {
             headers.append((string(head.name(at: index, in: span)), string(head.value(at: index, in: span))))
         }
-        return WebSocketUpgradeRequest(method: string(head.method(in: span)), versionMajor: 1,
-                                       versionMinor: head.version == .http1_0 ? 0 : 1, headers: headers)
+        return WebSocketUpgradeRequest(
+            method: string(head.method(in: span)), versionMajor: 1,
+            versionMinor: head.version == .http1_0 ? 0 : 1, headers: headers)
     }
 
     private static func string(_ bytes: Span<UInt8>) -> String {

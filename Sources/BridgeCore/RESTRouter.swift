@@ -40,8 +40,9 @@ public struct RESTCall: Equatable, Sendable, CustomStringConvertible {
 
     /// The call of `route`'s `endpoint` with `input`, as the router makes it.
     init(_ route: RESTRoute, _ endpoint: RESTEndpoint, input: RESTInput) {
-        self.init(name: "\(endpoint.method.name) \(route.written)", endpoint: endpoint, input: input,
-                  needsAuthentication: route.needsAuthentication)
+        self.init(
+            name: "\(endpoint.method.name) \(route.written)", endpoint: endpoint, input: input,
+            needsAuthentication: route.needsAuthentication)
     }
 
     private init(name: String, endpoint: RESTEndpoint, input: RESTInput, needsAuthentication: Bool) {
@@ -130,8 +131,9 @@ struct RESTEndpoint: Sendable {
 
     /// GET of something that reads nothing from the request.
     static func get(_ answer: @escaping @Sendable (any ClientConnectionHost) -> RESTAnswer) -> RESTEndpoint {
-        RESTEndpoint(method: .get, read: { _, _ in .success(RESTInput(RESTInput.Nothing())) },
-                     answer: { _, host in answer(host) })
+        RESTEndpoint(
+            method: .get, read: { _, _ in .success(RESTInput(RESTInput.Nothing())) },
+            answer: { _, host in answer(host) })
     }
 
     /// GET whose query `read` reads into what `answer` is given.
@@ -205,8 +207,9 @@ public enum RESTRouter {
             if method == .other {
                 return .error(.notImplemented, message: "method not implemented", allow: route.allow)
             }
-            return .error(.methodNotAllowed, message: "\(method.name) is not allowed here; use \(route.allow)",
-                          allow: route.allow)
+            return .error(
+                .methodNotAllowed, message: "\(method.name) is not allowed here; use \(route.allow)",
+                allow: route.allow)
         }
         switch endpoint.read(request, bytes) {
         case .success(let input):
@@ -314,13 +317,16 @@ public indirect enum JSONValue: Decodable, Equatable, Sendable {
                 }
                 let end = min(index, object.count - 1)
                 var next = index + 1
-                while next < object.count, ASCII.isBlank(object[next]) || object[next] == ASCII.lf || object[next] == ASCII.cr {
+                while next < object.count,
+                    ASCII.isBlank(object[next]) || object[next] == ASCII.lf || object[next] == ASCII.cr
+                {
                     next += 1
                 }
                 // A string in the outer object followed by a colon is a member name.
                 if depth == 1, next < object.count, object[next] == UInt8(ascii: ":"),
-                   let name = try? JSONDecoder().decode(String.self, from: Data(object[start...end])),
-                   !names.insert(name).inserted {
+                    let name = try? JSONDecoder().decode(String.self, from: Data(object[start...end])),
+                    !names.insert(name).inserted
+                {
                     return name
                 }
             default:

@@ -11,63 +11,72 @@ import TMMProtocol
 extension RESTRouter {
     static let routes: [RESTRoute] = [
         // §4.2: clients fetch the key before they can make their first code.
-        RESTRoute("/api/v1/publicKey", needsAuthentication: false,
-                  .get { host in
-                      let key = host.accessCodeV2PublicKey
-                      return .json { RESTBodies.writePublicKey(n: key.n, e: key.e, to: &$0) }
-                  }),
-        RESTRoute("/api/v1/antenna",
-                  .get { host in .json { DeviceSettings.writeAntenna(host.deviceSettings.antenna, to: &$0) } },
-                  .put(reading: antennaMembers) { members, host in
-                      var settings = host.deviceSettings
-                      switch settings.antenna.updated(with: members) {
-                      case .success(let antenna):
-                          settings.antenna = antenna
-                          return .json(then: [.saveSettings(settings)]) {
-                              DeviceSettings.writeAntenna(antenna, to: &$0)
-                          }
-                      case .failure(let failure):
-                          // Not reached: the reader checked the members against any settings.
-                          return .error(.badRequest, message: failure.message)
-                      }
-                  }),
-        RESTRoute("/api/v1/correctionSource",
-                  .get { host in
-                      let corrections = host.deviceSettings.corrections
-                      return .json { DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0) }
-                  },
-                  .put(reading: correctionMembers) { members, host in
-                      var settings = host.deviceSettings
-                      switch settings.corrections.updated(with: members) {
-                      case .success(let corrections):
-                          settings.corrections = corrections
-                          return .json(then: [.saveSettings(settings)]) {
-                              DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0)
-                          }
-                      case .failure(let failure):
-                          return .error(.badRequest, message: failure.message)  // not reached, as above
-                      }
-                  }),
-        RESTRoute("/api/v1/userInfo",
-                  .get { _ in .json { DeviceSettings.writeUserInfo(to: &$0) } }),
-        RESTRoute("/api/v1/receiver",
-                  .get { host in .json { RESTBodies.writeReceiverInfo(host.receiverInfo, to: &$0) } },
-                  // The gpsd commands run off the io thread: the reply waits for them (and, to
-                  // connect, for the receiver), bounded by receiver-connect-timeout.
-                  .put(reading: receiverConnection) { isConnected, _ in .afterReceiverCommand(connect: isConnected) }),
-        RESTRoute("/api/v1/positionStream",
-                  .get(reading: streamFormat) { format, host in
-                      .json { RESTBodies.writePositionStream(port: format.port(in: host.ports), to: &$0) }
-                  }),
-        RESTRoute("/api/v1/tmmInfo",
-                  .get { host in
-                      .json {
-                          RESTBodies.writeTMMInfo(version: host.version, ports: host.ports, receiver: host.receiverInfo,
-                                                  to: &$0)
-                      }
-                  }),
-        RESTRoute("/api/v1/test/ping",
-                  .get { _ in .json { RESTBodies.writePong(to: &$0) } }),
+        RESTRoute(
+            "/api/v1/publicKey", needsAuthentication: false,
+            .get { host in
+                let key = host.accessCodeV2PublicKey
+                return .json { RESTBodies.writePublicKey(n: key.n, e: key.e, to: &$0) }
+            }),
+        RESTRoute(
+            "/api/v1/antenna",
+            .get { host in .json { DeviceSettings.writeAntenna(host.deviceSettings.antenna, to: &$0) } },
+            .put(reading: antennaMembers) { members, host in
+                var settings = host.deviceSettings
+                switch settings.antenna.updated(with: members) {
+                case .success(let antenna):
+                    settings.antenna = antenna
+                    return .json(then: [.saveSettings(settings)]) {
+                        DeviceSettings.writeAntenna(antenna, to: &$0)
+                    }
+                case .failure(let failure):
+                    // Not reached: the reader checked the members against any settings.
+                    return .error(.badRequest, message: failure.message)
+                }
+            }),
+        RESTRoute(
+            "/api/v1/correctionSource",
+            .get { host in
+                let corrections = host.deviceSettings.corrections
+                return .json { DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0) }
+            },
+            .put(reading: correctionMembers) { members, host in
+                var settings = host.deviceSettings
+                switch settings.corrections.updated(with: members) {
+                case .success(let corrections):
+                    settings.corrections = corrections
+                    return .json(then: [.saveSettings(settings)]) {
+                        DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0)
+                    }
+                case .failure(let failure):
+                    return .error(.badRequest, message: failure.message)  // not reached, as above
+                }
+            }),
+        RESTRoute(
+            "/api/v1/userInfo",
+            .get { _ in .json { DeviceSettings.writeUserInfo(to: &$0) } }),
+        RESTRoute(
+            "/api/v1/receiver",
+            .get { host in .json { RESTBodies.writeReceiverInfo(host.receiverInfo, to: &$0) } },
+            // The gpsd commands run off the io thread: the reply waits for them (and, to
+            // connect, for the receiver), bounded by receiver-connect-timeout.
+            .put(reading: receiverConnection) { isConnected, _ in .afterReceiverCommand(connect: isConnected) }),
+        RESTRoute(
+            "/api/v1/positionStream",
+            .get(reading: streamFormat) { format, host in
+                .json { RESTBodies.writePositionStream(port: format.port(in: host.ports), to: &$0) }
+            }),
+        RESTRoute(
+            "/api/v1/tmmInfo",
+            .get { host in
+                .json {
+                    RESTBodies.writeTMMInfo(
+                        version: host.version, ports: host.ports, receiver: host.receiverInfo,
+                        to: &$0)
+                }
+            }),
+        RESTRoute(
+            "/api/v1/test/ping",
+            .get { _ in .json { RESTBodies.writePong(to: &$0) } }),
     ]
 
     // MARK: - Readers: a request's query or body, checked

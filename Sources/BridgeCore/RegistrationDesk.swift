@@ -81,12 +81,15 @@ public struct RegistrationDesk {
     /// Auto-registrations (a first Access Code V2): a burst, then one per interval.
     private var autoRegistrations: RateBudget
 
-    public init(policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment,
-                limits: AccessCodeV2Limits = AccessCodeV2Limits()) {
+    public init(
+        policy: RegistrationPolicy, mode: RegistrationMode, ports: PortAssignment,
+        limits: AccessCodeV2Limits = AccessCodeV2Limits()
+    ) {
         self.policy = policy
         self.mode = mode
         self.ports = ports
-        autoRegistrations = RateBudget(burst: limits.autoRegistrationBurst, refillInterval: limits.autoRegistrationInterval)
+        autoRegistrations = RateBudget(
+            burst: limits.autoRegistrationBurst, refillInterval: limits.autoRegistrationInterval)
     }
 
     /// Registered applications beyond which a code no longer registers its application: the
@@ -102,8 +105,10 @@ public struct RegistrationDesk {
 
     /// A registration or port request URL from `client`: parsed, judged by the policy and
     /// answered, or, for an application not yet on disk, queued for the registry file.
-    public mutating func open(_ url: String, from client: Client?, isRegistered: (GUID) -> Bool,
-                              into actions: inout [Action]) {
+    public mutating func open(
+        _ url: String, from client: Client?, isRegistered: (GUID) -> Bool,
+        into actions: inout [Action]
+    ) {
         let request: RegistrationRequest
         do {
             request = try RegistrationURL.parse(url)
@@ -125,12 +130,17 @@ public struct RegistrationDesk {
                 }
                 unlockLocationV2(because: "registration of \(id.logName)", into: &actions)
             } else {
-                actions.append(.log("registration of \(id.logName) refused: \(result.rawValue) (registration policy \(mode.rawValue))"))
+                actions.append(
+                    .log(
+                        "registration of \(id.logName) refused: \(result.rawValue) (registration policy \(mode.rawValue))"
+                    ))
             }
             actions.append(.publish(.registration(result: result)))
         }
-        actions.append(.reply(.ok(result: resultText, url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
-                              to: client))
+        actions.append(
+            .reply(
+                .ok(result: resultText, url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
+                to: client))
     }
 
     /// The `.save` under way ended: its registration is answered, and the next one saved.
@@ -143,7 +153,8 @@ public struct RegistrationDesk {
         case .failed(let failure):
             // Keyed: under `open`, codes anyone can make could fill the registry and make one
             // such line each.
-            actions.append(.log("cannot save the registration of \(name): \(failure)", key: "cannot save a registration"))
+            actions.append(
+                .log("cannot save the registration of \(name): \(failure)", key: "cannot save a registration"))
             actions.append(.reply(.error("cannot save the registration: \(failure)"), to: done.client))
         case .saved(let isNew):
             if isNew {
@@ -153,9 +164,12 @@ public struct RegistrationDesk {
             unlockLocationV2(because: "registration of \(name)", into: &actions)
             actions.append(.publish(.registration(result: .ok)))
             if let request = done.request {
-                actions.append(.reply(.ok(result: RegistrationResult.ok.rawValue,
-                                          url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
-                                      to: done.client))
+                actions.append(
+                    .reply(
+                        .ok(
+                            result: RegistrationResult.ok.rawValue,
+                            url: RegistrationURL.reply(to: request, policy: policy, ports: ports)),
+                        to: done.client))
             }
         }
         saveNext(into: &actions)
@@ -171,20 +185,26 @@ public struct RegistrationDesk {
     /// registered, as the first use of a code does in TMM (TMM-API.md §4.2), so its Access Code
     /// V1 works from then on too; within the bounds of auto-registrations (see the file comment).
     /// `registered`: how many applications the registry holds, `maximum`: max-registered-apps.
-    public mutating func authenticatedByAccessCodeV2(_ id: GUID, isRegistered: (GUID) -> Bool, registered: Int,
-                                                     maximum: Int, now: Int64, into actions: inout [Action]) {
+    public mutating func authenticatedByAccessCodeV2(
+        _ id: GUID, isRegistered: (GUID) -> Bool, registered: Int,
+        maximum: Int, now: Int64, into actions: inout [Action]
+    ) {
         unlockLocationV2(because: "Access Code V2 of \(id.logName)", into: &actions)
         guard !isRegistered(id), !pending.contains(where: { $0.id == id }) else { return }
         let limit = Self.autoRegistrationLimit(maxRegisteredApplications: maximum)
         if registered + pending.count >= limit {
-            actions.append(.log("\(id.logName) not registered by its Access Code V2: codes register at most \(limit) applications of max-registered-apps \(maximum), the rest is kept for the control socket (register it with tmm-bridge open)",
-                                key: "not registered by its Access Code V2: limit"))
+            actions.append(
+                .log(
+                    "\(id.logName) not registered by its Access Code V2: codes register at most \(limit) applications of max-registered-apps \(maximum), the rest is kept for the control socket (register it with tmm-bridge open)",
+                    key: "not registered by its Access Code V2: limit"))
             return
         }
         guard autoRegistrations.take(now: now) else {
             let seconds = autoRegistrations.refillInterval / 1_000_000_000
-            actions.append(.log("\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.burst) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
-                                key: "not registered by its Access Code V2: rate"))
+            actions.append(
+                .log(
+                    "\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.burst) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
+                    key: "not registered by its Access Code V2: rate"))
             return
         }
         pending.append(Pending(client: nil, request: nil, id: id))

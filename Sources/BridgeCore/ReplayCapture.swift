@@ -35,10 +35,14 @@ public struct ReplayCapture: Sendable, Equatable {
             var last = lineEnd
             while last > lineStart {
                 let before = substring.utf8.index(before: last)
-                guard substring.utf8[before] == UInt8(ascii: "\r") || substring.utf8[before] == UInt8(ascii: " ") else { break }
+                guard substring.utf8[before] == UInt8(ascii: "\r") || substring.utf8[before] == UInt8(ascii: " ") else {
+                    break
+                }
                 last = before
             }
-            if last > lineStart, substring.utf8[lineStart] == UInt8(ascii: "$") || substring.utf8[lineStart] == UInt8(ascii: "!") {
+            if last > lineStart,
+                substring.utf8[lineStart] == UInt8(ascii: "$") || substring.utf8[lineStart] == UInt8(ascii: "!")
+            {
                 sentences.append(substring[lineStart..<last])
             }
             lineStart = lineEnd == end ? end : substring.utf8.index(after: lineEnd)
@@ -52,7 +56,8 @@ public struct ReplayCapture: Sendable, Equatable {
         var epochs: [[UInt8]] = []
         var starterTimes: [Int64] = []
         for (sentence, read) in zip(sentences, read) {
-            let startsEpoch = if let type = read?.type, let starter { type.utf8.elementsEqual(starter.utf8) } else { false }
+            let startsEpoch =
+                if let type = read?.type, let starter { type.utf8.elementsEqual(starter.utf8) } else { false }
             if startsEpoch || epochs.isEmpty {
                 epochs.append([])
                 if let time = read?.time { starterTimes.append(time) }
@@ -93,7 +98,9 @@ public struct ReplayCapture: Sendable, Equatable {
         let start = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + skip)
         let end = sentence.utf8.index(sentence.utf8.startIndex, offsetBy: 1 + address)
         var time: Int64?
-        if let timeField = valid.kind.row?.timeField, valid.fieldCount > timeField, let parsed = try? valid.time(timeField) {
+        if let timeField = valid.kind.row?.timeField, valid.fieldCount > timeField,
+            let parsed = try? valid.time(timeField)
+        {
             time = parsed.nanosecondsOfDay
         }
         return (sentence[start..<end], time)

@@ -91,8 +91,11 @@ public enum Base64 {
         var text = encodeToBytes(bytes.span)
         while text.last == pad { text.removeLast() }
         for index in text.indices {
-            if text[index] == UInt8(ascii: "+") { text[index] = UInt8(ascii: "-") }
-            else if text[index] == UInt8(ascii: "/") { text[index] = UInt8(ascii: "_") }
+            if text[index] == UInt8(ascii: "+") {
+                text[index] = UInt8(ascii: "-")
+            } else if text[index] == UInt8(ascii: "/") {
+                text[index] = UInt8(ascii: "_")
+            }
         }
         return String(decoding: text, as: UTF8.self)
     }

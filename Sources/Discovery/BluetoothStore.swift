@@ -64,7 +64,9 @@ public struct BluetoothStore: Sendable {
 
     /// The record for `address`: the paired `info` file under any adapter (or `adapter` only),
     /// else the inquiry cache. nil when BlueZ has never seen the device (or there is no storage).
-    public func device(_ address: BluetoothAddress, adapter: BluetoothAddress? = nil) throws(BluetoothStoreError)
+    public func device(
+        _ address: BluetoothAddress, adapter: BluetoothAddress? = nil
+    ) throws(BluetoothStoreError)
         -> BluetoothDeviceRecord?
     {
         let adapters: [BluetoothAddress]
@@ -80,7 +82,8 @@ public struct BluetoothStore: Sendable {
         }
         for source in [BluetoothDeviceRecord.Source.info, .cache] {
             for adapter in adapters {
-                let path = source == .info
+                let path =
+                    source == .info
                     ? BluetoothFiles.join(root, adapter.description, address.description, "info")
                     : BluetoothFiles.join(root, adapter.description, "cache", address.description)
                 let text: String
@@ -91,8 +94,9 @@ public struct BluetoothStore: Sendable {
                     throw .unreadable(path: path, error)
                 }
                 let general = BluetoothKeyFile.group("General", in: text)
-                return BluetoothDeviceRecord(address: address, adapter: adapter, name: general["Name"],
-                                             alias: source == .info ? general["Alias"] : nil, source: source)
+                return BluetoothDeviceRecord(
+                    address: address, adapter: adapter, name: general["Name"],
+                    alias: source == .info ? general["Alias"] : nil, source: source)
             }
         }
         return nil

@@ -146,8 +146,11 @@ public func containsWord(_ word: String, in text: String) -> Bool {
     let haystack = Array(text.lowercased().unicodeScalars)
     let needle = Array(word.lowercased().unicodeScalars)
     guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-    func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) }
-    for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+    func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+    }
+    for start in 0...(haystack.count - needle.count)
+    where haystack[start..<(start + needle.count)].elementsEqual(needle) {
         let before = start == 0 || !isWordCharacter(haystack[start - 1])
         let end = start + needle.count
         let after = end == haystack.count || !isWordCharacter(haystack[end])

@@ -24,7 +24,9 @@ public enum RFCOMM {
     /// Binds `/dev/rfcomm<id>` to `channel` of `address`. Returns the device number the kernel
     /// assigned (equal to `id`).
     @discardableResult
-    public static func bind(device id: Int16, address: BluetoothAddress, channel: UInt8 = 1) throws(RFCOMMError) -> Int16 {
+    public static func bind(
+        device id: Int16, address: BluetoothAddress, channel: UInt8 = 1
+    ) throws(RFCOMMError) -> Int16 {
         guard devices.contains(id) else { throw .invalidDevice(Int(id)) }
         guard channels.contains(channel) else { throw .invalidChannel(Int(channel)) }
         let operation = RFCOMMOperation.bind(device: id, address: address, channel: channel)
@@ -55,7 +57,9 @@ public enum RFCOMM {
         let control = try openControlSocket(for: operation)
         var entries = [rfcomm_dev_info](repeating: rfcomm_dev_info(), count: Int(CRFCOMM_MAX_DEV))
         let count = try retrying(operation) {
-            entries.withUnsafeMutableBufferPointer { crfcomm_get_dev_list(control.rawValue, $0.baseAddress, CInt(CRFCOMM_MAX_DEV)) }
+            entries.withUnsafeMutableBufferPointer {
+                crfcomm_get_dev_list(control.rawValue, $0.baseAddress, CInt(CRFCOMM_MAX_DEV))
+            }
         }
         return entries.prefix(Int(count)).map(RFCOMMDeviceInfo.init(kernel:))
     }
@@ -221,8 +225,10 @@ public struct RFCOMMDeviceInfo: Equatable, Sendable {
     public var destination: BluetoothAddress
     public var channel: UInt8
 
-    public init(device: Int16, flags: UInt32, state: RFCOMMState, source: BluetoothAddress,
-                destination: BluetoothAddress, channel: UInt8) {
+    public init(
+        device: Int16, flags: UInt32, state: RFCOMMState, source: BluetoothAddress,
+        destination: BluetoothAddress, channel: UInt8
+    ) {
         self.device = device
         self.flags = flags
         self.state = state
@@ -232,9 +238,10 @@ public struct RFCOMMDeviceInfo: Equatable, Sendable {
     }
 
     init(kernel info: rfcomm_dev_info) {
-        self.init(device: info.id, flags: info.flags, state: RFCOMMState(rawValue: info.state),
-                  source: BluetoothAddress(kernel: info.src), destination: BluetoothAddress(kernel: info.dst),
-                  channel: info.channel)
+        self.init(
+            device: info.id, flags: info.flags, state: RFCOMMState(rawValue: info.state),
+            source: BluetoothAddress(kernel: info.src), destination: BluetoothAddress(kernel: info.dst),
+            channel: info.channel)
     }
 
     /// `/dev/rfcommN`.

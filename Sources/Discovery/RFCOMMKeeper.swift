@@ -74,8 +74,10 @@ public struct RFCOMMKeeper {
         public init() {}
     }
 
-    public init(bindings: [RFCOMMBinding], control: any RFCOMMControl, backoff: RFCOMMBackoff = RFCOMMBackoff(),
-                now: Int64) {
+    public init(
+        bindings: [RFCOMMBinding], control: any RFCOMMControl, backoff: RFCOMMBackoff = RFCOMMBackoff(),
+        now: Int64
+    ) {
         self.control = control
         rebinders = bindings.map { binding in
             let present = control.tty(device: binding.device).map(binding.matches) ?? false
@@ -91,8 +93,9 @@ public struct RFCOMMKeeper {
             let rebinder = rebinders[index]
             let failures: Int
             if case .unbound(_, let count) = rebinder.state { failures = count } else { failures = 0 }
-            return RFCOMMBindingStatus(binding: rebinder.binding, isBound: rebinder.state == .bound, link: links[index],
-                                       lastError: rebinder.lastError, failures: failures, binds: binds[index])
+            return RFCOMMBindingStatus(
+                binding: rebinder.binding, isBound: rebinder.state == .bound, link: links[index],
+                lastError: rebinder.lastError, failures: failures, binds: binds[index])
         }
     }
 
@@ -111,7 +114,8 @@ public struct RFCOMMKeeper {
                 rebinders[index].ttyDisappeared(now: now)
                 links[index] = nil
                 tick.gone.append(path)
-                tick.log.append("bluetooth: \(path) is gone (released, or the rfcomm module reloaded): binding \(binding) again")
+                tick.log.append(
+                    "bluetooth: \(path) is gone (released, or the rfcomm module reloaded): binding \(binding) again")
             case (.unbound, true):
                 rebinders[index].ttyAppeared(now: now)
                 tick.bound.append(path)
@@ -131,7 +135,10 @@ public struct RFCOMMKeeper {
                     rebinders[index].bindFailed(error, now: now)
                     if error != previous {
                         let wait = rebinders[index].next(now: now)
-                        let retry = if case .wait(let nanoseconds) = wait { "; next attempt in \(Double(nanoseconds) / 1e9) s" } else { "" }
+                        let retry =
+                            if case .wait(let nanoseconds) = wait {
+                                "; next attempt in \(Double(nanoseconds) / 1e9) s"
+                            } else { "" }
                         tick.log.append("bluetooth: cannot bind \(binding): \(error)\(retry)")
                     }
                 }

@@ -42,8 +42,9 @@ public struct RFCOMMTTY: Equatable, Sendable {
         guard last.hasPrefix("rfcomm") else { return nil }
         let digits = last.dropFirst("rfcomm".count)
         guard !digits.isEmpty, digits.count <= 3, digits.utf8.allSatisfy(ASCII.isDigit),
-              digits == "0" || !digits.hasPrefix("0"),
-              let value = Int16(digits), RFCOMM.devices.contains(value) else { return nil }
+            digits == "0" || !digits.hasPrefix("0"),
+            let value = Int16(digits), RFCOMM.devices.contains(value)
+        else { return nil }
         return value
     }
 }
@@ -108,8 +109,9 @@ public struct RFCOMMSysfs: Sendable {
     /// throws when the name is not `rfcommN` or an attribute is malformed.
     public static func readTTY(directory: String) throws(RFCOMMSysfsError) -> RFCOMMTTY? {
         guard let device = RFCOMMTTY.deviceNumber(fromName: directory) else {
-            throw .malformed(path: directory, value: directory.split(separator: "/").last.map(String.init) ?? "",
-                             reason: "which is not an rfcomm tty name (rfcomm0 ... rfcomm255)")
+            throw .malformed(
+                path: directory, value: directory.split(separator: "/").last.map(String.init) ?? "",
+                reason: "which is not an rfcomm tty name (rfcomm0 ... rfcomm255)")
         }
         let addressPath = BluetoothFiles.join(directory, "address")
         let channelPath = BluetoothFiles.join(directory, "channel")

@@ -40,7 +40,10 @@ public enum DeviceMatch: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func isUSBID(_ text: String) -> Bool {
-        text.utf8.count == 4 && text.utf8.allSatisfy { ("0"..."9").contains(Unicode.Scalar($0)) || ("a"..."f").contains(Unicode.Scalar($0)) }
+        text.utf8.count == 4
+            && text.utf8.allSatisfy {
+                ("0"..."9").contains(Unicode.Scalar($0)) || ("a"..."f").contains(Unicode.Scalar($0))
+            }
     }
 
     public func matches(_ device: DeviceProperties) -> Bool {
@@ -181,8 +184,10 @@ public struct ReceiverClassifier: Sendable, Hashable {
     public var configuration: ClassifierConfiguration
     public var table: [KnownReceiver]
 
-    public init(configuration: ClassifierConfiguration = ClassifierConfiguration(),
-                table: [KnownReceiver] = KnownReceivers.table) {
+    public init(
+        configuration: ClassifierConfiguration = ClassifierConfiguration(),
+        table: [KnownReceiver] = KnownReceivers.table
+    ) {
         self.configuration = configuration
         self.table = table
     }
@@ -215,7 +220,8 @@ public struct ReceiverClassifier: Sendable, Hashable {
         if let rule = configuration.exclude.first(where: { $0.matches(path: path) }) {
             return Classification(
                 verdict: .notReceiver, rule: "exclude:\(rule)",
-                reason: "\(path) was given as a device but the configured rule \(rule) excludes it; remove one of the two",
+                reason:
+                    "\(path) was given as a device but the configured rule \(rule) excludes it; remove one of the two",
                 handToGPSD: false)
         }
         return Classification(

@@ -128,8 +128,10 @@ public struct ReceiverInventory: Sendable {
             // The scan is the truth: anything udev reported before and not in it is gone (events
             // were lost, or discovery restarted).
             let present = Set(devices.map(\.path))
-            for receiver in receivers where receiver.isConnected && receiver.connection != .configured
-                && !present.contains(receiver.path) {
+            for receiver in receivers
+            where receiver.isConnected && receiver.connection != .configured
+                && !present.contains(receiver.path)
+            {
                 actions += disconnect(path: receiver.path)
             }
             return actions
@@ -165,8 +167,9 @@ public struct ReceiverInventory: Sendable {
             return []
         }
         guard classification.handToGPSD else { return [.ignored(path: path, classification)] }
-        return connect(path: path, device: device, classification: classification,
-                       connection: explicit ? .configured : Self.connection(of: device))
+        return connect(
+            path: path, device: device, classification: classification,
+            connection: explicit ? .configured : Self.connection(of: device))
     }
 
     /// A device went away (udev `remove`). The event may carry few properties (sysfs is gone):
@@ -245,7 +248,8 @@ public struct ReceiverInventory: Sendable {
     /// link by serial is one name for both (udev gives it to one of them), and `prefer = SERIAL`
     /// matches both.
     public func sharingSerialNumber(with id: ReceiverID) -> [Receiver] {
-        guard let receiver = receiver(id: id), let serial = receiver.serialNumber, let vendor = receiver.properties?.vendorID
+        guard let receiver = receiver(id: id), let serial = receiver.serialNumber,
+            let vendor = receiver.properties?.vendorID
         else { return [] }
         return receivers.filter {
             $0.id != id && $0.isConnected && $0.serialNumber == serial && $0.properties?.vendorID == vendor

@@ -44,15 +44,17 @@ struct UdevMonitor: ~Copyable {
     deinit { udev_monitor_unref(pointer) }
 
     func addMatch(subsystem: String) throws(DiscoveryError) {
-        try udevCheck(udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil),
-                      "udev_monitor_filter_add_match_subsystem_devtype(\"\(subsystem)\")")
+        try udevCheck(
+            udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil),
+            "udev_monitor_filter_add_match_subsystem_devtype(\"\(subsystem)\")")
     }
 
     /// Asks for a larger socket buffer so a burst (a hub with several receivers) does not
     /// overflow it. Needs CAP_NET_ADMIN to exceed rmem_max; failure is harmless.
     func setReceiveBufferSize(_ bytes: Int) throws(DiscoveryError) {
-        try udevCheck(udev_monitor_set_receive_buffer_size(pointer, CInt(clamping: bytes)),
-                      "udev_monitor_set_receive_buffer_size(\(bytes))")
+        try udevCheck(
+            udev_monitor_set_receive_buffer_size(pointer, CInt(clamping: bytes)),
+            "udev_monitor_set_receive_buffer_size(\(bytes))")
     }
 
     func enableReceiving() throws(DiscoveryError) {
@@ -105,8 +107,9 @@ func enumerateDevices(
     }
     defer { udev_enumerate_unref(enumerate) }
     for subsystem in subsystems {
-        try udevCheck(udev_enumerate_add_match_subsystem(enumerate, subsystem),
-                      "udev_enumerate_add_match_subsystem(\"\(subsystem)\")")
+        try udevCheck(
+            udev_enumerate_add_match_subsystem(enumerate, subsystem),
+            "udev_enumerate_add_match_subsystem(\"\(subsystem)\")")
     }
     try udevCheck(udev_enumerate_scan_devices(enumerate), "udev_enumerate_scan_devices()")
     var found: [DeviceProperties] = []
@@ -114,7 +117,8 @@ func enumerateDevices(
     while let current = entry {
         // A device may vanish between the scan and this lookup: skip it (its remove event follows).
         if let syspath = string(udev_list_entry_get_name(current)),
-           let device = UdevDevice(context: context, syspath: syspath) {
+            let device = UdevDevice(context: context, syspath: syspath)
+        {
             let properties = device.properties
             if keep(properties) { found.append(properties) }
         }
@@ -208,9 +212,11 @@ extension DeviceProperties {
         vendorID = vendorID ?? first("ID_USB_VENDOR_ID", "ID_VENDOR_ID")?.lowercased()
         productID = productID ?? first("ID_USB_MODEL_ID", "ID_MODEL_ID")?.lowercased()
         serialNumber = serialNumber ?? first("ID_USB_SERIAL_SHORT", "ID_SERIAL_SHORT")
-        manufacturer = manufacturer
+        manufacturer =
+            manufacturer
             ?? first("ID_USB_VENDOR_ENC", "ID_VENDOR_ENC").map(Self.decodeUdevEncoded).map(trimmed)
-        product = product
+        product =
+            product
             ?? first("ID_USB_MODEL_ENC", "ID_MODEL_ENC").map(Self.decodeUdevEncoded).map(trimmed)
         interfaceNumber = interfaceNumber ?? first("ID_USB_INTERFACE_NUM")
         driver = driver ?? first("ID_USB_DRIVER")
@@ -223,7 +229,8 @@ extension DeviceProperties {
         var index = 0
         while index < source.count {
             if source[index] == UInt8(ascii: "\\"), index + 3 < source.count, source[index + 1] == UInt8(ascii: "x"),
-               let byte = Hex.byte(high: source[index + 2], low: source[index + 3]) {
+                let byte = Hex.byte(high: source[index + 2], low: source[index + 3])
+            {
                 bytes.append(byte)
                 index += 4
             } else {

@@ -202,9 +202,11 @@ private final class MonitorReader {
         do {
             try monitor.setReceiveBufferSize(options.receiveBufferBytes)
         } catch {
-            inbox.post(.problem(DiscoveryError(
-                operation: error.operation, errno: error.errno,
-                hint: "continuing with the default buffer; a burst of uevents may overflow it")))
+            inbox.post(
+                .problem(
+                    DiscoveryError(
+                        operation: error.operation, errno: error.errno,
+                        hint: "continuing with the default buffer; a burst of uevents may overflow it")))
         }
         try monitor.enableReceiving()
         self.context = context
@@ -230,8 +232,10 @@ private final class MonitorReader {
             case let error? where error.rawValue == ENOBUFS:
                 try resynchronize(error: error)
             case let error?:
-                inbox.post(.problem(DiscoveryError(
-                    operation: "udev monitor socket", errno: error, hint: "continuing")))
+                inbox.post(
+                    .problem(
+                        DiscoveryError(
+                            operation: "udev monitor socket", errno: error, hint: "continuing")))
             }
         }
         for _ in 0..<UdevDiscovery.maximumDevicesPerTurn {
@@ -255,8 +259,10 @@ private final class MonitorReader {
                         operation: "udev_monitor_receive_device()", errno: error,
                         hint: "failed \(consecutiveFailures) times in a row; discovery stopped")
                 }
-                inbox.post(.problem(DiscoveryError(
-                    operation: "udev_monitor_receive_device()", errno: error, hint: "event skipped")))
+                inbox.post(
+                    .problem(
+                        DiscoveryError(
+                            operation: "udev_monitor_receive_device()", errno: error, hint: "event skipped")))
                 return true
             }
         }
@@ -266,9 +272,11 @@ private final class MonitorReader {
     /// The kernel dropped uevents (netlink ENOBUFS): say so, and post a fresh scan that replaces
     /// what the lost events would have told.
     private func resynchronize(error: Errno) throws(DiscoveryError) {
-        inbox.post(.problem(DiscoveryError(
-            operation: "udev_monitor_receive_device()", errno: error,
-            hint: "uevents were lost (socket buffer overflow); re-scanning devices")))
+        inbox.post(
+            .problem(
+                DiscoveryError(
+                    operation: "udev_monitor_receive_device()", errno: error,
+                    hint: "uevents were lost (socket buffer overflow); re-scanning devices")))
         try scan(reason: .resynchronization)
     }
 
@@ -294,7 +302,9 @@ private func pendingSocketError(_ descriptor: CInt) -> Errno? {
 /// The devices discovery would find now (its start-up scan, on the calling thread, with a libudev
 /// context of its own): what `tmm-bridge devices` classifies. Works without udevd: libudev reads
 /// sysfs itself (udevd's database only adds `ID_*` properties when it runs).
-public func scanDevices(options: UdevDiscovery.Options = UdevDiscovery.Options()) throws(DiscoveryError) -> [DeviceProperties] {
+public func scanDevices(
+    options: UdevDiscovery.Options = UdevDiscovery.Options()
+) throws(DiscoveryError) -> [DeviceProperties] {
     let context = try UdevContext()
     return try enumerateDevices(context: context, subsystems: options.subsystems, keep: options.wants)
 }

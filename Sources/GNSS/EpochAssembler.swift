@@ -99,8 +99,9 @@ public struct EpochAssembler: Sendable {
     private var dops = (pdop: Double?.none, hdop: Double?.none, vdop: Double?.none)
 
     public init() {
-        assert(PendingCycle.Occurrences.count == SentenceKind.allCases.count * TalkerSlot.count,
-               "PendingCycle.Occurrences must hold one count per sentence kind and talker slot")
+        assert(
+            PendingCycle.Occurrences.count == SentenceKind.allCases.count * TalkerSlot.count,
+            "PendingCycle.Occurrences must hold one count per sentence kind and talker slot")
     }
 
     /// Adds one decoded sentence received at `now` (the caller's monotonic clock, nanoseconds),
@@ -112,19 +113,27 @@ public struct EpochAssembler: Sendable {
         let slot = TalkerSlot(talker)
         switch message {
         case .gga(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .gga, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .gga, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s, slot: slot, first: occurrence <= 1)
             end(.gga, talker, occurrence, emit)
         case .gns(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .gns, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .gns, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s, slot: slot, first: occurrence <= 1)
             end(.gns, talker, occurrence, emit)
         case .rmc(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .rmc, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .rmc, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s, slot: slot)
             end(.rmc, talker, occurrence, emit)
         case .gll(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .gll, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .gll, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s, slot: slot)
             end(.gll, talker, occurrence, emit)
         case .vtg(let s):
@@ -140,11 +149,15 @@ public struct EpochAssembler: Sendable {
             merge(s, slot: slot)
             end(.gsv, talker, occurrence, emit)
         case .gst(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .gst, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .gst, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s)
             end(.gst, talker, occurrence, emit)
         case .zda(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .zda, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .zda, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s)
             end(.zda, talker, occurrence, emit)
         case .hdt(let s):
@@ -152,7 +165,9 @@ public struct EpochAssembler: Sendable {
             merge(s)
             end(.hdt, talker, occurrence, emit)
         case .ptnlGGK(let s):
-            guard let occurrence = begin(SentenceFacts(kind: .ptnlGGK, time: s.time), talker, slot, now, emit) else { return }
+            guard let occurrence = begin(SentenceFacts(kind: .ptnlGGK, time: s.time), talker, slot, now, emit) else {
+                return
+            }
             merge(s, slot: slot)
             end(.ptnlGGK, talker, occurrence, emit)
         }
@@ -185,7 +200,8 @@ public struct EpochAssembler: Sendable {
                     closingSentence = nil
                     closerAbandoned = true
                 } else if !closerAbandoned {
-                    closingSentence = Closer(kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
+                    closingSentence = Closer(
+                        kind: kind, talker: talker, occurrence: pending.occurrence(of: kind, slot) + 1)
                 }
                 return nil
             }
@@ -325,7 +341,9 @@ public struct EpochAssembler: Sendable {
         // Nor does it stamp a fragment of the epoch just emitted (bundg relays RMC, VTG and ZDA
         // twice: the second VTG and ZDA must not become a second epoch for that second).
         var zdaStamp = pending.zdaTime
-        if let zda = zdaStamp, let lastEmittedTime, Self.sameCycle(zda, lastEmittedTime, period: period) { zdaStamp = nil }
+        if let zda = zdaStamp, let lastEmittedTime, Self.sameCycle(zda, lastEmittedTime, period: period) {
+            zdaStamp = nil
+        }
         let stampedByZDA = pending.stamp == nil && zdaStamp != nil
         if let time = pending.stamp ?? zdaStamp {
             var date = pending.date
@@ -494,8 +512,9 @@ public struct EpochAssembler: Sendable {
                 pending.gsvConstellations |= bit
             }
             output.sky.merge(
-                packed: Satellite.pack(id: entry.id, constellation: constellation, elevation: entry.elevation,
-                                       azimuth: entry.azimuth, snr: entry.snr))
+                packed: Satellite.pack(
+                    id: entry.id, constellation: constellation, elevation: entry.elevation,
+                    azimuth: entry.azimuth, snr: entry.snr))
         }
     }
 
@@ -694,7 +713,9 @@ struct PendingCycle {
             guard facts.gsvLast else { return 0 }
             completedGroups.insert(UInt16(slot.index) << 8 | UInt16(facts.gsvSignal))
         case .perSystem:
-            if let system = facts.gsaSystem { gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system)) }
+            if let system = facts.gsaSystem {
+                gsaSystems.insert(UInt16(slot.index) << 8 | UInt16(truncatingIfNeeded: system))
+            }
         case .startNextCycle: break
         }
         let index = Self.occurrenceIndex(kind, slot)

@@ -121,7 +121,8 @@ public struct GPSDReportAssembler: Sendable {
         let hasFix = fix.quality != .noFix
         if hasFix {
             guard let latitude = fix.latitude, let longitude = fix.longitude,
-                  (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude) else {
+                (-90.0...90.0).contains(latitude), (-180.0...180.0).contains(longitude)
+            else {
                 statistics.invalid += 1
                 return
             }

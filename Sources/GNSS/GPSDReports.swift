@@ -41,10 +41,12 @@ public struct GPSDFix: Sendable, Equatable {
     public var dgpsAge: Double?
     public var dgpsStation: Int?
 
-    public init(time: UTCTimestamp? = nil, mode: Int = 0, status: Int = 0, latitude: Double? = nil,
-                longitude: Double? = nil, altitudeHAE: Double? = nil, altitudeMSL: Double? = nil,
-                geoidSeparation: Double? = nil, speed: Double? = nil, track: Double? = nil, climb: Double? = nil,
-                eph: Double? = nil, epv: Double? = nil, dgpsAge: Double? = nil, dgpsStation: Int? = nil) {
+    public init(
+        time: UTCTimestamp? = nil, mode: Int = 0, status: Int = 0, latitude: Double? = nil,
+        longitude: Double? = nil, altitudeHAE: Double? = nil, altitudeMSL: Double? = nil,
+        geoidSeparation: Double? = nil, speed: Double? = nil, track: Double? = nil, climb: Double? = nil,
+        eph: Double? = nil, epv: Double? = nil, dgpsAge: Double? = nil, dgpsStation: Int? = nil
+    ) {
         self.time = time
         self.mode = mode
         self.status = status
@@ -75,8 +77,10 @@ public struct GPSDNoise: Sendable, Equatable {
     public var longitudeError: Double?
     public var altitudeError: Double?
 
-    public init(time: UTCTimestamp? = nil, rms: Double? = nil, latitudeError: Double? = nil,
-                longitudeError: Double? = nil, altitudeError: Double? = nil) {
+    public init(
+        time: UTCTimestamp? = nil, rms: Double? = nil, latitudeError: Double? = nil,
+        longitudeError: Double? = nil, altitudeError: Double? = nil
+    ) {
         self.time = time
         self.rms = rms
         self.latitudeError = latitudeError
@@ -96,8 +100,10 @@ public struct GPSDSky: Sendable, Equatable {
     /// The satellites listed; empty when the report carried DOPs only.
     public var satellites = SkyView()
 
-    public init(time: UTCTimestamp? = nil, pdop: Double? = nil, hdop: Double? = nil, vdop: Double? = nil,
-                satellitesUsed: Int? = nil) {
+    public init(
+        time: UTCTimestamp? = nil, pdop: Double? = nil, hdop: Double? = nil, vdop: Double? = nil,
+        satellitesUsed: Int? = nil
+    ) {
         self.time = time
         self.pdop = pdop
         self.hdop = hdop

@@ -22,8 +22,10 @@ public struct Satellite: Sendable, Equatable {
     /// Listed as used in the solution by a GSA of the same cycle.
     public var used: Bool
 
-    public init(id: UInt16, constellation: Constellation, elevation: Int16? = nil, azimuth: Int16? = nil,
-                snr: UInt8? = nil, used: Bool = false) {
+    public init(
+        id: UInt16, constellation: Constellation, elevation: Int16? = nil, azimuth: Int16? = nil,
+        snr: UInt8? = nil, used: Bool = false
+    ) {
         self.id = id
         self.constellation = constellation
         self.elevation = elevation
@@ -61,8 +63,10 @@ extension Satellite {
 
     /// The packed word of a satellite with these fields, without making the satellite first.
     @inline(__always)
-    public static func pack(id: UInt16, constellation: Constellation, elevation: Int16?, azimuth: Int16?, snr: UInt8?,
-                            used: Bool = false) -> UInt64 {
+    public static func pack(
+        id: UInt16, constellation: Constellation, elevation: Int16?, azimuth: Int16?, snr: UInt8?,
+        used: Bool = false
+    ) -> UInt64 {
         var word = UInt64(id) << 48 | UInt64(constellation.rawValue & 7) << 45
         if used { word |= usedBit }
         if let snr { word |= snrKnown | UInt64(snr) << snrShift }
@@ -156,7 +160,9 @@ public struct SkyView: Sendable, Equatable {
     /// The position of the satellite with `identity`, or nil and the empty slot where its
     /// position would go.
     @inline(__always)
-    private static func find(_ identity: UInt64, _ words: Span<UInt64>, _ slots: Span<UInt8>) -> (index: Int?, slot: Int) {
+    private static func find(
+        _ identity: UInt64, _ words: Span<UInt64>, _ slots: Span<UInt8>
+    ) -> (index: Int?, slot: Int) {
         var slot = home(identity)
         while true {
             let entry = slots[slot]
@@ -192,11 +198,15 @@ public struct SkyView: Sendable, Equatable {
         if let i = found.index {
             var words = storage.mutableSpan
             var old = words[i]
-            if word & Satellite.elevationKnown != 0 { old = old & ~Satellite.elevationBits | word & Satellite.elevationBits }
+            if word & Satellite.elevationKnown != 0 {
+                old = old & ~Satellite.elevationBits | word & Satellite.elevationBits
+            }
             if word & Satellite.azimuthKnown != 0 { old = old & ~Satellite.azimuthBits | word & Satellite.azimuthBits }
             // max(new, old ?? 0): a known SNR replaces an unknown or weaker one (a known 0
             // over an unknown one included).
-            if word & Satellite.snrKnown != 0, old & Satellite.snrKnown == 0 || word & Satellite.snrBits > old & Satellite.snrBits {
+            if word & Satellite.snrKnown != 0,
+                old & Satellite.snrKnown == 0 || word & Satellite.snrBits > old & Satellite.snrBits
+            {
                 old = old & ~Satellite.snrBits | word & Satellite.snrBits
             }
             words[i] = old | word & Satellite.usedBit

@@ -38,11 +38,12 @@ public struct CalendarDate: Sendable, Equatable, Comparable {
     public var isValid: Bool {
         guard (1...12).contains(month), day >= 1 else { return false }
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let length = switch month {
-        case 2: leap ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
+        let length =
+            switch month {
+            case 2: leap ? 29 : 28
+            case 4, 6, 9, 11: 30
+            default: 31
+            }
         return day <= length
     }
 
@@ -102,7 +103,9 @@ public enum LeapSeconds {
     public static func gpsMinusUTC(on date: CalendarDate) -> Int? {
         guard date >= CalendarDate(year: 1980, month: 1, day: 6) else { return nil }
         // Since the last step (every date a receiver reports today): all of them.
-        if let last = steps.last, date >= CalendarDate(year: last.year, month: last.month, day: 1) { return steps.count }
+        if let last = steps.last, date >= CalendarDate(year: last.year, month: last.month, day: 1) {
+            return steps.count
+        }
         var offset = 0
         // By index: iterating the array itself allocates an iterator per step in debug builds.
         for i in steps.indices where date >= CalendarDate(year: steps[i].year, month: steps[i].month, day: 1) {
@@ -118,8 +121,9 @@ extension UTCTimestamp {
     public init(unixSeconds seconds: Int64, nanoseconds: Int64 = 0) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        self.init(date: CalendarDate(daysSinceEpoch: Int(days)),
-                  nanosecondsOfDay: secondOfDay * 1_000_000_000 + nanoseconds)
+        self.init(
+            date: CalendarDate(daysSinceEpoch: Int(days)),
+            nanosecondsOfDay: secondOfDay * 1_000_000_000 + nanoseconds)
     }
 
     /// Nanoseconds since the Unix epoch when the date is known: an exact key for ordering epochs.

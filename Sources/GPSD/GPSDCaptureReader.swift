@@ -75,7 +75,8 @@ public final class GPSDCaptureReader {
         let offset = length
         line.withUnsafeMutableBytes { destination in
             bytes.withUnsafeBytes { source in
-                UnsafeMutableRawBufferPointer(rebasing: destination[offset..<(offset + source.count)]).copyMemory(from: source)
+                UnsafeMutableRawBufferPointer(rebasing: destination[offset..<(offset + source.count)]).copyMemory(
+                    from: source)
             }
         }
         length += bytes.count

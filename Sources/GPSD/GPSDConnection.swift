@@ -121,9 +121,10 @@ extension GPSDDevice {
         func text<T>(_ field: inout T) -> String {
             withUnsafeBytes(of: &field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
-        self.init(path: text(&raw.path), driver: text(&raw.driver), subtype: text(&raw.subtype),
-                  subtype1: text(&raw.subtype1), activated: raw.activated > 0 ? raw.activated : nil,
-                  baudRate: Int(raw.baudrate))
+        self.init(
+            path: text(&raw.path), driver: text(&raw.driver), subtype: text(&raw.subtype),
+            subtype1: text(&raw.subtype1), activated: raw.activated > 0 ? raw.activated : nil,
+            baudRate: Int(raw.baudrate))
     }
 }
 
@@ -139,39 +140,45 @@ extension GPSDReport {
         if kind & Int32(CGPS_LINE_TPV) != 0 {
             var raw = cgps_fix()
             cgps_last_fix(session, &raw)
-            self = .fix(GPSDFix(
-                time: time(raw.time_sec, raw.time_nsec), mode: Int(raw.mode), status: Int(raw.status),
-                latitude: value(raw.latitude), longitude: value(raw.longitude), altitudeHAE: value(raw.alt_hae),
-                altitudeMSL: value(raw.alt_msl), geoidSeparation: value(raw.geoid_sep), speed: value(raw.speed),
-                track: value(raw.track), climb: value(raw.climb), eph: value(raw.eph), epv: value(raw.epv),
-                dgpsAge: value(raw.dgps_age), dgpsStation: raw.dgps_station >= 0 ? Int(raw.dgps_station) : nil))
+            self = .fix(
+                GPSDFix(
+                    time: time(raw.time_sec, raw.time_nsec), mode: Int(raw.mode), status: Int(raw.status),
+                    latitude: value(raw.latitude), longitude: value(raw.longitude), altitudeHAE: value(raw.alt_hae),
+                    altitudeMSL: value(raw.alt_msl), geoidSeparation: value(raw.geoid_sep), speed: value(raw.speed),
+                    track: value(raw.track), climb: value(raw.climb), eph: value(raw.eph), epv: value(raw.epv),
+                    dgpsAge: value(raw.dgps_age), dgpsStation: raw.dgps_station >= 0 ? Int(raw.dgps_station) : nil))
         } else if kind & Int32(CGPS_LINE_SKY) != 0 {
             var raw = cgps_sky()
             cgps_last_sky(session, &raw)
-            var sky = GPSDSky(time: time(raw.time_sec, raw.time_nsec), pdop: value(raw.pdop), hdop: value(raw.hdop),
-                              vdop: value(raw.vdop), satellitesUsed: raw.satellites_used >= 0 ? Int(raw.satellites_used) : nil)
+            var sky = GPSDSky(
+                time: time(raw.time_sec, raw.time_nsec), pdop: value(raw.pdop), hdop: value(raw.hdop),
+                vdop: value(raw.vdop), satellitesUsed: raw.satellites_used >= 0 ? Int(raw.satellites_used) : nil)
             var satellite = cgps_satellite()
             // libgps keeps the listed satellites first; an entry without a PRN ends the list.
             for index in 0..<raw.count {
                 cgps_satellite_at(session, index, &satellite)
                 guard satellite.prn > 0 else { break }
-                let constellation = Constellation(gpsdGNSSID: satellite.gnssid >= 0 ? Int(satellite.gnssid) : nil,
-                                                  prn: Int(satellite.prn))
-                sky.satellites.merge(packed: Satellite.pack(
-                    id: Satellite.gpsdNumber(prn: Int(satellite.prn), svid: Int(satellite.svid), in: constellation),
-                    constellation: constellation,
-                    elevation: value(satellite.elevation).map { Int16(clamping: Int($0.rounded())) },
-                    azimuth: value(satellite.azimuth).map { Int16(clamping: Int($0.rounded())) },
-                    snr: value(satellite.snr).flatMap { $0 >= 0 ? UInt8(clamping: Int($0.rounded())) : nil },
-                    used: satellite.used != 0))
+                let constellation = Constellation(
+                    gpsdGNSSID: satellite.gnssid >= 0 ? Int(satellite.gnssid) : nil,
+                    prn: Int(satellite.prn))
+                sky.satellites.merge(
+                    packed: Satellite.pack(
+                        id: Satellite.gpsdNumber(prn: Int(satellite.prn), svid: Int(satellite.svid), in: constellation),
+                        constellation: constellation,
+                        elevation: value(satellite.elevation).map { Int16(clamping: Int($0.rounded())) },
+                        azimuth: value(satellite.azimuth).map { Int16(clamping: Int($0.rounded())) },
+                        snr: value(satellite.snr).flatMap { $0 >= 0 ? UInt8(clamping: Int($0.rounded())) : nil },
+                        used: satellite.used != 0))
             }
             self = .sky(sky)
         } else if kind & Int32(CGPS_LINE_GST) != 0 {
             var raw = cgps_noise()
             cgps_last_noise(session, &raw)
-            self = .noise(GPSDNoise(time: time(raw.time_sec, raw.time_nsec), rms: value(raw.rms),
-                                    latitudeError: value(raw.lat_err), longitudeError: value(raw.lon_err),
-                                    altitudeError: value(raw.alt_err)))
+            self = .noise(
+                GPSDNoise(
+                    time: time(raw.time_sec, raw.time_nsec), rms: value(raw.rms),
+                    latitudeError: value(raw.lat_err), longitudeError: value(raw.lon_err),
+                    altitudeError: value(raw.alt_err)))
         } else {
             return nil
         }

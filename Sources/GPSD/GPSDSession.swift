@@ -140,7 +140,8 @@ public final class GPSDSession: Sendable {
         guard configuration.controlSocket != nil else { return [:] }
         let present = Set(devices.map(\.path))
         var later: [String: Int64] = [:]
-        for (path, addedAt) in control.withLock({ $0.wanted }).sorted(by: { $0.key < $1.key }) where !present.contains(path) {
+        for (path, addedAt) in control.withLock({ $0.wanted }).sorted(by: { $0.key < $1.key })
+        where !present.contains(path) {
             if now - addedAt < Self.handOffGrace {
                 later[path] = addedAt + Self.handOffGrace
             } else {
@@ -174,7 +175,9 @@ public final class GPSDSession: Sendable {
             } catch {
                 if !everConnected && reportedFailure != error.description {
                     reportedFailure = error.description
-                    log.warning("\(configuration.logPrefix)gpsd at \(configuration.host):\(configuration.port): \(error); retrying")
+                    log.warning(
+                        "\(configuration.logPrefix)gpsd at \(configuration.host):\(configuration.port): \(error); retrying"
+                    )
                     consumer.event(.unreachable(error.description), now: monotonicNanoseconds())
                 }
                 pause(backoff)
@@ -187,7 +190,10 @@ public final class GPSDSession: Sendable {
             serve(connection, into: &consumer)
             if !stopping {
                 // The main session says it once; a receiver's watch loses its connection with it.
-                if case .device = configuration.watch {} else { log.warning("\(configuration.logPrefix)gpsd input lost: gpsd closed the connection") }
+                if case .device = configuration.watch {
+                } else {
+                    log.warning("\(configuration.logPrefix)gpsd input lost: gpsd closed the connection")
+                }
                 consumer.event(.connectionLost, now: monotonicNanoseconds())
                 pause(configuration.initialBackoff)
             }
@@ -205,7 +211,9 @@ public final class GPSDSession: Sendable {
     }
 
     /// Reads from one connection until it fails or the session stops.
-    private func serve<Consumer: GPSDStreamConsumer>(_ connection: borrowing GPSDConnection, into consumer: inout Consumer) {
+    private func serve<Consumer: GPSDStreamConsumer>(
+        _ connection: borrowing GPSDConnection, into consumer: inout Consumer
+    ) {
         var buffer = [UInt8](repeating: 0, count: GPSDConnection.lineCapacity)
         // The quiet watchdog: re-armed by every line and every device gpsd activates (a receiver
         // just opened gets the whole timeout), reported once per quiet spell.
@@ -224,15 +232,18 @@ public final class GPSDSession: Sendable {
             counters.withLock { $0.otherLines += 1 }
             guard !relayedReported else { return }
             relayedReported = true
-            log.warning("\(configuration.logPrefix)gpsd passed on a \(what) it did not send (a receiver speaking gpsd's JSON?): "
-                + "ignored, as is every such line on this connection")
+            log.warning(
+                "\(configuration.logPrefix)gpsd passed on a \(what) it did not send (a receiver speaking gpsd's JSON?): "
+                    + "ignored, as is every such line on this connection")
         }
         while !stopping {
             let ready: Bool
             do {
                 // A held fix's deadline shortens the wait, so its `idle` comes on time.
                 var timeout = configuration.pollInterval
-                if let deadline = consumer.deadline { timeout = max(0, min(timeout, deadline - monotonicNanoseconds())) }
+                if let deadline = consumer.deadline {
+                    timeout = max(0, min(timeout, deadline - monotonicNanoseconds()))
+                }
                 ready = try connection.wait(microseconds: Int32(timeout / 1000))
             } catch {
                 return
@@ -304,7 +315,8 @@ public final class GPSDSession: Sendable {
                 log.warning("\(configuration.logPrefix)gpsd sent a report that is not well-formed JSON: dropped")
             case .overlong:
                 counters.withLock { $0.malformedReports += 1 }
-                log.warning("\(configuration.logPrefix)gpsd sent a line over \(GPSDConnection.lineCapacity) bytes: dropped")
+                log.warning(
+                    "\(configuration.logPrefix)gpsd sent a line over \(GPSDConnection.lineCapacity) bytes: dropped")
             case .none:
                 continue
             case .error, .other:

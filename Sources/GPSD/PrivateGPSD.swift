@@ -72,13 +72,16 @@ public final class PrivateGPSD: Sendable {
 
         /// A configuration under `runtimeDirectory` on a loopback port bound now and held from
         /// here on (no window in which another process could take it).
-        public static func inRuntimeDirectory(_ runtimeDirectory: String, devices: [String] = []) throws(PrivateGPSDError)
+        public static func inRuntimeDirectory(
+            _ runtimeDirectory: String, devices: [String] = []
+        ) throws(PrivateGPSDError)
             -> Configuration
         {
             guard let executable = findExecutable("gpsd") else { throw .gpsdNotInstalled }
             let listener = try HeldListener(port: 0)
-            return Configuration(executable: executable, listener: listener, runtimeDirectory: runtimeDirectory,
-                                 devices: devices)
+            return Configuration(
+                executable: executable, listener: listener, runtimeDirectory: runtimeDirectory,
+                devices: devices)
         }
     }
 
@@ -155,7 +158,11 @@ public final class PrivateGPSD: Sendable {
     public func start() throws(PrivateGPSDError) {
         endRecordedGPSD()
         let listener: HeldListener
-        if let held = configuration.heldListener { listener = held } else { listener = try HeldListener(port: configuration.port) }
+        if let held = configuration.heldListener {
+            listener = held
+        } else {
+            listener = try HeldListener(port: configuration.port)
+        }
         let control = try HeldControlSocket(path: configuration.controlSocket)
         state.withLock { $0.sockets = (listener, control) }
         let supervisor: OSThread
@@ -206,7 +213,9 @@ public final class PrivateGPSD: Sendable {
             } else if let user = Credentials.user(named: "gpsd") {
                 supervision.user = user
             } else {
-                log.warning("no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal")
+                log.warning(
+                    "no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal"
+                )
             }
         }
         // fd 3: the control socket, fd 4: the TCP listener (gpsd's order for systemd's sockets).
@@ -215,8 +224,9 @@ public final class PrivateGPSD: Sendable {
         let arguments = ["-N", "-n", "-b", "-S", String(configuration.port)] + configuration.devices
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable: configuration.executable, arguments: arguments,
-                                     logDescriptor: logFD >= 0 ? logFD : nil, passing: passed, supervision: supervision)
+            child = try ChildProcess(
+                executable: configuration.executable, arguments: arguments,
+                logDescriptor: logFD >= 0 ? logFD : nil, passing: passed, supervision: supervision)
         } catch {
             throw .spawnFailed(error)
         }
@@ -228,7 +238,9 @@ public final class PrivateGPSD: Sendable {
         }
         state.withLock { $0.child = child }
         record(child)
-        log("private gpsd started: pid \(child.pid), port \(configuration.port), control \(configuration.controlSocket)")
+        log(
+            "private gpsd started: pid \(child.pid), port \(configuration.port), control \(configuration.controlSocket)"
+        )
     }
 
     /// gpsd says VERSION first to every client. A bare connect proves nothing here: our own
@@ -304,7 +316,7 @@ public final class PrivateGPSD: Sendable {
     /// "PID STARTTIME EXECUTABLE": enough to know a pid is still that process after pid reuse.
     private func record(_ child: ChildProcess) {
         guard let path = configuration.recordPath, let stat = ProcessStat.of(child.pid),
-              let executable = processExecutable(child.pid)
+            let executable = processExecutable(child.pid)
         else { return }
         do {
             try AtomicFile.write(Array("\(child.pid) \(stat.startTime) \(executable)\n".utf8), to: path, mode: 0o644)
@@ -330,13 +342,15 @@ public final class PrivateGPSD: Sendable {
         } catch {
             unlink(path)
             if error.isUntrusted {
-                log.warning("ignoring the private gpsd record at \(path): it is not a file only this user can write (\(error))")
+                log.warning(
+                    "ignoring the private gpsd record at \(path): it is not a file only this user can write (\(error))")
             }
             return
         }
         guard let bytes = read else { return }
         defer { unlink(path) }
-        let fields = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first?
+        let fields =
+            String(decoding: bytes, as: UTF8.self).split(separator: "\n").first?
             .split(separator: " ", maxSplits: 2) ?? []
         guard fields.count == 3, let pid = pid_t(fields[0]), pid > 1, let startTime = UInt64(fields[1]) else {
             log.warning("ignoring a malformed private gpsd record at \(path)")

@@ -326,7 +326,8 @@ public struct HTTPRequestHead: Sendable {
         }
         if method == .connect {
             // §3.2.3: authority-form is host ":" port, "only used for CONNECT requests".
-            for i in target where bytes[i] == ASCII.slash || bytes[i] == ASCII.question || bytes[i] == UInt8(ascii: "@") {
+            for i in target where bytes[i] == ASCII.slash || bytes[i] == ASCII.question || bytes[i] == UInt8(ascii: "@")
+            {
                 throw .invalidTargetForm
             }
             return (.authority, target.upperBound..<target.upperBound, nil)

@@ -153,7 +153,9 @@ public struct HTTPResponseWriter: Sendable {
             writeHeader("Content-Length", body.count)
         }
         var connection: [String] = []
-        if extraHeaders.contains(where: { ASCII.equalsIgnoringCase($0.name, "Upgrade") }) { connection.append("Upgrade") }
+        if extraHeaders.contains(where: { ASCII.equalsIgnoringCase($0.name, "Upgrade") }) {
+            connection.append("Upgrade")
+        }
         if !keepAlive {
             connection.append("close")
         } else if requestVersion == .http1_0 {

@@ -27,7 +27,10 @@ public enum HTTPMethod: Sendable, Hashable, CaseIterable {
 /// `HTTP/1.2` to `HTTP/1.9` parse as `.http1_1`: RFC 9110 §2.5 lets a recipient treat a higher
 /// minor version of the same major version as the highest minor version it implements.
 public enum HTTPVersion: Sendable, Hashable {
+    // The protocol's own spelling: `http10` would read as version ten.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     case http1_0
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     case http1_1
 }
 

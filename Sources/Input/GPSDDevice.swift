@@ -12,8 +12,10 @@ public struct GPSDDevice: Sendable, Equatable {
     /// Serial speed, bit/s (0 for ptys and sockets gpsd does not report).
     public var baudRate: Int
 
-    public init(path: String, driver: String = "", subtype: String = "", subtype1: String = "",
-                activated: Double? = nil, baudRate: Int = 0) {
+    public init(
+        path: String, driver: String = "", subtype: String = "", subtype1: String = "",
+        activated: Double? = nil, baudRate: Int = 0
+    ) {
         self.path = path
         self.driver = driver
         self.subtype = subtype

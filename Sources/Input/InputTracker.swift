@@ -143,13 +143,21 @@ public struct InputTracker: Sendable {
                 changes.append(.receiverDisconnected(path: path))
             }
             for device in list where device.isActive {
-                if receivers[device.path] == nil { opened(device, into: &changes) } else { receivers[device.path]!.device = device }
+                if receivers[device.path] == nil {
+                    opened(device, into: &changes)
+                } else {
+                    receivers[device.path]!.device = device
+                }
             }
             reselect(into: &changes)
         case .gpsd(.device(let device)):
             if device.isActive {
                 closing[device.path] = nil
-                if receivers[device.path] == nil { opened(device, into: &changes) } else { receivers[device.path]!.device = device }
+                if receivers[device.path] == nil {
+                    opened(device, into: &changes)
+                } else {
+                    receivers[device.path]!.device = device
+                }
                 reselect(into: &changes)
             } else if watched.contains(device.path), receivers[device.path] != nil {
                 closing[device.path] = device  // removed at its watch's `receiverClosed`
@@ -170,8 +178,9 @@ public struct InputTracker: Sendable {
     /// Asks the selection rule again (after `preferences` or `serialNumbers` changed).
     public mutating func reselect(into changes: inout [InputChange]) {
         let candidates = receivers.values.map {
-            ReceiverSelection.Candidate(path: $0.path, serialNumber: serialNumbers[$0.path], order: $0.order,
-                                        isDelivering: $0.isDelivering)
+            ReceiverSelection.Candidate(
+                path: $0.path, serialNumber: serialNumbers[$0.path], order: $0.order,
+                isDelivering: $0.isDelivering)
         }
         let choice = ReceiverSelection.choose(among: candidates, current: served, preferences: preferences)
         guard choice != served else { return }
@@ -188,10 +197,11 @@ public struct InputTracker: Sendable {
         if receivers.removeValue(forKey: device.path) != nil {
             changes.append(.receiverDisconnected(path: device.path))
         }
-        let lost = switch streams {
-        case .single: receivers.isEmpty
-        case .perReceiver: device.path == served || receivers.isEmpty
-        }
+        let lost =
+            switch streams {
+            case .single: receivers.isEmpty
+            case .perReceiver: device.path == served || receivers.isEmpty
+            }
         if lost { lose(.receiverRemoved(path: device.path), into: &changes) }
         reselect(into: &changes)
     }

@@ -60,8 +60,10 @@ public enum ReceiverSelection {
     /// 4. else, nothing delivering: the current one if still open (its loss stays reported as
     ///    it is), else the earliest preferred one open, else the earliest open;
     /// 5. nil when gpsd has nothing open.
-    public static func choose(among candidates: [Candidate], current: String?,
-                              preferences: [ReceiverPreference]) -> String? {
+    public static func choose(
+        among candidates: [Candidate], current: String?,
+        preferences: [ReceiverPreference]
+    ) -> String? {
         let byOrder = candidates.sorted { $0.order < $1.order }
         let delivering = byOrder.filter(\.isDelivering)
         for preference in preferences {

@@ -46,23 +46,28 @@ public struct DeviceReport: Codable, Sendable, Equatable {
     /// Classifies `devices` (a scan) and the `configured` paths (`device =`, `--device`) as the
     /// daemon does: a configured path is explicit whether or not the scan has it; a configured
     /// path the scan lacks (a pty, a device not plugged in) is listed too.
-    public init(devices: [DeviceProperties], configured: [String], classifier: ReceiverClassifier = ReceiverClassifier()) {
+    public init(
+        devices: [DeviceProperties], configured: [String], classifier: ReceiverClassifier = ReceiverClassifier()
+    ) {
         format = Self.formatName
         let explicit = Set(configured.map(canonicalDevicePath))
         var entries: [Entry] = []
         var seen: Set<String> = []
         for device in devices.sorted(by: { $0.path < $1.path }) {
             let isConfigured = explicit.contains(device.path)
-            let classification = isConfigured ? classifier.classifyExplicit(path: device.path) : classifier.classify(device)
+            let classification =
+                isConfigured ? classifier.classifyExplicit(path: device.path) : classifier.classify(device)
             entries.append(Entry(device: device, classification: classification, configured: isConfigured))
             seen.insert(device.path)
         }
         for path in configured.map(canonicalDevicePath) where !seen.contains(path) {
             seen.insert(path)
-            entries.append(Entry(
-                path: path, subsystem: "tty", verdict: ReceiverVerdict.receiver.rawValue, rule: "explicit",
-                reason: classifier.classifyExplicit(path: path).reason + "; not in sysfs (a pty, or not plugged in now)",
-                handedToGPSD: classifier.classifyExplicit(path: path).handToGPSD, configured: true))
+            entries.append(
+                Entry(
+                    path: path, subsystem: "tty", verdict: ReceiverVerdict.receiver.rawValue, rule: "explicit",
+                    reason: classifier.classifyExplicit(path: path).reason
+                        + "; not in sysfs (a pty, or not plugged in now)",
+                    handedToGPSD: classifier.classifyExplicit(path: path).handToGPSD, configured: true))
         }
         self.devices = entries
     }

@@ -26,8 +26,10 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
     /// hook; nil in the bridge).
     private let sentenceObserver: (@Sendable (Int64) -> Void)?
 
-    public init(inbox: Inbox<ReceiverInputEvent>, receiver: String? = nil,
-                sentenceObserver: (@Sendable (Int64) -> Void)? = nil) {
+    public init(
+        inbox: Inbox<ReceiverInputEvent>, receiver: String? = nil,
+        sentenceObserver: (@Sendable (Int64) -> Void)? = nil
+    ) {
         self.inbox = inbox
         self.receiver = receiver
         self.sentenceObserver = sentenceObserver
@@ -83,7 +85,9 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         case .quiet(let seconds): inbox.post(.receiverQuiet(path: receiver, seconds: seconds))
         case .devices(let devices):
             inbox.post(.receiverWatching(path: receiver))
-            if !devices.contains(where: { $0.path == receiver && $0.isActive }) { inbox.post(.receiverClosed(path: receiver)) }
+            if !devices.contains(where: { $0.path == receiver && $0.isActive }) {
+                inbox.post(.receiverClosed(path: receiver))
+            }
         case .device(let device) where !device.isActive && device.path == receiver:
             inbox.post(.receiverClosed(path: receiver))
         case .connected, .device, .unreachable, .connectionLost: break
@@ -96,8 +100,10 @@ public struct GPSDEpochConsumer: GPSDStreamConsumer {
         stream.idle(now: now) { position in Self.post(position, from: receiver, at: now, to: inbox) }
     }
 
-    private static func post(_ position: Position, from receiver: String?, at now: Int64,
-                             to inbox: Inbox<ReceiverInputEvent>) {
+    private static func post(
+        _ position: Position, from receiver: String?, at now: Int64,
+        to inbox: Inbox<ReceiverInputEvent>
+    ) {
         if let receiver {
             inbox.post(.receiverPosition(path: receiver, position, at: now))
         } else {

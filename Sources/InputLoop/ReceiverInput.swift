@@ -74,7 +74,6 @@ public final class ReceiverInput {
         }
     }
 
-
     /// What the gpsd thread posts (gpsd's events and decoded epochs); readable descriptor in
     /// `descriptors`.
     public let events: Inbox<ReceiverInputEvent>
@@ -161,8 +160,10 @@ public final class ReceiverInput {
     /// With `gpsdControlSocket`, receivers are handed to (and taken from) a gpsd listening
     /// there, through a session that is never started: the gpsd commands are real, the positions
     /// are still whatever is posted to `events`.
-    public static func injected(gpsdControlSocket: String? = nil,
-                                log: Logger) throws(Errno) -> ReceiverInput {
+    public static func injected(
+        gpsdControlSocket: String? = nil,
+        log: Logger
+    ) throws(Errno) -> ReceiverInput {
         var options = Options(runtimeDirectory: "/nonexistent")
         options.discovery = false
         let input = try ReceiverInput(injectedOptions: options, log: log)
@@ -186,7 +187,10 @@ public final class ReceiverInput {
 
     /// The descriptors to wait on (readable: call `drain()`).
     public var descriptors: [CInt] {
-        [events.eventDescriptor, found.eventDescriptor, controlResults.eventDescriptor, bluetoothTimer.descriptor.rawValue]
+        [
+            events.eventDescriptor, found.eventDescriptor, controlResults.eventDescriptor,
+            bluetoothTimer.descriptor.rawValue,
+        ]
     }
 
     /// Whether the bridge may hand devices to gpsd.
@@ -226,7 +230,9 @@ public final class ReceiverInput {
                 try replayer.start()
                 self.replayer = replayer
                 devices.append(replayer.devicePath)
-                log("replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms into \(replayer.devicePath)")
+                log(
+                    "replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms into \(replayer.devicePath)"
+                )
             } catch {
                 throw .replayPseudoterminal(error)
             }
@@ -289,7 +295,8 @@ public final class ReceiverInput {
     /// configured device) and arms the timer that keeps them bound.
     func startBluetooth() {
         guard !options.bluetooth.isEmpty else { return }
-        bluetoothKeeper = RFCOMMKeeper(bindings: options.bluetooth, control: options.rfcommControl, now: monotonicNanoseconds())
+        bluetoothKeeper = RFCOMMKeeper(
+            bindings: options.bluetooth, control: options.rfcommControl, now: monotonicNanoseconds())
         for path in bluetoothKeeper?.boundPaths ?? [] { perform(inventory.addExplicitDevice(path: path)) }
         tickBluetooth()
     }
@@ -326,7 +333,9 @@ public final class ReceiverInput {
     ///   holds that port, the bridge says why and starts a private gpsd.
     private func chooseSystemGPSD(replaying: Bool) throws(ReceiverInputError) -> GPSDSession.Configuration? {
         if replaying {
-            if options.gpsd != nil { log("replaying: the configured gpsd is not used; a private gpsd reads the capture") }
+            if options.gpsd != nil {
+                log("replaying: the configured gpsd is not used; a private gpsd reads the capture")
+            }
             return nil
         }
         if let gpsd = options.gpsd {
@@ -364,7 +373,7 @@ public final class ReceiverInput {
     private func trustedSystemControlSocket() -> String? {
         let path = "/run/gpsd.sock"
         guard let status = try? PathStatus.of(path), status.isSocket, GPSDTrust.trustedOwners.contains(status.owner),
-              CurrentProcess.canWrite(path)
+            CurrentProcess.canWrite(path)
         else { return nil }
         return path
     }
@@ -432,7 +441,9 @@ public final class ReceiverInput {
                 if device.isActive {
                     inventory.gpsdReported(path: device.path, driver: device.driver, subtype: device.subtype)
                     logDriver(of: device)
-                    if tracker.receivers[device.path] == nil && device.driver.isEmpty { log("gpsd opened \(device.path)") }
+                    if tracker.receivers[device.path] == nil && device.driver.isEmpty {
+                        log("gpsd opened \(device.path)")
+                    }
                 } else {
                     inventory.gpsdRemoved(path: device.path)
                     log("gpsd closed \(device.path)")
@@ -449,8 +460,12 @@ public final class ReceiverInput {
                 case .receiverConnected(let path): startWatch(path)
                 case .receiverDisconnected(let path): stopWatch(path)
                 case .servedReceiver(let path):
-                    log(path.map { "serving \($0)" + (tracker.receivers.count > 1 ? " (of \(tracker.receivers.count) receivers)" : "") }
-                        ?? "serving no receiver")
+                    log(
+                        path.map {
+                            "serving \($0)"
+                                + (tracker.receivers.count > 1 ? " (of \(tracker.receivers.count) receivers)" : "")
+                        }
+                            ?? "serving no receiver")
                 default: break
                 }
             }
@@ -512,8 +527,9 @@ public final class ReceiverInput {
     public var receivers: [ReceiverStatus] {
         let snapshots = inventory.snapshots
         return tracker.receiversInOrder.map { track in
-            ReceiverStatus(track: track, isServed: track.path == tracker.served,
-                           identity: snapshots.last { $0.isConnected && $0.devicePath == track.path })
+            ReceiverStatus(
+                track: track, isServed: track.path == tracker.served,
+                identity: snapshots.last { $0.isConnected && $0.devicePath == track.path })
         }
     }
 
@@ -529,7 +545,8 @@ public final class ReceiverInput {
     /// What REST's `/api/v1/receiver` says now.
     public var receiverInfo: ReceiverInfo {
         let snapshot = primarySnapshot
-        let device = (tracker.served ?? snapshot?.devicePath).flatMap { tracker.receivers[$0]?.device }
+        let device =
+            (tracker.served ?? snapshot?.devicePath).flatMap { tracker.receivers[$0]?.device }
             ?? tracker.receiversInOrder.first?.device
         let subtype = device.map(\.subtype).flatMap { $0.isEmpty ? nil : $0 }
         return ReceiverInfo(
@@ -545,7 +562,9 @@ public final class ReceiverInput {
     /// The inventory's receiver that is served, else one gpsd has open, else its primary one.
     private var primarySnapshot: ReceiverSnapshot? {
         let snapshots = inventory.snapshots
-        if let served = tracker.served, let snapshot = snapshots.last(where: { $0.isConnected && $0.devicePath == served }) {
+        if let served = tracker.served,
+            let snapshot = snapshots.last(where: { $0.isConnected && $0.devicePath == served })
+        {
             return snapshot
         }
         return snapshots.last { $0.isConnected && tracker.receivers[$0.devicePath] != nil } ?? inventory.primary
@@ -572,7 +591,8 @@ public final class ReceiverInput {
         userDisconnected = false
         guard wasDisconnected || tracker.receivers.isEmpty else { return nil }
         guard let session, managesDevices else { throw .notManaged }
-        let paths = inventory.snapshots.filter { $0.isConnected && tracker.receivers[$0.devicePath] == nil }.map(\.devicePath)
+        let paths = inventory.snapshots.filter { $0.isConnected && tracker.receivers[$0.devicePath] == nil }.map(
+            \.devicePath)
         guard !paths.isEmpty else { return nil }
         return try submit(paths, verb: "connected") { path throws(GPSDControlSocket.Failure) in
             try session.addDevice(path)
@@ -581,9 +601,12 @@ public final class ReceiverInput {
 
     /// Queues `command` for each of `paths`, in order, as one job that stops at the first
     /// failure; returns its ticket.
-    private func submit(_ paths: [String], verb: String,
-                        _ command: @escaping @Sendable (String) throws(GPSDControlSocket.Failure) -> Void)
-        throws(ReceiverControlError) -> Int {
+    private func submit(
+        _ paths: [String], verb: String,
+        _ command: @escaping @Sendable (String) throws(GPSDControlSocket.Failure) -> Void
+    )
+        throws(ReceiverControlError) -> Int
+    {
         lastTicket += 1
         let ticket = lastTicket
         let results = controlResults
@@ -638,13 +661,16 @@ public final class ReceiverInput {
                 handOver(path, adding: false)
             case .connected(let id):
                 let receiver = inventory.receiver(id: id)
-                let details = [receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" }]
+                let details = [
+                    receiver?.path, receiver?.brand, receiver?.model, receiver?.serialNumber.map { "serial \($0)" },
+                ]
                 log("receiver connected: \(id) " + details.compactMap { $0 }.joined(separator: " "))
                 let twins = inventory.sharingSerialNumber(with: id)
                 if let receiver, let serial = receiver.serialNumber, !twins.isEmpty {
-                    log("\(id) \(receiver.path) and " + twins.map { "\($0.id) \($0.path)" }.joined(separator: ", ")
-                        + " claim the same vendor and serial number \(serial): a /dev/\(UdevRules.linkFolder) link by serial"
-                        + " and prefer = \(serial) cannot tell them apart; name them by port (/dev/serial/by-path/...)",
+                    log(
+                        "\(id) \(receiver.path) and " + twins.map { "\($0.id) \($0.path)" }.joined(separator: ", ")
+                            + " claim the same vendor and serial number \(serial): a /dev/\(UdevRules.linkFolder) link by serial"
+                            + " and prefer = \(serial) cannot tell them apart; name them by port (/dev/serial/by-path/...)",
                         level: .warning)
                 }
             case .disconnected(let id):
@@ -686,7 +712,8 @@ public enum ReceiverInputError: ExitStatusError, Sendable {
 
     public var description: String {
         switch self {
-        case .replayUnreadable(let path, let error): "replay: cannot use \(path): \(error.reason ?? error.errno.description)"
+        case .replayUnreadable(let path, let error):
+            "replay: cannot use \(path): \(error.reason ?? error.errno.description)"
         case .replayMissing(let path): "replay: \(path) does not exist"
         case .replayNotText(let path): "replay: \(path) is not text (a gpsd-format NMEA log is expected)"
         case .replayUnusable(let reason): "replay: \(reason)"

@@ -110,7 +110,9 @@ public enum JournalStream {
 
     /// Digits only (no sign, no space), as systemd writes them.
     private static func decimal(_ text: Substring) -> UInt64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return UInt64(text)
     }
 }

@@ -56,8 +56,10 @@ public struct RepeatSuppressor: Sendable {
 
     /// Whether `message` is written now. Summaries of windows that ended by `now`, and of an
     /// entry pushed out to make room, are appended to `summaries`, to be written first.
-    public mutating func admit(_ message: String, key: String? = nil, level: LogLevel, now: Int64,
-                               summaries: inout [Summary]) -> Bool {
+    public mutating func admit(
+        _ message: String, key: String? = nil, level: LogLevel, now: Int64,
+        summaries: inout [Summary]
+    ) -> Bool {
         collectDue(now: now, into: &summaries)
         let key = key ?? message
         if let index = entries.firstIndex(where: { $0.key == key }) {

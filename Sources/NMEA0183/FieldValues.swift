@@ -57,7 +57,8 @@ public struct NMEATime: Sendable, Equatable, Hashable, Comparable {
     public init(nanosecondsOfDay: Int64) { self.nanosecondsOfDay = nanosecondsOfDay }
 
     public init(hours: Int, minutes: Int, seconds: Int, nanoseconds: Int = 0) {
-        nanosecondsOfDay = (Int64(hours) * 3600 + Int64(minutes) * 60 + Int64(seconds)) * 1_000_000_000
+        nanosecondsOfDay =
+            (Int64(hours) * 3600 + Int64(minutes) * 60 + Int64(seconds)) * 1_000_000_000
             + Int64(nanoseconds)
     }
 
@@ -146,7 +147,8 @@ enum FieldScan {
 
     /// A single character (`A`, `N`).
     @inline(__always)
-    static func character(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (UInt8?, Int) {
+    static func character(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (UInt8?, Int)
+    {
         guard from < limit else { return (nil, from) }
         let c = b[from]
         if c == ASCII.comma { return (nil, from) }
@@ -158,7 +160,9 @@ enum FieldScan {
     /// Exact decimal: optional sign, digits, optional point and digits. At most 18 significant
     /// digits (fits Int64 exactly).
     @inline(__always)
-    static func decimal(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+    static func decimal(
+        _ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int
+    ) throws(NMEAError) -> (NMEADecimal?, Int) {
         guard from < limit else { return (nil, from) }
         let first = b[from]
         if first == ASCII.comma { return (nil, from) }
@@ -190,7 +194,9 @@ enum FieldScan {
     /// A latitude or longitude magnitude `(d)ddmm.mmmm`: a decimal that is not negative, with at
     /// most 12 decimals, minutes below 60 and at most `maxDegrees`.
     @inline(__always)
-    static func coordinate(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, maxDegrees: Int) throws(NMEAError)
+    static func coordinate(
+        _ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, maxDegrees: Int
+    ) throws(NMEAError)
         -> (NMEADecimal?, Int)
     {
         guard from < limit else { return (nil, from) }
@@ -285,7 +291,9 @@ enum FieldScan {
 
     /// A six-digit date; `monthFirst` for Trimble's `mmddyy`.
     @inline(__always)
-    static func date(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, monthFirst: Bool) throws(NMEAError)
+    static func date(
+        _ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int, monthFirst: Bool
+    ) throws(NMEAError)
         -> (NMEADate?, Int)
     {
         guard from < limit, b[from] != ASCII.comma else { return (nil, from) }
@@ -309,7 +317,9 @@ enum FieldScan {
 
     /// A speed: a decimal that is not negative.
     @inline(__always)
-    static func speed(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+    static func speed(
+        _ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int
+    ) throws(NMEAError) -> (NMEADecimal?, Int) {
         let (speed, end) = try decimal(b, from, limit, index)
         if let speed, speed.value < 0 { throw .invalidField(index: index) }
         return (speed, end)
@@ -318,7 +328,9 @@ enum FieldScan {
     /// A course, bearing or heading: a decimal in 0...360 degrees (both inclusive, compared
     /// exactly at the field's own scale; with more than 12 decimals only 0 is accepted).
     @inline(__always)
-    static func course(_ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int) throws(NMEAError) -> (NMEADecimal?, Int) {
+    static func course(
+        _ b: Span<UInt8>, _ from: Int, _ limit: Int, _ index: Int
+    ) throws(NMEAError) -> (NMEADecimal?, Int) {
         let (angle, end) = try decimal(b, from, limit, index)
         if let angle {
             var maximum: Int64 = 0

@@ -40,7 +40,8 @@ public enum SentenceKind: Int, Sendable, Equatable, Hashable, CaseIterable {
         case .gst: try use(SentenceRow(.standard("GST"), minimumFields: 9, timeField: 1, GST.self))
         case .zda: try use(SentenceRow(.standard("ZDA"), minimumFields: 5, timeField: 1, ZDA.self))
         case .hdt: try use(SentenceRow(.standard("HDT"), minimumFields: 2, timeField: nil, HDT.self))
-        case .ptnlGGK: try use(SentenceRow(.proprietary("PTNL", id: "GGK"), minimumFields: 12, timeField: 2, PTNLGGK.self))
+        case .ptnlGGK:
+            try use(SentenceRow(.proprietary("PTNL", id: "GGK"), minimumFields: 12, timeField: 2, PTNLGGK.self))
         case .unknown: try use(nil)
         }
     }

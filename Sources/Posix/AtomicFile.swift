@@ -84,7 +84,9 @@ public enum AtomicFile {
     ///
     /// `trusting`: the file is one of the daemon's own (in its state or runtime directory), and
     /// is read only if it passes `FileTrust`'s checks, made on the descriptor read.
-    public static func read(_ path: String, limit: Int = 16 << 20, trusting trust: FileTrust? = nil) throws(Failure) -> [UInt8]? {
+    public static func read(
+        _ path: String, limit: Int = 16 << 20, trusting trust: FileTrust? = nil
+    ) throws(Failure) -> [UInt8]? {
         // (A raw descriptor first: deferred initialisation of a noncopyable value across do/catch
         // trips the compiler.)
         let raw: CInt
@@ -94,8 +96,9 @@ public enum AtomicFile {
         } catch {
             if error == .noSuchFileOrDirectory { return nil }
             if trust != nil, error == Errno(rawValue: ELOOP) {
-                throw Failure(operation: "read", path: path, errno: error,
-                              reason: "it is a symbolic link; refusing to follow it (remove it)", untrusted: true)
+                throw Failure(
+                    operation: "read", path: path, errno: error,
+                    reason: "it is a symbolic link; refusing to follow it (remove it)", untrusted: true)
             }
             throw Failure(operation: "read", path: path, errno: error)
         }
@@ -107,8 +110,9 @@ public enum AtomicFile {
             throw Failure(operation: "stat", path: path, errno: error)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw Failure(operation: "read", path: path, errno: Errno(rawValue: EINVAL),
-                          reason: "not a regular file (\(fileTypeName(info.st_mode)))")
+            throw Failure(
+                operation: "read", path: path, errno: Errno(rawValue: EINVAL),
+                reason: "not a regular file (\(fileTypeName(info.st_mode)))")
         }
         if let trust { try trust.check(fd, info, path: path) }
         guard info.st_size <= limit else { throw tooLarge(path, limit) }
@@ -129,7 +133,8 @@ public enum AtomicFile {
 
     private static func tooLarge(_ path: String, _ limit: Int) -> Failure {
         let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
-        return Failure(operation: "read", path: path, errno: Errno(rawValue: EFBIG), reason: "larger than the \(size) limit")
+        return Failure(
+            operation: "read", path: path, errno: Errno(rawValue: EFBIG), reason: "larger than the \(size) limit")
     }
 
     /// The directory part of `path` ("." when it has none).
@@ -171,7 +176,8 @@ public struct FileTrust: Sendable, Equatable {
             let accepted = owners.dropFirst().map { " or to uid \($0)" }.joined()
             throw AtomicFile.Failure(
                 operation: "read", path: path, errno: Errno(rawValue: EPERM),
-                reason: "it belongs to \(describeUser(info.st_uid)), not to this user (uid \(owners.first ?? geteuid()))\(accepted); "
+                reason:
+                    "it belongs to \(describeUser(info.st_uid)), not to this user (uid \(owners.first ?? geteuid()))\(accepted); "
                     + "another user put it there: remove it, and look at what else is in \(AtomicFile.directoryName(path))",
                 untrusted: true)
         }
@@ -179,7 +185,8 @@ public struct FileTrust: Sendable, Equatable {
         guard permissions & mode_t(S_IWGRP | S_IWOTH) == 0 else {
             throw AtomicFile.Failure(
                 operation: "read", path: path, errno: Errno(rawValue: EPERM),
-                reason: "it is writable by its group or others (mode 0\(String(permissions, radix: 8))): another user may "
+                reason:
+                    "it is writable by its group or others (mode 0\(String(permissions, radix: 8))): another user may "
                     + "have changed it; check it, then chmod go-w it (or remove it)",
                 untrusted: true)
         }
@@ -210,7 +217,8 @@ func describeUser(_ uid: uid_t) -> String {
 ///
 /// `alsoOwnedBy`: a second owner accepted for the directory, the user a daemon started as root
 /// gives it to before dropping privileges (so the next start, as root, finds it still its own).
-public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: uid_t? = nil) throws(AtomicFile.Failure) {
+public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: uid_t? = nil) throws(AtomicFile.Failure)
+{
     var prefix = path.hasPrefix("/") ? "" : "."
     let components = path.split(separator: "/")
     for (index, component) in components.enumerated() {
@@ -229,8 +237,9 @@ public func makeDirectories(_ path: String, mode: mode_t, alsoOwnedBy dropUser: 
         raw = try valueOrErrno { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     } catch {
         if (try? PathStatus.of(path))?.isSymbolicLink == true {
-            throw AtomicFile.Failure(operation: "create directory", path: path, errno: error,
-                                     reason: "it is a symbolic link; refusing to use it")
+            throw AtomicFile.Failure(
+                operation: "create directory", path: path, errno: error,
+                reason: "it is a symbolic link; refusing to use it")
         }
         throw AtomicFile.Failure(operation: "create directory", path: path, errno: error)
     }

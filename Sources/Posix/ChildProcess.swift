@@ -25,7 +25,9 @@ public final class ChildProcess: Sendable {
     /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees 0, 1
     /// and 2, and `passing[i]` as descriptor 3 + i (`childDescriptor(forPassed:)`). Signal mask and SIGPIPE are reset to the defaults, and the child leads a process
     /// group of its own.
-    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = [])
+    public init(
+        executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = []
+    )
         throws(Errno)
     {
         self.executable = executable
@@ -62,7 +64,8 @@ public final class ChildProcess: Sendable {
         // Its own process group: Ctrl-C in the terminal reaches the parent only, which then stops
         // its children in order (a private gpsd dying first would read as a lost input).
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = [executable] + arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
@@ -87,7 +90,8 @@ public final class ChildProcess: Sendable {
         /// LISTEN_FDS and LISTEN_PID (its own pid, which only the child knows).
         public var socketActivation: Bool
 
-        public init(deathSignal: Int32 = SIGKILL, user: (uid: uid_t, gid: gid_t)? = nil, socketActivation: Bool = false) {
+        public init(deathSignal: Int32 = SIGKILL, user: (uid: uid_t, gid: gid_t)? = nil, socketActivation: Bool = false)
+        {
             self.deathSignal = deathSignal
             self.user = user
             self.socketActivation = socketActivation
@@ -97,9 +101,10 @@ public final class ChildProcess: Sendable {
     /// Starts a supervised child: like the plain initializer (standard descriptors, `passing`
     /// as 3, 4, ..., default signals, own process group), plus what `supervision` asks. Forks in
     /// C (`clinux_spawn_supervised`), where the child calls only async-signal-safe functions.
-    public init(executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = [],
-                supervision: Supervision) throws(Errno)
-    {
+    public init(
+        executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = [],
+        supervision: Supervision
+    ) throws(Errno) {
         self.executable = executable
         let argv = [executable] + arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]

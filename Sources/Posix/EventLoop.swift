@@ -215,7 +215,9 @@ public final class EventLoop {
     /// readiness is known (a caller that only needs a time-out while input can stall, as `decode`,
     /// needs none for `.always`).
     @discardableResult
-    public func register(_ descriptor: CInt, interest: SelectorInterest, handler: @escaping Handler)
+    public func register(
+        _ descriptor: CInt, interest: SelectorInterest, handler: @escaping Handler
+    )
         throws(Errno) -> Readiness
     {
         precondition(registrations[descriptor] == nil, "descriptor \(descriptor) is already registered")
@@ -223,7 +225,7 @@ public final class EventLoop {
             let id = try selector.register(descriptor, interest: interest)
             registrations[descriptor] = Registration(id: id, interest: interest, isAlwaysReady: false, handler: handler)
             return .whenReported
-        } catch where error == .operationNotPermitted {
+        } catch let error where error == .operationNotPermitted {
             let id = nextAlwaysReadyID
             nextAlwaysReadyID = nextAlwaysReadyID == UInt32.max ? 1 : nextAlwaysReadyID + 1
             registrations[descriptor] = Registration(id: id, interest: interest, isAlwaysReady: true, handler: handler)
@@ -266,8 +268,10 @@ public final class EventLoop {
 
     /// A timer armed to expire after `nanoseconds`, then every `periodNanoseconds` (0: once).
     @discardableResult
-    public func schedule(afterNanoseconds nanoseconds: Int64, periodNanoseconds: Int64 = 0,
-                         _ handler: @escaping (UInt64) -> Void) -> EventLoopTimer {
+    public func schedule(
+        afterNanoseconds nanoseconds: Int64, periodNanoseconds: Int64 = 0,
+        _ handler: @escaping (UInt64) -> Void
+    ) -> EventLoopTimer {
         let timer = makeTimer(handler)
         timer.arm(afterNanoseconds: nanoseconds, periodNanoseconds: periodNanoseconds)
         return timer
@@ -356,10 +360,12 @@ public final class EventLoop {
             for (fd, id) in ready {
                 // Looked up again: an earlier handler of this turn may have changed or removed it.
                 guard let registration = registrations[fd], registration.id == id,
-                      !registration.interest.isEmpty else { continue }
-                registration.handler(SelectorEvent(
-                    registrationID: id, descriptor: fd, isReadable: registration.interest.contains(.readable),
-                    isWritable: registration.interest.contains(.writable), isHangUp: false, isError: false))
+                    !registration.interest.isEmpty
+                else { continue }
+                registration.handler(
+                    SelectorEvent(
+                        registrationID: id, descriptor: fd, isReadable: registration.interest.contains(.readable),
+                        isWritable: registration.interest.contains(.writable), isHangUp: false, isError: false))
             }
             runDueTimers()
             if let stopReason { return stopReason }

@@ -62,7 +62,9 @@ func acceptConnection(_ fd: CInt) throws(Errno) -> AcceptResult {
     // ECONNABORTED: the client gave up while queued; nothing to accept from it.
     while true {
         do {
-            guard let accepted = try valueOrNilIfWouldBlock({ clinux_accept4(fd, nil, nil, flags) }) else { return .wouldBlock }
+            guard let accepted = try valueOrNilIfWouldBlock({ clinux_accept4(fd, nil, nil, flags) }) else {
+                return .wouldBlock
+            }
             return .accepted(SocketConnection(descriptor: FileDescriptor(adopting: accepted)))
         } catch {
             if error == .connectionAborted { continue }
@@ -86,7 +88,9 @@ public struct TCPListener: ~Copyable {
     /// With `listening: false` the socket is bound but does not listen: it holds the port (a
     /// connection attempt is refused) without serving it. SO_REUSEADDR is then not set, since on
     /// Linux two sockets that both set it may share a port as long as neither listens.
-    public static func bind(address: String, port: UInt16, backlog: CInt = 128, listening: Bool = true)
+    public static func bind(
+        address: String, port: UInt16, backlog: CInt = 128, listening: Bool = true
+    )
         throws(ListenerError) -> TCPListener
     {
         let endpoint = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"

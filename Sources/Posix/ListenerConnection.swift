@@ -21,7 +21,8 @@ public struct SocketConnection: ~Copyable {
     /// Sends what fits of `bytes` (MSG_NOSIGNAL: a closed peer is EPIPE, never SIGPIPE).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> IOResult {
         let fd = descriptor.rawValue
-        guard let count = try valueOrNilIfWouldBlock({ send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) }) else {
+        guard let count = try valueOrNilIfWouldBlock({ send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL)) })
+        else {
             return .wouldBlock
         }
         return .processed(count)

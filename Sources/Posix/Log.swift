@@ -27,9 +27,11 @@ public final class Logger: Sendable {
 
     /// `write` gets each finished line (newline included); `clock` is monotonic nanoseconds
     /// (injected by tests to drive the suppressor's windows).
-    public init(format: LogFormat, level: LogLevel = .info, suppression: RepeatSuppressor.Settings = .init(),
-                clock: @escaping @Sendable () -> Int64 = { monotonicNanoseconds() },
-                write: @escaping @Sendable (String) -> Void) {
+    public init(
+        format: LogFormat, level: LogLevel = .info, suppression: RepeatSuppressor.Settings = .init(),
+        clock: @escaping @Sendable () -> Int64 = { monotonicNanoseconds() },
+        write: @escaping @Sendable (String) -> Void
+    ) {
         self.format = format
         self.clock = clock
         self.write = write
@@ -48,14 +50,16 @@ public final class Logger: Sendable {
     /// redirected stderr of a service's child inherits the variable but is not the journal),
     /// else `.plain(program:)`.
     public static func standardErrorFormat(program: String) -> LogFormat {
-        format(of: STDERR_FILENO, journalStream: CurrentProcess.environment(JournalStream.environmentVariable), program: program)
+        format(
+            of: STDERR_FILENO, journalStream: CurrentProcess.environment(JournalStream.environmentVariable),
+            program: program)
     }
 
     /// The format for writing to `descriptor` when `$JOURNAL_STREAM` is `journalStream`.
     public static func format(of descriptor: CInt, journalStream: String?, program: String) -> LogFormat {
         var status = stat()
         guard fstat(descriptor, &status) == 0,
-              JournalStream.matches(journalStream, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+            JournalStream.matches(journalStream, device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         else { return .plain(program: program) }
         return .journal
     }
@@ -98,18 +102,30 @@ public final class Logger: Sendable {
         if let surround = state.surround { surround { write(line) } } else { write(line) }
     }
 
-    public func error(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .error, key: key) }
-    public func warning(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .warning, key: key) }
-    public func notice(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .notice, key: key) }
-    public func info(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .info, key: key) }
-    public func debug(_ message: @autoclosure () -> String, key: String? = nil) { self(message(), level: .debug, key: key) }
+    public func error(_ message: @autoclosure () -> String, key: String? = nil) {
+        self(message(), level: .error, key: key)
+    }
+    public func warning(_ message: @autoclosure () -> String, key: String? = nil) {
+        self(message(), level: .warning, key: key)
+    }
+    public func notice(_ message: @autoclosure () -> String, key: String? = nil) {
+        self(message(), level: .notice, key: key)
+    }
+    public func info(_ message: @autoclosure () -> String, key: String? = nil) {
+        self(message(), level: .info, key: key)
+    }
+    public func debug(_ message: @autoclosure () -> String, key: String? = nil) {
+        self(message(), level: .debug, key: key)
+    }
 
     /// Writes the summaries of suppression windows that have ended (the io loop's tick calls it,
     /// so a burst that stopped is reported without waiting for the next message).
     public func flush() {
         let now = clock()
         state.withLock { state in
-            for summary in state.suppressor.due(now: now) { emit(format.line(summary.text, level: summary.level), state) }
+            for summary in state.suppressor.due(now: now) {
+                emit(format.line(summary.text, level: summary.level), state)
+            }
         }
     }
 
@@ -117,7 +133,9 @@ public final class Logger: Sendable {
     public func flushAll() {
         let now = clock()
         state.withLock { state in
-            for summary in state.suppressor.flushAll(now: now) { emit(format.line(summary.text, level: summary.level), state) }
+            for summary in state.suppressor.flushAll(now: now) {
+                emit(format.line(summary.text, level: summary.level), state)
+            }
         }
     }
 

@@ -43,7 +43,9 @@ public struct Credentials: Sendable, Equatable {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name else { return nil }
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name else {
+            return nil
+        }
         return String(cString: name)
     }
 
@@ -52,7 +54,9 @@ public struct Credentials: Sendable, Equatable {
         var entry = Glibc.group()
         var found: UnsafeMutablePointer<Glibc.group>?
         var buffer = [CChar](repeating: 0, count: 65_536)
-        guard getgrgid_r(gid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.gr_name else { return nil }
+        guard getgrgid_r(gid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.gr_name else {
+            return nil
+        }
         return String(cString: name)
     }
 }
@@ -95,9 +99,11 @@ public func dropPrivileges(to credentials: Credentials, keeping keep: UInt64) th
     do { try CurrentProcess.forbidCoreDumps() } catch {
         throw PrivilegeDropError(step: "prctl(PR_SET_DUMPABLE, 0)", errno: error)
     }
-    guard !CurrentProcess.isDumpable else { throw PrivilegeDropError(step: "checking the drop: the process is dumpable") }
+    guard !CurrentProcess.isDumpable else {
+        throw PrivilegeDropError(step: "checking the drop: the process is dumpable")
+    }
     guard getuid() == credentials.uid, geteuid() == credentials.uid, getgid() == credentials.gid,
-          getegid() == credentials.gid
+        getegid() == credentials.gid
     else {
         throw PrivilegeDropError(step: "checking the ids (uid \(getuid())/\(geteuid()), gid \(getgid())/\(getegid()))")
     }
@@ -109,7 +115,9 @@ public func dropPrivileges(to credentials: Credentials, keeping keep: UInt64) th
         throw PrivilegeDropError(step: "capget", errno: error)
     }
     guard sets == CapabilitySets(effective: keep, permitted: keep) else {
-        throw PrivilegeDropError(step: "checking the capabilities (effective \(sets.effective), permitted \(sets.permitted), wanted \(keep))")
+        throw PrivilegeDropError(
+            step: "checking the capabilities (effective \(sets.effective), permitted \(sets.permitted), wanted \(keep))"
+        )
     }
 }
 

@@ -23,8 +23,10 @@ public struct TCPSocketEntry: Sendable, Equatable {
     public static let established: UInt8 = 1
     public static let listening: UInt8 = 10
 
-    public init(localAddress: [UInt8], localPort: UInt16, remoteAddress: [UInt8], remotePort: UInt16, state: UInt8,
-                uid: uid_t, inode: UInt64) {
+    public init(
+        localAddress: [UInt8], localPort: UInt16, remoteAddress: [UInt8], remotePort: UInt16, state: UInt8,
+        uid: uid_t, inode: UInt64
+    ) {
         self.localAddress = localAddress
         self.localPort = localPort
         self.remoteAddress = remoteAddress
@@ -42,12 +44,14 @@ public struct TCPSocketEntry: Sendable, Equatable {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
             guard fields.count >= 10, fields[0].hasSuffix(":"),
-                  let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
-                  fields[3].utf8.count == 2, let state = UInt8(fields[3], radix: 16),
-                  let uid = uid_t(fields[7]), let inode = UInt64(fields[9])
+                let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
+                fields[3].utf8.count == 2, let state = UInt8(fields[3], radix: 16),
+                let uid = uid_t(fields[7]), let inode = UInt64(fields[9])
             else { continue }
-            entries.append(TCPSocketEntry(localAddress: local.address, localPort: local.port, remoteAddress: remote.address,
-                                          remotePort: remote.port, state: state, uid: uid, inode: inode))
+            entries.append(
+                TCPSocketEntry(
+                    localAddress: local.address, localPort: local.port, remoteAddress: remote.address,
+                    remotePort: remote.port, state: state, uid: uid, inode: inode))
         }
         return entries
     }
@@ -62,7 +66,9 @@ public struct TCPSocketEntry: Sendable, Equatable {
         guard hex.count == 8 || hex.count == 32 else { return nil }
         var bytes: [UInt8] = []
         for word in stride(from: 0, to: hex.count, by: 8) {
-            guard let value = UInt32(String(decoding: hex[word..<word + 8], as: UTF8.self), radix: 16) else { return nil }
+            guard let value = UInt32(String(decoding: hex[word..<word + 8], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             withUnsafeBytes(of: value.littleEndian) { bytes += $0 }  // the word as it sat in memory
         }
         return (bytes.count == 4 ? mappedIPv4(bytes) : bytes, port)
@@ -121,7 +127,8 @@ public func tcpPeerOwner(of descriptor: CInt) throws(Errno) -> TCPPeerOwner {
         guard let bytes else { continue }
         for entry in TCPSocketEntry.parse(String(decoding: bytes, as: UTF8.self))
         where entry.localAddress == peer.address && entry.localPort == peer.port
-            && entry.remoteAddress == ours.address && entry.remotePort == ours.port {
+            && entry.remoteAddress == ours.address && entry.remotePort == ours.port
+        {
             return .local(uid: entry.uid)
         }
     }
@@ -129,10 +136,14 @@ public func tcpPeerOwner(of descriptor: CInt) throws(Errno) -> TCPPeerOwner {
 }
 
 /// Both ends of connected TCP socket `descriptor`: (ours, the peer's).
-private func endpoints(of descriptor: CInt) throws(Errno)
+private func endpoints(
+    of descriptor: CInt
+) throws(Errno)
     -> (ours: (address: [UInt8], port: UInt16), peer: (address: [UInt8], port: UInt16))
 {
-    func name(_ call: (CInt, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> CInt) throws(Errno)
+    func name(
+        _ call: (CInt, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> CInt
+    ) throws(Errno)
         -> sockaddr_storage
     {
         var storage = sockaddr_storage()
@@ -145,7 +156,7 @@ private func endpoints(of descriptor: CInt) throws(Errno)
         return storage
     }
     guard let ours = endpoint(of: try name { getsockname($0, $1, $2) }),
-          let peer = endpoint(of: try name { getpeername($0, $1, $2) })
+        let peer = endpoint(of: try name { getpeername($0, $1, $2) })
     else { throw Errno(rawValue: EAFNOSUPPORT) }
     return (ours, peer)
 }
@@ -176,7 +187,8 @@ public func tcpClientIdentity(of descriptor: CInt) throws(Errno) -> TCPClientIde
     var uid: uid_t = 0
     // ENOENT: not a socket of this machine. Any other failure (a kernel without sock_diag, a
     // sandbox without netlink) names no owner either; the address then decides.
-    let found = (try? valueOrErrno { clinux_tcp_socket_owner(family, client, peer.port, server, ours.port, &uid) }) != nil
+    let found =
+        (try? valueOrErrno { clinux_tcp_socket_owner(family, client, peer.port, server, ours.port, &uid) }) != nil
     let owner: uid_t? = found ? uid : nil
     return TCPClientIdentity(address: peer.address, isLoopback: isLoopbackAddress(peer.address), owner: owner)
 }
@@ -211,8 +223,10 @@ public struct ProcessStat: Sendable, Equatable {
 public func processExecutable(_ pid: pid_t) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let capacity = buffer.count - 1
-    guard let count = try? buffer.withUnsafeMutableBufferPointer({ raw throws(Errno) -> Int in
-        try valueOrErrno { readlink("/proc/\(pid)/exe", raw.baseAddress!, capacity) }
-    }), count > 0 else { return nil }
+    guard
+        let count = try? buffer.withUnsafeMutableBufferPointer({ raw throws(Errno) -> Int in
+            try valueOrErrno { readlink("/proc/\(pid)/exe", raw.baseAddress!, capacity) }
+        }), count > 0
+    else { return nil }
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

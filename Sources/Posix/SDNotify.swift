@@ -92,7 +92,9 @@ public enum SDNotify {
                 message.withUnsafeBytes { bytes in
                     Result { () throws(Errno) -> Int in
                         try valueOrErrno {
-                            sendto(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL), destination == nil ? nil : target, length)
+                            sendto(
+                                fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL),
+                                destination == nil ? nil : target, length)
                         }
                     }
                 }

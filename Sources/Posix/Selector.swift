@@ -46,8 +46,10 @@ public struct SelectorEvent: Sendable, Hashable {
     /// An error is pending on the descriptor (EPOLLERR).
     public let isError: Bool
 
-    public init(registrationID: UInt32, descriptor: CInt, isReadable: Bool, isWritable: Bool, isHangUp: Bool,
-                isError: Bool) {
+    public init(
+        registrationID: UInt32, descriptor: CInt, isReadable: Bool, isWritable: Bool, isHangUp: Bool,
+        isError: Bool
+    ) {
         self.registrationID = registrationID
         self.descriptor = descriptor
         self.isReadable = isReadable

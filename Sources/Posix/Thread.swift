@@ -13,12 +13,14 @@ public final class OSThread: Sendable {
         self.name = name
         let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            clinux_set_thread_name(String(body.name.prefix(15)))
-            body.body()
-            return nil
-        }, box.toOpaque())
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                clinux_set_thread_name(String(body.name.prefix(15)))
+                body.body()
+                return nil
+            }, box.toOpaque())
         guard result == 0 else {
             box.release()
             throw Errno(rawValue: result)
@@ -28,7 +30,11 @@ public final class OSThread: Sendable {
 
     /// Waits for the thread to finish (once; later calls return at once).
     public func join() {
-        guard let thread = handle.withLock({ h -> pthread_t? in defer { h = nil }; return h }) else { return }
+        guard
+            let thread = handle.withLock({ h -> pthread_t? in
+                defer { h = nil }; return h
+            })
+        else { return }
         pthread_join(thread, nil)
     }
 }

@@ -110,10 +110,12 @@ public final class LatestValueWriter<Value: Sendable>: Sendable {
         }
         guard needsJob else { return true }  // the queued job takes the newest value when it runs
         let queued = worker.submit { [self] in
-            guard let latest = waiting.withLock({ slot -> Value? in
-                defer { slot = nil }
-                return slot
-            }) else { return }
+            guard
+                let latest = waiting.withLock({ slot -> Value? in
+                    defer { slot = nil }
+                    return slot
+                })
+            else { return }
             write(latest)
         }
         if !queued { waiting.withLock { $0 = nil } }

@@ -13,13 +13,17 @@ public enum AccessCodeKey {
     /// would silently invalidate every code clients hold. So is a key that is not the daemon's
     /// (`FileTrust`: another owner than this user or `dropUser`, writable by others): whoever
     /// planted it can decrypt every code.
-    public static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil) throws(TLSMaterialError) -> (key: PrivateKey, created: Bool) {
+    public static func load(
+        stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil
+    ) throws(TLSMaterialError) -> (key: PrivateKey, created: Bool) {
         let path = stateDirectory + "/" + fileName
         if let pem = try LocalCertificateAuthority.read(path, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser)) {
             let key = try LocalCertificateAuthority.parse(path) { () throws(CryptoError) in try PrivateKey(pem: pem) }
             guard key.kind == kind else {
-                throw .invalid(path: path, reason: "not a 2048-bit RSA key; remove it to make a new one "
-                               + "(codes made with the old public key stop working)")
+                throw .invalid(
+                    path: path,
+                    reason: "not a 2048-bit RSA key; remove it to make a new one "
+                        + "(codes made with the old public key stop working)")
             }
             return (key, false)
         }

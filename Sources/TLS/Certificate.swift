@@ -50,7 +50,8 @@ public final class Certificate: @unchecked Sendable {
         let name = X509_get_subject_name(pointer)
         let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
         guard index >= 0, let entry = X509_NAME_get_entry(name, index),
-              let data = X509_NAME_ENTRY_get_data(entry) else { return nil }
+            let data = X509_NAME_ENTRY_get_data(entry)
+        else { return nil }
         var utf8: UnsafeMutablePointer<UInt8>?
         let count = ASN1_STRING_to_UTF8(&utf8, data)
         guard count >= 0, let utf8 else { return nil }
@@ -101,7 +102,8 @@ public final class Certificate: @unchecked Sendable {
     public func isIssued(by issuer: Certificate) -> Bool {
         defer { ERR_clear_error() }
         guard X509_check_issued(issuer.pointer, pointer) == X509_V_OK,
-              let key = X509_get0_pubkey(issuer.pointer) else { return false }
+            let key = X509_get0_pubkey(issuer.pointer)
+        else { return false }
         return X509_verify(pointer, key) == 1
     }
 
@@ -128,20 +130,25 @@ public final class Certificate: @unchecked Sendable {
     /// A new X.509 v3 certificate for `key`'s public half, signed with SHA-256 by `issuer`
     /// (itself when nil: a self-signed root). Valid from an hour ago (clocks of clients that
     /// lag a little) for `profile.validityDays`, with a random 127-bit serial number.
-    public static func issue(_ profile: Profile, for key: PrivateKey,
-                             by issuer: (certificate: Certificate, key: PrivateKey)?) throws(CryptoError) -> Certificate {
+    public static func issue(
+        _ profile: Profile, for key: PrivateKey,
+        by issuer: (certificate: Certificate, key: PrivateKey)?
+    ) throws(CryptoError) -> Certificate {
         let certificate = Certificate(adopting: try CryptoError.check(X509_new(), "X509_new"))
         let x509 = certificate.pointer
         try CryptoError.check(X509_set_version(x509, 2), "X509_set_version")
         try setRandomSerial(x509)
         guard X509_gmtime_adj(X509_getm_notBefore(x509), -3_600) != nil,
-              X509_gmtime_adj(X509_getm_notAfter(x509), profile.validityDays * 86_400) != nil else {
+            X509_gmtime_adj(X509_getm_notAfter(x509), profile.validityDays * 86_400) != nil
+        else {
             throw CryptoError.current("X509_gmtime_adj")
         }
         let subject = try CryptoError.check(X509_NAME_new(), "X509_NAME_new")
         defer { X509_NAME_free(subject) }
-        try CryptoError.check(X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, profile.commonName,
-                                                         -1, -1, 0), "X509_NAME_add_entry_by_txt")
+        try CryptoError.check(
+            X509_NAME_add_entry_by_txt(
+                subject, "CN", MBSTRING_UTF8, profile.commonName,
+                -1, -1, 0), "X509_NAME_add_entry_by_txt")
         try CryptoError.check(X509_set_subject_name(x509, subject), "X509_set_subject_name")
         let issuerName = issuer.map { X509_get_subject_name($0.certificate.pointer) } ?? subject
         try CryptoError.check(X509_set_issuer_name(x509, issuerName), "X509_set_issuer_name")
@@ -149,12 +156,16 @@ public final class Certificate: @unchecked Sendable {
 
         var extensions: [(CInt, String)]
         if profile.isAuthority {
-            extensions = [(NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
-                          (NID_key_usage, "critical,keyCertSign,cRLSign")]
+            extensions = [
+                (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
+                (NID_key_usage, "critical,keyCertSign,cRLSign"),
+            ]
         } else {
-            extensions = [(NID_basic_constraints, "critical,CA:FALSE"),
-                          (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
-                          (NID_ext_key_usage, "serverAuth")]
+            extensions = [
+                (NID_basic_constraints, "critical,CA:FALSE"),
+                (NID_key_usage, "critical,digitalSignature,keyEncipherment"),
+                (NID_ext_key_usage, "serverAuth"),
+            ]
         }
         if !profile.subjectAlternativeNames.isEmpty {
             extensions.append((NID_subject_alt_name, profile.subjectAlternativeNames.joined(separator: ",")))
@@ -166,7 +177,8 @@ public final class Certificate: @unchecked Sendable {
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer?.certificate.pointer ?? x509, x509, nil, nil, 0)
         for (nid, value) in extensions {
-            let ext = try CryptoError.check(X509V3_EXT_conf_nid(nil, &context, nid, value), "X509V3_EXT_conf_nid(\(value))")
+            let ext = try CryptoError.check(
+                X509V3_EXT_conf_nid(nil, &context, nid, value), "X509V3_EXT_conf_nid(\(value))")
             defer { X509_EXTENSION_free(ext) }
             try CryptoError.check(X509_add_ext(x509, ext, -1), "X509_add_ext")
         }

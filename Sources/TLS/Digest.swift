@@ -22,7 +22,9 @@ public enum Digest {
     /// SHA-256 of an array (convenience over the `Span` form).
     public static func sha256(_ bytes: [UInt8]) -> InlineArray<32, UInt8> { sha256(bytes.span) }
 
-    private static func digest<let N: Int>(_ bytes: Span<UInt8>, _ md: OpaquePointer?, into out: inout InlineArray<N, UInt8>) {
+    private static func digest<let N: Int>(
+        _ bytes: Span<UInt8>, _ md: OpaquePointer?, into out: inout InlineArray<N, UInt8>
+    ) {
         var length: UInt32 = 0
         var span = out.mutableSpan
         let ok = bytes.withUnsafeBufferPointer { input in

@@ -60,7 +60,9 @@ struct HandshakeInputLimit {
                 continue
             }
             let take = min(recordLeft, bytes.count - index)
-            if recordType == Self.handshake, let refusal = scanMessages(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)])) {
+            if recordType == Self.handshake,
+                let refusal = scanMessages(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)]))
+            {
                 return refusal
             }
             recordLeft -= take

@@ -60,7 +60,9 @@ public enum LocalCertificateAuthority {
     /// writable by others): a CA another user planted is refused (it would make the daemon serve
     /// a certificate that user can forge); a planted server certificate or key is replaced, like
     /// an expired one, since the CA issues another and nothing a client trusts changes.
-    public static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil) throws(TLSMaterialError) -> Materials {
+    public static func load(
+        stateDirectory: String, alsoOwnedBy dropUser: UserID? = nil
+    ) throws(TLSMaterialError) -> Materials {
         let folder = directory(inStateDirectory: stateDirectory)
         // The state directory first, private: `tmm-bridge tls ca` may be the first to make it,
         // and it holds the other keys too.
@@ -80,8 +82,10 @@ public enum LocalCertificateAuthority {
         let authorityKey: PrivateKey
         if let certificatePEM = try read(authorityPath, trusting: published) {
             guard let keyPEM = try read(authorityKeyPath, trusting: secret) else {
-                throw .invalid(path: authorityKeyPath, reason: "the CA certificate is there but its key is missing; "
-                               + "remove \(folder) to make a new CA (clients must then trust the new one)")
+                throw .invalid(
+                    path: authorityKeyPath,
+                    reason: "the CA certificate is there but its key is missing; "
+                        + "remove \(folder) to make a new CA (clients must then trust the new one)")
             }
             authority = try parse(authorityPath) { () throws(CryptoError) in try Certificate(pem: certificatePEM) }
             authorityKey = try parse(authorityKeyPath) { () throws(CryptoError) in try PrivateKey(pem: keyPEM) }
@@ -91,9 +95,11 @@ public enum LocalCertificateAuthority {
         } else {
             authorityKey = try crypto(authorityKeyPath) { () throws(CryptoError) in try PrivateKey.generate(.p256) }
             authority = try crypto(authorityPath) { () throws(CryptoError) in
-                try Certificate.issue(.init(commonName: "tmm-bridge local CA (\(hostIdentity()))",
-                                            validityDays: authorityValidityDays, isAuthority: true),
-                                      for: authorityKey, by: nil)
+                try Certificate.issue(
+                    .init(
+                        commonName: "tmm-bridge local CA (\(hostIdentity()))",
+                        validityDays: authorityValidityDays, isAuthority: true),
+                    for: authorityKey, by: nil)
             }
             try write(authorityKeyPath, mode: 0o600) { () throws(CryptoError) in try authorityKey.pem() }
             try write(authorityPath, mode: 0o644) { () throws(CryptoError) in try authority.pem() }
@@ -106,7 +112,9 @@ public enum LocalCertificateAuthority {
         if change == .reused {
             var stored: (certificate: [UInt8], key: [UInt8])?
             do {
-                if let certificatePEM = try read(serverPath, trusting: published), let keyPEM = try read(serverKeyPath, trusting: secret) {
+                if let certificatePEM = try read(serverPath, trusting: published),
+                    let keyPEM = try read(serverKeyPath, trusting: secret)
+                {
                     stored = (certificatePEM, keyPEM)
                 }
             } catch {
@@ -135,19 +143,25 @@ public enum LocalCertificateAuthority {
             try write(serverPath, mode: 0o644) { () throws(CryptoError) in try issued.certificate.pem() }
             server = issued
         }
-        return Materials(chain: [server!.certificate, authority], key: server!.key, authority: authority,
-                         authorityKey: authorityKey, change: change)
+        return Materials(
+            chain: [server!.certificate, authority], key: server!.key, authority: authority,
+            authorityKey: authorityKey, change: change)
     }
 
     /// A new server certificate (and P-256 key) for `hostName` from the CA: what `load` stores,
     /// and what a running daemon serves when its certificate comes within `renewalDays` of
     /// expiry (in memory: the next start checks the stored one and re-issues it too).
-    public static func issueServerCertificate(by authority: (certificate: Certificate, key: PrivateKey))
-        throws(CryptoError) -> (certificate: Certificate, key: PrivateKey) {
+    public static func issueServerCertificate(
+        by authority: (certificate: Certificate, key: PrivateKey)
+    )
+        throws(CryptoError) -> (certificate: Certificate, key: PrivateKey)
+    {
         let key = try PrivateKey.generate(.p256)
-        let certificate = try Certificate.issue(.init(commonName: hostName, validityDays: serverValidityDays, isAuthority: false,
-                                                      subjectAlternativeNames: subjectAlternativeNames),
-                                                for: key, by: authority)
+        let certificate = try Certificate.issue(
+            .init(
+                commonName: hostName, validityDays: serverValidityDays, isAuthority: false,
+                subjectAlternativeNames: subjectAlternativeNames),
+            for: key, by: authority)
         return (certificate, key)
     }
 
@@ -165,7 +179,9 @@ public enum LocalCertificateAuthority {
     /// The CA certificate's PEM, for `tmm-bridge tls ca`; nil when no CA has been made yet.
     /// Like the daemon, it reads only a certificate of this user's or of `owner` (the state
     /// directory's owner: the daemon's user, when root runs it).
-    public static func authorityPEM(stateDirectory: String, alsoOwnedBy owner: UserID? = nil) throws(TLSMaterialError) -> [UInt8]? {
+    public static func authorityPEM(
+        stateDirectory: String, alsoOwnedBy owner: UserID? = nil
+    ) throws(TLSMaterialError) -> [UInt8]? {
         let path = directory(inStateDirectory: stateDirectory) + "/" + File.authorityCertificate
         guard let pem = try read(path, trusting: .ours(mode: 0o644, alsoOwnedBy: owner)) else { return nil }
         // Parsed before it is printed: a user is about to trust it.
@@ -186,7 +202,9 @@ public enum LocalCertificateAuthority {
         do { return try AtomicFile.read(path, limit: 1 << 20, trusting: trust) } catch { throw .file(error) }
     }
 
-    private static func write(_ path: String, mode: FileMode, _ bytes: () throws(CryptoError) -> [UInt8]) throws(TLSMaterialError) {
+    private static func write(
+        _ path: String, mode: FileMode, _ bytes: () throws(CryptoError) -> [UInt8]
+    ) throws(TLSMaterialError) {
         let contents = try crypto(path, bytes)
         do { try AtomicFile.write(contents, to: path, mode: mode) } catch { throw .file(error) }
     }
@@ -229,8 +247,11 @@ public enum ConfiguredCertificate {
     /// The chain and key, checked: the key must be the certificate's, the certificate must be
     /// valid now. `warnings`: what is allowed but will likely make clients refuse it (it does not
     /// name the Trimble host, it expires within `LocalCertificateAuthority.renewalDays`).
-    public static func load(certificate certificatePath: String, key keyPath: String)
-        throws(TLSMaterialError) -> (chain: [Certificate], key: PrivateKey, warnings: [String]) {
+    public static func load(
+        certificate certificatePath: String, key keyPath: String
+    )
+        throws(TLSMaterialError) -> (chain: [Certificate], key: PrivateKey, warnings: [String])
+    {
         guard let chainPEM = try LocalCertificateAuthority.read(certificatePath) else {
             throw .invalid(path: certificatePath, reason: "no such file (tls-certificate)")
         }
@@ -250,8 +271,9 @@ public enum ConfiguredCertificate {
         }
         var warnings: [String] = []
         if !leaf.covers(host: LocalCertificateAuthority.hostName) {
-            warnings.append("\(certificatePath) does not name \(LocalCertificateAuthority.hostName); "
-                            + "TMM clients connect by that name and will refuse it")
+            warnings.append(
+                "\(certificatePath) does not name \(LocalCertificateAuthority.hostName); "
+                    + "TMM clients connect by that name and will refuse it")
         }
         if leaf.daysUntilExpiry < LocalCertificateAuthority.renewalDays {
             warnings.append("\(certificatePath) expires in \(leaf.daysUntilExpiry) days (\(leaf.notAfterText))")

@@ -4,7 +4,8 @@ import COpenSSL
 /// are opened by OpenSSL: the caller reads and writes them through Posix, with its checks).
 enum MemoryBIO {
     /// Calls `body` with a read-only BIO over `bytes`.
-    static func reading<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R {
+    static func reading<R>(_ bytes: [UInt8], _ body: (OpaquePointer) throws(CryptoError) -> R) throws(CryptoError) -> R
+    {
         let result: Result<R, CryptoError> = bytes.withUnsafeBytes { raw in
             // BIO_new_mem_buf does not copy: the BIO lives only inside this closure.
             guard let bio = BIO_new_mem_buf(raw.baseAddress, CInt(raw.count)) else {

@@ -34,10 +34,12 @@ public final class PrivateKey: @unchecked Sendable {
         try CryptoError.check(EVP_PKEY_keygen_init(context), "EVP_PKEY_keygen_init")
         switch kind {
         case .rsa(let bits):
-            try CryptoError.check(EVP_PKEY_CTX_set_rsa_keygen_bits(context, CInt(bits)), "EVP_PKEY_CTX_set_rsa_keygen_bits")
+            try CryptoError.check(
+                EVP_PKEY_CTX_set_rsa_keygen_bits(context, CInt(bits)), "EVP_PKEY_CTX_set_rsa_keygen_bits")
         case .p256:
-            try CryptoError.check(EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1),
-                                  "EVP_PKEY_CTX_set_ec_paramgen_curve_nid")
+            try CryptoError.check(
+                EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1),
+                "EVP_PKEY_CTX_set_ec_paramgen_curve_nid")
         }
         var key: OpaquePointer?
         try CryptoError.check(EVP_PKEY_keygen(context, &key), "EVP_PKEY_keygen")
@@ -76,8 +78,10 @@ public final class PrivateKey: @unchecked Sendable {
     /// read from `GET /api/v1/publicKey`.
     public func rsaPublicJWK() throws(CryptoError) -> (n: String, e: String) {
         guard case .rsa = kind else { throw CryptoError("rsaPublicJWK", reason: "not an RSA key") }
-        return (Base64.encodeURLSafeUnpadded(try bigNumberParameter("n")),
-                Base64.encodeURLSafeUnpadded(try bigNumberParameter("e")))
+        return (
+            Base64.encodeURLSafeUnpadded(try bigNumberParameter("n")),
+            Base64.encodeURLSafeUnpadded(try bigNumberParameter("e"))
+        )
     }
 
     /// The big-endian bytes of an integer parameter of the key (`n`, `e`), without leading zeros.

@@ -29,7 +29,8 @@ public final class TLSServerContext: @unchecked Sendable {
         try CryptoError.check(SSL_CTX_set_cipher_list(pointer, Self.tls12Ciphers), "SSL_CTX_set_cipher_list")
         try CryptoError.check(SSL_CTX_use_certificate(pointer, leaf.pointer), "SSL_CTX_use_certificate")
         for intermediate in chain.dropFirst() {
-            try CryptoError.check(tmm_ssl_ctx_add_chain_certificate(pointer, intermediate.pointer), "SSL_CTX_add1_chain_cert")
+            try CryptoError.check(
+                tmm_ssl_ctx_add_chain_certificate(pointer, intermediate.pointer), "SSL_CTX_add1_chain_cert")
         }
         try CryptoError.check(SSL_CTX_use_PrivateKey(pointer, key.pointer), "SSL_CTX_use_PrivateKey")
         try CryptoError.check(SSL_CTX_check_private_key(pointer), "SSL_CTX_check_private_key")
@@ -94,8 +95,10 @@ public final class TLSServerSession: TLSSession {
 /// client's Finished, and counts every record the client sends after it whose content type is
 /// not application data. TLS 1.3 hides the type: every record's header says application data
 /// and the real one is reported as the inner content type, so both are looked at.
-private func countControlRecords(writing: CInt, version: CInt, contentType: CInt, bytes: UnsafeRawPointer?, count: Int,
-                                 ssl: OpaquePointer?, arg: UnsafeMutableRawPointer?) {
+private func countControlRecords(
+    writing: CInt, version: CInt, contentType: CInt, bytes: UnsafeRawPointer?, count: Int,
+    ssl: OpaquePointer?, arg: UnsafeMutableRawPointer?
+) {
     guard writing == 0, count > 0, let bytes, let arg else { return }
     let counter = arg.assumingMemoryBound(to: TLSServerSession.ControlRecordCount.self)
     let first = CInt(bytes.load(as: UInt8.self))

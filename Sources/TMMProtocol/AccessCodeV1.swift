@@ -55,8 +55,9 @@ public enum AccessCodeV1 {
         let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")]
         for (index, separator) in separators where bytes[index] != separator.asciiValue! { return nil }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60 else { return nil }
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60
+        else { return nil }
         let days = days(fromCivil: year, month, day)
         // 31 February and friends come back as another date.
         guard civil(fromDays: days) == (year, month, day) else { return nil }
@@ -117,7 +118,8 @@ public enum AccessCodeV1 {
 
     /// The access code for `applicationID` at the UTC second `unixSeconds`.
     public static func code(applicationID: String, unixSeconds: Int64, sha256: SHA256) -> String {
-        String(decoding: codeBytes(applicationID: applicationID, unixSeconds: unixSeconds, sha256: sha256), as: UTF8.self)
+        String(
+            decoding: codeBytes(applicationID: applicationID, unixSeconds: unixSeconds, sha256: sha256), as: UTF8.self)
     }
 
     /// The code of an `Authorization` header value `Basic <code>` (scheme case-insensitive, spaces
@@ -153,8 +155,8 @@ public enum AccessCodeV1 {
     /// refuse, so the decoded bytes are re-encoded and compared.
     public static func presentedDigest(headerValue: some StringProtocol) -> [UInt8]? {
         guard let presented = presentedCode(headerValue: headerValue), presented.count == codeLength,
-              let raw = Base64.decode(presented.span), raw.count == 32,
-              Base64.encodeToBytes(raw.span) == presented
+            let raw = Base64.decode(presented.span), raw.count == 32,
+            Base64.encodeToBytes(raw.span) == presented
         else { return nil }
         return raw
     }
@@ -164,8 +166,10 @@ public enum AccessCodeV1 {
     ///
     /// Every candidate code is computed and compared in constant time, without stopping at the first
     /// match, so the time taken does not depend on which ID (if any) matched or where the codes differ.
-    public static func verify(headerValue: some StringProtocol, registeredIDs: some Sequence<GUID>, now: Int64,
-                              sha256: SHA256) -> GUID? {
+    public static func verify(
+        headerValue: some StringProtocol, registeredIDs: some Sequence<GUID>, now: Int64,
+        sha256: SHA256
+    ) -> GUID? {
         guard let presented = presentedCode(headerValue: headerValue), presented.count == codeLength else { return nil }
         var match: GUID?
         for id in registeredIDs {

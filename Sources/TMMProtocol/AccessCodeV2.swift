@@ -80,7 +80,8 @@ public enum AccessCodeV2 {
     public static func presentedCiphertext(headerValue: some StringProtocol) -> [UInt8]? {
         guard let code = AuthorizationHeader.credentials(headerValue, scheme: "accesscodev2") else { return nil }
         guard let ciphertext = Base64.decode(code.span, options: [.paddingOptional, .urlSafeLetters]),
-              !ciphertext.isEmpty else { return nil }
+            !ciphertext.isEmpty
+        else { return nil }
         return ciphertext
     }
 
@@ -93,8 +94,8 @@ public enum AccessCodeV2 {
     /// GUID in any case (the samples lower-case it), checked against `now` (UTC seconds).
     public static func claim(plaintext: [UInt8], now: Int64) -> Result<Claim, Refusal> {
         guard plaintext.count == 36 + 1 + 20, plaintext[36] == UInt8(ascii: " "),
-              let id = GUID(String(decoding: plaintext[0..<36], as: UTF8.self)),
-              let seconds = AccessCodeV1.unixSeconds(timestamp: plaintext[37...])
+            let id = GUID(String(decoding: plaintext[0..<36], as: UTF8.self)),
+            let seconds = AccessCodeV1.unixSeconds(timestamp: plaintext[37...])
         else { return .failure(.malformedClaim) }
         if id.isNil { return .failure(.nilApplicationID) }
         if seconds > now + futureSkewSeconds { return .failure(.fromTheFuture(aheadSeconds: seconds - now)) }

@@ -266,7 +266,8 @@ public struct JSONWriter: Sendable {
     /// helpers; as with `verbatimKey`, no comma is added before it (its runs carry their own).
     /// `endingInKey` says that `body` ends with a key rather than a value, so that the value
     /// written next gets no comma. Writing more than `maximumCount` bytes traps.
-    mutating func appendInPlace(maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void) {
+    mutating func appendInPlace(maximumCount: Int, endingInKey: Bool = false, _ body: (inout OutputSpan<UInt8>) -> Void)
+    {
         buffer.append(addingCapacity: maximumCount, initializingWith: body)
         needsComma = !endingInKey
     }

@@ -174,7 +174,9 @@ public enum LocationV2: LocationMessage {
         // re-written only when the height changes.
         var antennaKey = PartKey()
         antennaKey.append(identity.antennaHeight)
-        writer.appendRemembered(part: Parts.constants, key: antennaKey, maximumCount: constantsLength, endingInKey: true) { out in
+        writer.appendRemembered(
+            part: Parts.constants, key: antennaKey, maximumCount: constantsLength, endingInKey: true
+        ) { out in
             JSONWriter.writeVerbatim(LocationV2.constants, to: &out)
             JSONWriter.writeNumber(identity.antennaHeight, decimals: LocationDecimals.height, to: &out)
             JSONWriter.writeVerbatim(LocationV2.Runs.satelliteView, to: &out)
@@ -234,7 +236,8 @@ public enum LocationV2: LocationMessage {
     }
 
     /// The constant fields between `gpsTimeStamp` and the antenna height, as one run.
-    static let constants = Array("""
+    static let constants = Array(
+        """
         ,"subscriptionType":100,"sourceReferenceFrameName":null,"sourceReferenceFrameEpoch":null,\
         "targetReferenceFrameName":null,"targetReferenceFrameEpoch":null,"imuAlignmentStatus":0,\
         "isTIP":false,"pitch":null,"roll":null,"yaw":null,"pitchPrecision":null,"rollPrecision":null,\
@@ -245,14 +248,16 @@ public enum LocationV2: LocationMessage {
     static let constantsLength = runLength(constants, Runs.satelliteView) + JSONWriter.maximumNumberLength
 
     /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes every field at its widest.
-    static let headLength = runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)
+    static let headLength =
+        runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)
         + 5 * JSONWriter.maximumNumberLength
 
     /// `,"geoidModel":null,"hrms":` to `,"receiverModel":`: its runs, six numbers, three
     /// integers, `diffStatus` (an integer or null), `diffID` and the longest `solutionType`.
-    static let valuesLength = runLength(
-        Runs.hrms, Runs.vrms, Runs.satellites, Runs.totalSatInUse, Runs.totalSatInView, Runs.pdop, Runs.hdop,
-        Runs.vdop, Runs.diffAge, Runs.diffStatus, Runs.diffID, Runs.solutionType, Runs.receiverModel)
+    static let valuesLength =
+        runLength(
+            Runs.hrms, Runs.vrms, Runs.satellites, Runs.totalSatInUse, Runs.totalSatInView, Runs.pdop, Runs.hdop,
+            Runs.vdop, Runs.diffAge, Runs.diffStatus, Runs.diffID, Runs.solutionType, Runs.receiverModel)
         + 6 * JSONWriter.maximumNumberLength + 4 * JSONWriter.maximumIntegerLength + JSONWriter.maximumDiffIDLength
         + FixQuality.allCases.map { JSONWriter.maximumStringLength($0.solutionType) }.reduce(4, max)
 
@@ -260,11 +265,13 @@ public enum LocationV2: LocationMessage {
     static let heightsLength = runLength(Runs.mslHeight, Runs.undulation) + 2 * JSONWriter.maximumNumberLength
 
     /// `,"utcTime":` to `gpsTimeStamp`'s value: its runs, a number, two timestamps.
-    static let timesLength = runLength(Runs.utcTime, Runs.utcTimeStamp, Runs.gpsTimeStamp)
+    static let timesLength =
+        runLength(Runs.utcTime, Runs.utcTimeStamp, Runs.gpsTimeStamp)
         + JSONWriter.maximumNumberLength + 2 * JSONWriter.maximumTimestampLength
 
     /// `,"accuracy":` to the closing brace: its runs and two numbers.
-    static let tailLength = runLength(Runs.accuracy, Runs.verticalAccuracyMeters, Runs.sourceReferenceEpoch)
+    static let tailLength =
+        runLength(Runs.accuracy, Runs.verticalAccuracyMeters, Runs.sourceReferenceEpoch)
         + 2 * JSONWriter.maximumNumberLength
 }
 
@@ -362,7 +369,8 @@ public enum LocationV1: LocationMessage {
 
     /// The most the first reservation writes: its runs (219 bytes, `{"latitude":` to
     /// `,"receiverModel":`), thirteen numbers, three integers and `diffID`.
-    static let headLength = 219 + 13 * JSONWriter.maximumNumberLength + 3 * JSONWriter.maximumIntegerLength
+    static let headLength =
+        219 + 13 * JSONWriter.maximumNumberLength + 3 * JSONWriter.maximumIntegerLength
         + JSONWriter.maximumDiffIDLength
 
     /// `,"battery":null,"geoidModel":null,"mslHeight":` to `,"satelliteView":`: 143 bytes of

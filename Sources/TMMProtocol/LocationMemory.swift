@@ -165,7 +165,8 @@ struct SatelliteViewMemory: Sendable {
                 let start = index == 0 ? 1 : ends[index - 1]
                 next.append(contentsOf: bytes[start..<start + snrStarts[index]])
                 next.append(addingCapacity: SatelliteObject.maximumValueLength) { out in
-                    SatelliteObject.writeValue(Satellite.snr(key).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
+                    SatelliteObject.writeValue(
+                        Satellite.snr(key).map { Int($0) }, unknownAsNull: unknownAsNull, to: &out)
                 }
                 let snrEnd = next.count - objectStart
                 next.append(contentsOf: bytes[start + snrEnds[index]..<ends[index]])

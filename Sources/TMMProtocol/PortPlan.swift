@@ -31,9 +31,13 @@ public enum TMMServer: Int, CaseIterable, Sendable, Hashable {
     }
 
     /// Key order of the iOS JSON reply (§8.1) and of tmmInfo.
-    public static let iOSOrder: [TMMServer] = [.location, .locationSecure, .api, .apiSecure, .locationV2, .locationV2Secure]
+    public static let iOSOrder: [TMMServer] = [
+        .location, .locationSecure, .api, .apiSecure, .locationV2, .locationV2Secure,
+    ]
     /// Key order of the Windows query reply (§8.2).
-    public static let windowsOrder: [TMMServer] = [.api, .apiSecure, .location, .locationSecure, .locationV2, .locationV2Secure]
+    public static let windowsOrder: [TMMServer] = [
+        .api, .apiSecure, .location, .locationSecure, .locationV2, .locationV2Secure,
+    ]
 }
 
 /// One port per server.
@@ -45,8 +49,10 @@ public struct PortAssignment: Equatable, Hashable, Sendable {
     public var locationV2: UInt16
     public var locationV2Secure: UInt16
 
-    public init(location: UInt16, locationSecure: UInt16, api: UInt16, apiSecure: UInt16, locationV2: UInt16,
-                locationV2Secure: UInt16) {
+    public init(
+        location: UInt16, locationSecure: UInt16, api: UInt16, apiSecure: UInt16, locationV2: UInt16,
+        locationV2Secure: UInt16
+    ) {
         self.location = location
         self.locationSecure = locationSecure
         self.api = api
@@ -56,8 +62,9 @@ public struct PortAssignment: Equatable, Hashable, Sendable {
     }
 
     /// TMM's defaults, 9635...9640.
-    public static let defaults = PortAssignment(location: 9635, locationSecure: 9636, api: 9637, apiSecure: 9638,
-                                                locationV2: 9639, locationV2Secure: 9640)
+    public static let defaults = PortAssignment(
+        location: 9635, locationSecure: 9636, api: 9637, apiSecure: 9638,
+        locationV2: 9639, locationV2Secure: 9640)
 
     public subscript(server: TMMServer) -> UInt16 {
         get {
@@ -219,8 +226,10 @@ public struct PortPlan: Sendable {
 
     /// Runs the stepwise plan over `isFree` (servers in `TMMServer.allCases` order); nil when some
     /// server finds no free port.
-    public static func resolve(configuration: Configuration = Configuration(),
-                               isFree: (UInt16) -> Bool) throws(PortPlanError) -> PortAssignment? {
+    public static func resolve(
+        configuration: Configuration = Configuration(),
+        isFree: (UInt16) -> Bool
+    ) throws(PortPlanError) -> PortAssignment? {
         var plan = try PortPlan(configuration: configuration)
         for server in TMMServer.allCases {
             while let port = plan.candidate(for: server) {

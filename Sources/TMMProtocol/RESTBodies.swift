@@ -12,9 +12,11 @@ public struct ReceiverInfo: Sendable, Equatable {
     public var isSigninRequired: Bool
     public var isSignedIn: Bool
 
-    public init(isReceiverConfigured: Bool = false, isConnected: Bool = false, bluetoothName: String? = nil,
-                bluetoothAddress: String? = nil, receiverBrand: String? = nil, receiverModel: String? = nil,
-                receiverSerialNumber: String? = nil, isSigninRequired: Bool = false, isSignedIn: Bool = false) {
+    public init(
+        isReceiverConfigured: Bool = false, isConnected: Bool = false, bluetoothName: String? = nil,
+        bluetoothAddress: String? = nil, receiverBrand: String? = nil, receiverModel: String? = nil,
+        receiverSerialNumber: String? = nil, isSigninRequired: Bool = false, isSignedIn: Bool = false
+    ) {
         self.isReceiverConfigured = isReceiverConfigured
         self.isConnected = isConnected
         self.bluetoothName = bluetoothName
@@ -95,8 +97,10 @@ public enum RESTBodies {
     /// `tmmInfo` (our schema, documented in docs/protocol-choices.md):
     /// `{"name":"tmm-bridge","version":"…","schemaVersion":1,"locationPort":9635,…,"locationV2SecurePort":9640,
     /// "receiver":{ReceiverInfo}}`; ports are JSON numbers, in the iOS Register order.
-    public static func writeTMMInfo(version: String, ports: PortAssignment, receiver: ReceiverInfo,
-                                    to writer: inout JSONWriter) {
+    public static func writeTMMInfo(
+        version: String, ports: PortAssignment, receiver: ReceiverInfo,
+        to writer: inout JSONWriter
+    ) {
         writer.beginObject()
         writer.field("name", string: "tmm-bridge")
         writer.field("version", string: version)

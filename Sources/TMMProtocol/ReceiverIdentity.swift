@@ -13,8 +13,10 @@ public struct ReceiverIdentity: Sendable, Equatable {
     /// applied, 0.0 otherwise (docs/protocol-choices.md).
     public var antennaHeight: Double
 
-    public init(receiverModel: String? = nil, receiverSerialNumber: String? = nil, appVersion: String,
-                antennaHeight: Double = 0) {
+    public init(
+        receiverModel: String? = nil, receiverSerialNumber: String? = nil, appVersion: String,
+        antennaHeight: Double = 0
+    ) {
         self.receiverModel = receiverModel
         self.receiverSerialNumber = receiverSerialNumber
         self.appVersion = appVersion

@@ -111,9 +111,12 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String {
         switch self {
         case .notAURL: "not a URL: expected scheme://..."
-        case .unknownScheme(let s): "unknown scheme \"\(s)\": expected tmmregister, tmmsocketserverport or trimblemobilemanager"
-        case .unknownRequest(let r): "unknown request \"\(r)\": expected request/tmmRegister or request/tmmSocketServerPort"
-        case .missingQuery: "the URL has no query: expected ?<base64 JSON> (iOS) or ?applicationId=..&callback=.. (Windows)"
+        case .unknownScheme(let s):
+            "unknown scheme \"\(s)\": expected tmmregister, tmmsocketserverport or trimblemobilemanager"
+        case .unknownRequest(let r):
+            "unknown request \"\(r)\": expected request/tmmRegister or request/tmmSocketServerPort"
+        case .missingQuery:
+            "the URL has no query: expected ?<base64 JSON> (iOS) or ?applicationId=..&callback=.. (Windows)"
         case .badBase64: "the query is not Base64"
         case .payloadNotUTF8: "the Base64 payload is not UTF-8 text"
         case .badJSON(let reason, let offset): "the Base64 payload is not a JSON object: \(reason) at byte \(offset)"
@@ -125,7 +128,8 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
         case .nilApplicationID: GUID.nilRefusal
         case .missingReturnURL: "no return URL (returl or returnurl on iOS, callback on Windows)"
         case .returnURLWithoutScheme(let url): "return URL \"\(url)\" has no scheme (expected e.g. myapp://response)"
-        case .returnURLInvalidCharacters(let url): "return URL \"\(url)\" contains spaces, control or non-ASCII characters"
+        case .returnURLInvalidCharacters(let url):
+            "return URL \"\(url)\" contains spaces, control or non-ASCII characters"
         case .returnURLSchemeRefused(let scheme, let url):
             "return URL \"\(url)\" is refused: \"\(scheme):\" is not an app's scheme (expected the app's own scheme, e.g. myapp://response, or http(s) for a web app)"
         }
@@ -256,13 +260,16 @@ public enum RegistrationURL {
         }
         let returnURL = try validateReturnURL(callback)
         if name != "tmmregister" && name != "tmmsocketserverport" {
-            return RegistrationRequest(platform: .windows, kind: .unsupported(name: String(parts[1])), returnURL: returnURL)
+            return RegistrationRequest(
+                platform: .windows, kind: .unsupported(name: String(parts[1])), returnURL: returnURL)
         }
         if isRegister {
-            return RegistrationRequest(platform: .windows, kind: .register(try requireGUID(applicationID)), returnURL: returnURL)
+            return RegistrationRequest(
+                platform: .windows, kind: .register(try requireGUID(applicationID)), returnURL: returnURL)
         }
-        return RegistrationRequest(platform: .windows, kind: .socketServerPort(try optionalGUID(applicationID)),
-                                   returnURL: returnURL)
+        return RegistrationRequest(
+            platform: .windows, kind: .socketServerPort(try optionalGUID(applicationID)),
+            returnURL: returnURL)
     }
 
     static func requireGUID(_ text: String?) throws(RegistrationError) -> GUID {
@@ -312,7 +319,8 @@ public enum RegistrationURL {
     /// ports as JSON strings in the §8.1 order, whatever the result: the 2025 Swift sample
     /// force-unwraps `apiPort` before it looks at the result, so a reply without it crashes the
     /// app; newer clients ignore the ports unless the result is `OK`.
-    public static func iOSRegisterReply(returnURL: String, result: RegistrationResult, ports: PortAssignment) -> String {
+    public static func iOSRegisterReply(returnURL: String, result: RegistrationResult, ports: PortAssignment) -> String
+    {
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         writer.field("registrationResult", string: result.rawValue)
@@ -350,7 +358,9 @@ public enum RegistrationURL {
 
     /// The Windows Register reply (§8.2): `<callback>?id=tmmRegister&status=success|error&message=..
     /// &registrationResult=..` and, when the result is `OK`, the six ports. Values percent-encoded.
-    public static func windowsRegisterReply(callback: String, result: RegistrationResult, ports: PortAssignment) -> String {
+    public static func windowsRegisterReply(
+        callback: String, result: RegistrationResult, ports: PortAssignment
+    ) -> String {
         var query = "id=tmmRegister&status=" + (result == .ok ? "success" : "error")
         query += "&message=" + PercentEncoding.encode(windowsMessage(for: result))
         query += "&registrationResult=" + PercentEncoding.encode(result.rawValue)
@@ -366,7 +376,9 @@ public enum RegistrationURL {
 
     /// A Windows error reply for a request that could not be served: `status=error` and `message`.
     public static func windowsErrorReply(callback: String, requestName: String, message: String) -> String {
-        joinQuery(callback, "id=" + PercentEncoding.encode(requestName) + "&status=error&message=" + PercentEncoding.encode(message))
+        joinQuery(
+            callback,
+            "id=" + PercentEncoding.encode(requestName) + "&status=error&message=" + PercentEncoding.encode(message))
     }
 
     static func windowsPorts(_ ports: PortAssignment) -> String {
@@ -383,7 +395,9 @@ public enum RegistrationURL {
     }
 
     /// The reply for `request` under `policy` (`result` of the policy for Register requests).
-    public static func reply(to request: RegistrationRequest, policy: RegistrationPolicy, ports: PortAssignment) -> String {
+    public static func reply(
+        to request: RegistrationRequest, policy: RegistrationPolicy, ports: PortAssignment
+    ) -> String {
         switch (request.platform, request.kind) {
         case (.iOS, .register(let id)):
             iOSRegisterReply(returnURL: request.returnURL, result: policy.evaluate(id), ports: ports)

@@ -150,7 +150,8 @@ struct RegistrationJSONObject: Equatable, Sendable {
                 case UInt8(ascii: "u"):
                     var scalar = try hex4()
                     if scalar >= 0xD800 && scalar < 0xDC00 {
-                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+                        else {
                             throw fail("lone surrogate")
                         }
                         i += 2

@@ -70,7 +70,7 @@ extension JSONWriter {
     /// part in one pass, two digits at a time.
     static func writeISOTimestamp(_ time: UTCTimestamp?, to out: inout OutputSpan<UInt8>) {
         guard let time, let date = time.date, date.isValid, (1...9999).contains(date.year),
-              let clock = ClockTime(nanosecondsOfDay: time.nanosecondsOfDay)
+            let clock = ClockTime(nanosecondsOfDay: time.nanosecondsOfDay)
         else { return writeNull(to: &out) }
         out.append(UInt8(ascii: "\""))
         writeTwoDigits(date.year / 100, to: &out)
@@ -96,7 +96,7 @@ extension JSONWriter {
     /// Appends what `gpsTimestampValue` writes, at most `maximumTimestampLength` bytes.
     static func writeGPSTimestamp(_ time: UTCTimestamp?, to out: inout OutputSpan<UInt8>) {
         guard let time, let date = time.date, date.isValid,
-              ClockTime(nanosecondsOfDay: time.nanosecondsOfDay) != nil
+            ClockTime(nanosecondsOfDay: time.nanosecondsOfDay) != nil
         else { return writeNull(to: &out) }
         writeISOTimestamp(time.gpsTime, to: &out)
     }

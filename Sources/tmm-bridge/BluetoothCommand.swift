@@ -75,8 +75,9 @@ enum BluetoothCommand: Equatable {
         switch verb {
         case "bind":
             guard let text = positionals.first else {
-                throw UsageError(message: "bluetooth bind needs the receiver's ADDRESS (AA:BB:CC:DD:EE:FF; "
-                    + "see 'bluetoothctl devices Paired')")
+                throw UsageError(
+                    message: "bluetooth bind needs the receiver's ADDRESS (AA:BB:CC:DD:EE:FF; "
+                        + "see 'bluetoothctl devices Paired')")
             }
             guard positionals.count == 1 else {
                 throw UsageError(message: "bluetooth bind takes one ADDRESS, got '\(positionals[1])' too")
@@ -90,8 +91,9 @@ enum BluetoothCommand: Equatable {
             return .bind(address: address, channel: channel ?? 1, device: device ?? 0)
         case "unbind", "release":
             guard positionals.isEmpty else {
-                throw UsageError(message: "bluetooth unbind takes no ADDRESS, got '\(positionals[0])' "
-                    + "(choose the tty with --device N)")
+                throw UsageError(
+                    message: "bluetooth unbind takes no ADDRESS, got '\(positionals[0])' "
+                        + "(choose the tty with --device N)")
             }
             return .unbind(device: device ?? 0)
         case "list", "show":

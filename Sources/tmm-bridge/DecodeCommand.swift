@@ -50,7 +50,9 @@ struct DecodeCommand {
         // nothing to do.
         let readable: EventLoop.Handler = { [unowned loop] _ in
             let read: Result<Int?, Errno> = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) -> Int? in try valueOrNilIfWouldBlock { Glibc.read(fd, raw.baseAddress, raw.count) } }
+                Result { () throws(Errno) -> Int? in
+                    try valueOrNilIfWouldBlock { Glibc.read(fd, raw.baseAddress, raw.count) }
+                }
             }
             switch read {
             case .success(nil):
@@ -70,7 +72,9 @@ struct DecodeCommand {
         do {
             // A file never waits, so no cycle of it can stall: only a live input gets the check.
             if try loop.register(fd, interest: .readable, handler: readable) == .whenReported {
-                loop.schedule(afterNanoseconds: Self.staleCheckNanoseconds, periodNanoseconds: Self.staleCheckNanoseconds) { _ in
+                loop.schedule(
+                    afterNanoseconds: Self.staleCheckNanoseconds, periodNanoseconds: Self.staleCheckNanoseconds
+                ) { _ in
                     session.flushIfStale(now: monotonicNanoseconds())
                 }
             }
@@ -141,7 +145,8 @@ struct DecodeSession {
         }
         if case .gpsdJSON(let reader) = input {
             var reports = self.reports
-            reader.feed(chunk) { item in Self.read(item, now: now, into: &reports) { position in self.append(position) } }
+            reader.feed(chunk) { item in Self.read(item, now: now, into: &reports) { position in self.append(position) }
+            }
             self.reports = reports
             return flush()
         }
@@ -153,8 +158,10 @@ struct DecodeSession {
 
     /// One item of a gpsd JSON capture: reports make epochs; a device's driver says whether its
     /// TPV error estimates are the receiver's own (`GPSDDriver.reportsReceiverAccuracy`).
-    private static func read(_ item: GPSDCaptureReader.Item, now: Int64, into reports: inout GPSDReportAssembler,
-                             _ emit: (Position) -> Void) {
+    private static func read(
+        _ item: GPSDCaptureReader.Item, now: Int64, into reports: inout GPSDReportAssembler,
+        _ emit: (Position) -> Void
+    ) {
         switch item {
         case .report(let report): reports.report(report, now: now, emit)
         case .device(let device) where device.isActive:
@@ -189,7 +196,8 @@ struct DecodeSession {
         let decoder = stream.decoder
         let stats = decoder.statistics
         let framing = decoder.framer.statistics
-        let dropped = stats.rejected + stats.malformed + framing.truncatedLines + framing.overlongLines
+        let dropped =
+            stats.rejected + stats.malformed + framing.truncatedLines + framing.overlongLines
             + framing.invalidByteLines
         if dropped > 0 {
             var message = "tmm-bridge decode: \(name): \(epochs) epochs from \(stats.decoded) sentences; dropped "
@@ -199,8 +207,9 @@ struct DecodeSession {
             Output.error(message + "\n")
         }
         guard epochs > 0 else {
-            Output.error("tmm-bridge decode: no NMEA positions found in \(name) (expected NMEA 0183 sentences such as $GPGGA, "
-                + "or gpsd's JSON as gpspipe -w writes it)\n")
+            Output.error(
+                "tmm-bridge decode: no NMEA positions found in \(name) (expected NMEA 0183 sentences such as $GPGGA, "
+                    + "or gpsd's JSON as gpspipe -w writes it)\n")
             return ExitCode.failure
         }
         return ExitCode.ok
@@ -216,13 +225,15 @@ struct DecodeSession {
         let lines = reader.statistics
         let fixes = reports.statistics
         if lines.refused + lines.overlong + lines.sentences > 0 {
-            Output.error("tmm-bridge decode: \(name): \(epochs) epochs from \(fixes.fixes) TPV reports; dropped "
-                + "\(lines.refused) lines that are not gpsd JSON, \(lines.overlong) over \(GPSDCaptureReader.maximumLineLength) bytes, "
-                + "\(lines.sentences) NMEA sentences (gpsd's JSON is read, not its NMEA)\n")
+            Output.error(
+                "tmm-bridge decode: \(name): \(epochs) epochs from \(fixes.fixes) TPV reports; dropped "
+                    + "\(lines.refused) lines that are not gpsd JSON, \(lines.overlong) over \(GPSDCaptureReader.maximumLineLength) bytes, "
+                    + "\(lines.sentences) NMEA sentences (gpsd's JSON is read, not its NMEA)\n")
         }
         guard epochs > 0 else {
-            Output.error("tmm-bridge decode: no TPV reports found in \(name) (expected gpsd's JSON as gpspipe -w writes it, "
-                + "or NMEA 0183 sentences such as $GPGGA)\n")
+            Output.error(
+                "tmm-bridge decode: no TPV reports found in \(name) (expected gpsd's JSON as gpspipe -w writes it, "
+                    + "or NMEA 0183 sentences such as $GPGGA)\n")
             return ExitCode.failure
         }
         return ExitCode.ok
@@ -266,4 +277,3 @@ func describe(_ error: NMEAError) -> String {
     case .unsupportedSentence: "unsupported sentence"
     }
 }
-

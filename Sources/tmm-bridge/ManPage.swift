@@ -16,9 +16,11 @@ enum ManPage {
             .SH SYNOPSIS
 
             """
-        let synopses = [RunCommand.synopsis, OpenCommand.synopsis, StatusCommand.synopsis, DevicesCommand.synopsis,
-                        Command.decodeSynopsis, Command.demoSynopsis, WatchCommand.synopsis, BluetoothCommand.synopsis,
-                        TLSCommand.synopsis]
+        let synopses = [
+            RunCommand.synopsis, OpenCommand.synopsis, StatusCommand.synopsis, DevicesCommand.synopsis,
+            Command.decodeSynopsis, Command.demoSynopsis, WatchCommand.synopsis, BluetoothCommand.synopsis,
+            TLSCommand.synopsis,
+        ]
         for block in synopses {
             for line in block.split(separator: "\n") {
                 page += ".nf\n" + escape(line.trimmingPrefix(while: { $0 == " " })) + "\n.fi\n"
@@ -33,9 +35,11 @@ enum ManPage {
             .SH COMMANDS
 
             """
-        let summaries = [RunCommand.summaryIntroduction, OpenCommand.summary, StatusCommand.summary, DevicesCommand.summary,
-                         Command.decodeSummary, Command.demoSummary,
-                         WatchCommand.summary, BluetoothCommand.summary, TLSCommand.summary]
+        let summaries = [
+            RunCommand.summaryIntroduction, OpenCommand.summary, StatusCommand.summary, DevicesCommand.summary,
+            Command.decodeSummary, Command.demoSummary,
+            WatchCommand.summary, BluetoothCommand.summary, TLSCommand.summary,
+        ]
         for summary in summaries { page += paragraph(summary) }
         page += ".SH OPTIONS\nEach option of\n.B run\nalso works as\n.I name\n= value in the configuration file.\n"
         for option in BridgeConfiguration.options {

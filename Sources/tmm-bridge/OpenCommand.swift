@@ -75,7 +75,9 @@ struct OpenCommand: Equatable {
             }
             // Only ever the app's own return URL: whatever the daemon says, nothing else is opened.
             guard replyURL.hasPrefix(request.returnURL + "?") || replyURL.hasPrefix(request.returnURL + "&") else {
-                log("the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))", level: .error)
+                log(
+                    "the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))",
+                    level: .error)
                 return ExitCode.failure
             }
             if printOnly {
@@ -89,7 +91,9 @@ struct OpenCommand: Equatable {
     /// Runs `xdg-open URL` and waits for it.
     private func openWithXDG(_ url: String) -> Int32 {
         guard let xdgOpen = findExecutable("xdg-open") else {
-            log("xdg-open is not installed (apt-get install xdg-utils), so the reply cannot be opened; it is:", level: .error)
+            log(
+                "xdg-open is not installed (apt-get install xdg-utils), so the reply cannot be opened; it is:",
+                level: .error)
             Output.standard(url + "\n")
             return ExitCode.failure
         }

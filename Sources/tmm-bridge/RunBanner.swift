@@ -8,7 +8,9 @@ import TMMProtocol
 enum RunBanner {
     /// The banner for `ports`; `program` is how this binary was started (pasteable from the same
     /// directory), `runtimeDirectory` is added to the client commands when it is not their default.
-    static func text(ports: PortAssignment, configuration: BridgeConfiguration, program: String, runtimeDirectory: String?) -> String {
+    static func text(
+        ports: PortAssignment, configuration: BridgeConfiguration, program: String, runtimeDirectory: String?
+    ) -> String {
         let host = "localhost"
         let runtime = runtimeDirectory.map { " --runtime-dir \($0)" } ?? ""
         var lines = [
@@ -20,7 +22,9 @@ enum RunBanner {
             "  \(program) status\(runtime)",
         ]
         if configuration.registration == .open {
-            lines.append("  \(program) open \"tmmregister://?$(printf '{\"application_id\":\"12345678-1234-1234-1234-123456789abc\",\"returl\":\"myapp://r\"}' | base64 -w0)\" --print\(runtime)")
+            lines.append(
+                "  \(program) open \"tmmregister://?$(printf '{\"application_id\":\"12345678-1234-1234-1234-123456789abc\",\"returl\":\"myapp://r\"}' | base64 -w0)\" --print\(runtime)"
+            )
         }
         lines += [
             "  /usr/bin/python3 -m websockets ws://\(host):\(ports.locationV2)/locationV2"

@@ -41,7 +41,8 @@ struct RunCommand: Equatable {
         return String(first) + "/" + configFileName
     }
 
-    static let synopsis = "       tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]..."
+    static let synopsis =
+        "       tmm-bridge run [--config FILE] [--device PATH]... [--demo | --replay FILE] [OPTION]..."
 
     /// The description before the option list (the man page lists the options apart).
     static let summaryIntroduction = """
@@ -119,7 +120,9 @@ struct RunCommand: Equatable {
         }
         var replaced: Set<String> = []
         for setting in settings {
-            if BridgeConfiguration.option(named: setting.name)?.repeatable == true, replaced.insert(setting.name).inserted {
+            if BridgeConfiguration.option(named: setting.name)?.repeatable == true,
+                replaced.insert(setting.name).inserted
+            {
                 configuration.clear(setting.name)
             }
             try configuration.apply(setting.name, setting.value)
@@ -149,7 +152,9 @@ struct RunCommand: Equatable {
         }
         logger.level = configuration.logLevel
         if CurrentProcess.isDumpable {
-            log("warning: the process is dumpable (prctl PR_SET_DUMPABLE failed): a core dump would hold its keys", level: .warning)
+            log(
+                "warning: the process is dumpable (prctl PR_SET_DUMPABLE failed): a core dump would hold its keys",
+                level: .warning)
         }
         // Resolved before anything starts: an unknown user is a configuration error, not a
         // daemon half started as root.
@@ -165,7 +170,9 @@ struct RunCommand: Equatable {
         signal(SIGPIPE, SIG_IGN)
         let descriptors = raiseOpenFileLimit()
         if descriptors < 2 * configuration.limits.maxConnections {
-            log("note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)", level: .warning)
+            log(
+                "note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)",
+                level: .warning)
         }
 
         let runtime = configuration.runtimeDirectory ?? defaultRuntimeDirectory()
@@ -216,8 +223,9 @@ struct RunCommand: Equatable {
         }
         if let dropTo {
             do {
-                try Self.drop(to: dropTo, configuration: configuration, environment: environment,
-                              gpsdFiles: input.privateGPSDFiles)
+                try Self.drop(
+                    to: dropTo, configuration: configuration, environment: environment,
+                    gpsdFiles: input.privateGPSDFiles)
             } catch {
                 input.stop()
                 throw .privilegeDrop(user: dropTo.user, group: dropTo.group, "\(error)")
@@ -231,9 +239,11 @@ struct RunCommand: Equatable {
             }
         }
         if statusLine != nil {
-            Output.standard(RunBanner.text(ports: server.ports, configuration: configuration,
-                                           program: CommandLine.arguments.first ?? "tmm-bridge",
-                                           runtimeDirectory: runtime == defaultRuntimeDirectory() ? nil : runtime))
+            Output.standard(
+                RunBanner.text(
+                    ports: server.ports, configuration: configuration,
+                    program: CommandLine.arguments.first ?? "tmm-bridge",
+                    runtimeDirectory: runtime == defaultRuntimeDirectory() ? nil : runtime))
         }
         do {
             try server.run()
@@ -281,7 +291,8 @@ struct RunCommand: Equatable {
             case .inputSetup(let error): "cannot set up the receiver input: \(error)"
             case .server(let error): error.description
             case .input(let error): error.description
-            case .privilegeDrop(let user, let group, let reason): "cannot drop privileges to user \(user) group \(group): \(reason)"
+            case .privilegeDrop(let user, let group, let reason):
+                "cannot drop privileges to user \(user) group \(group): \(reason)"
             case .unwritableDirectory(let kind, let path, let user, let uid, let error):
                 "\(kind) directory \(path) is not writable by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
                     + "it must be able to enter every parent directory (x) and write this one, on a file system mounted "
@@ -318,16 +329,20 @@ struct RunCommand: Equatable {
             return nil
         }
         guard let account = Credentials.user(named: user) else {
-            throw AccountError(description: "user '\(user)' does not exist: create it (adduser --system \(user)) or set user = NAME")
+            throw AccountError(
+                description: "user '\(user)' does not exist: create it (adduser --system \(user)) or set user = NAME")
         }
         guard account.uid != 0 else {
-            throw AccountError(description: "user '\(user)' has uid 0: that is root by another name; set user = root to stay root")
+            throw AccountError(
+                description: "user '\(user)' has uid 0: that is root by another name; set user = root to stay root")
         }
         let group: String
         let gid: gid_t
         if let name = configuration.group {
             guard let found = Credentials.group(named: name) else {
-                throw AccountError(description: "group '\(name)' does not exist: create it (addgroup --system \(name)) or set group = NAME")
+                throw AccountError(
+                    description:
+                        "group '\(name)' does not exist: create it (addgroup --system \(name)) or set group = NAME")
             }
             (group, gid) = (name, found)
         } else if let dialout = Credentials.group(named: "dialout") {
@@ -384,18 +399,24 @@ struct RunCommand: Equatable {
     /// over (the bridge connects to it to hand gpsd receivers); the bridge's own control socket
     /// keeps root's ownership: its mode decides who may register, and that is not the target
     /// user's to widen.
-    static func drop(to credentials: Credentials, configuration: BridgeConfiguration,
-                     environment: BridgeServer.Environment, gpsdFiles: [String]) throws {
+    static func drop(
+        to credentials: Credentials, configuration: BridgeConfiguration,
+        environment: BridgeServer.Environment, gpsdFiles: [String]
+    ) throws {
         // The directories are the daemon's own (makeDirectories made them or checked they are
         // root's or this user's), so they become the user's, as systemd's StateDirectory= and
         // RuntimeDirectory= make them; so do the files it rewrites while it runs.
-        for path in [environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
-                     environment.stateDirectory + "/" + DeviceSettings.fileName, environment.runtimeDirectory] + gpsdFiles {
+        for path in [
+            environment.stateDirectory, environment.stateDirectory + "/" + ApplicationRegistry.fileName,
+            environment.stateDirectory + "/" + DeviceSettings.fileName, environment.runtimeDirectory,
+        ] + gpsdFiles {
             try handOver(path, to: credentials.uid, credentials.gid)
         }
         let bluetooth = needsBluetooth(configuration)
         try dropPrivileges(to: credentials, keeping: bluetooth ? CapabilitySets.netAdmin : 0)
-        log("dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
-            + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"), level: .notice)
+        log(
+            "dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
+                + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"), level: .notice
+        )
     }
 }

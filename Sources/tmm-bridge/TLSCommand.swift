@@ -23,7 +23,9 @@ struct TLSCommand: Equatable {
         while let argument = rest.popFirst() {
             switch argument {
             case "--state-dir":
-                guard let value = rest.popFirst(), !value.isEmpty else { throw UsageError(message: "--state-dir needs a DIR") }
+                guard let value = rest.popFirst(), !value.isEmpty else {
+                    throw UsageError(message: "--state-dir needs a DIR")
+                }
                 command.stateDirectory = value
             default:
                 throw UsageError(message: "tls ca: unknown argument '\(argument)'")
@@ -51,15 +53,22 @@ struct TLSCommand: Equatable {
     /// could not use.
     private func authorityPEM(stateDirectory state: String) throws -> [UInt8] {
         let owner = (try? PathStatus.of(state)).map(\.owner)
-        if let pem = try LocalCertificateAuthority.authorityPEM(stateDirectory: state, alsoOwnedBy: owner) { return pem }
+        if let pem = try LocalCertificateAuthority.authorityPEM(stateDirectory: state, alsoOwnedBy: owner) {
+            return pem
+        }
         if let owner, owner != CurrentProcess.effectiveUserID {
             let name = Credentials.userName(owner)
-            throw NotMade(description: "no local CA in \(state) yet, and the directory belongs to uid \(owner)"
-                + (name.map { " (\($0))" } ?? "") + ", not to this user (uid \(CurrentProcess.effectiveUserID)): run this as that user"
-                + (name.map { " (sudo -u \($0) tmm-bridge tls ca)" } ?? "") + ", or start the daemon once (it makes the CA)")
+            throw NotMade(
+                description: "no local CA in \(state) yet, and the directory belongs to uid \(owner)"
+                    + (name.map { " (\($0))" } ?? "")
+                    + ", not to this user (uid \(CurrentProcess.effectiveUserID)): run this as that user"
+                    + (name.map { " (sudo -u \($0) tmm-bridge tls ca)" } ?? "")
+                    + ", or start the daemon once (it makes the CA)")
         }
         let made = try LocalCertificateAuthority.load(stateDirectory: state)
-        Output.error("tmm-bridge: made a local CA and server certificate in \(LocalCertificateAuthority.directory(inStateDirectory: state))\n")
+        Output.error(
+            "tmm-bridge: made a local CA and server certificate in \(LocalCertificateAuthority.directory(inStateDirectory: state))\n"
+        )
         return try made.authority.pem()
     }
 }

@@ -22,7 +22,9 @@ struct AccessCodeV2LedgerTests {
     static let attacker = ClientPeer.localUser(65_534)
     static let victim = ClientPeer.localUser(1000)
 
-    private func digest(_ n: Int) -> [UInt8] { (0..<32).map { UInt8(truncatingIfNeeded: n >> (($0 % 4) * 8)) &+ UInt8($0) } }
+    private func digest(_ n: Int) -> [UInt8] {
+        (0..<32).map { UInt8(truncatingIfNeeded: n >> (($0 % 4) * 8)) &+ UInt8($0) }
+    }
 
     private func limits(capacity: Int = 100, perPeer: Int = 100, perApplication: Int = 100) -> AccessCodeV2Limits {
         var limits = AccessCodeV2Limits()
@@ -35,7 +37,9 @@ struct AccessCodeV2LedgerTests {
     @Test func aCodeIsSingleUseOverHTTPAndReusableOverTLS() {
         var ledger = AccessCodeV2Ledger()
         #expect(ledger.lookup(digest: digest(1), overTLS: true, now: Self.now) == .unknown)
-        #expect(ledger.record(digest: digest(1), claim: Self.claim, peer: Self.victim, overTLS: true, now: Self.now) == .recorded)
+        #expect(
+            ledger.record(digest: digest(1), claim: Self.claim, peer: Self.victim, overTLS: true, now: Self.now)
+                == .recorded)
         #expect(ledger.lookup(digest: digest(1), overTLS: true, now: Self.now + 1) == .reusable(Self.claim))
         #expect(ledger.lookup(digest: digest(1), overTLS: false, now: Self.now + 1) == .replayed)
         // Another ciphertext of the same plaintext (OAEP is randomised) is another code.
@@ -44,7 +48,9 @@ struct AccessCodeV2LedgerTests {
 
     @Test func aCodeAcceptedOverHTTPIsSpentOverTLSToo() {
         var ledger = AccessCodeV2Ledger()
-        #expect(ledger.record(digest: digest(1), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now) == .recorded)
+        #expect(
+            ledger.record(digest: digest(1), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now)
+                == .recorded)
         #expect(ledger.lookup(digest: digest(1), overTLS: false, now: Self.now) == .replayed)
         #expect(ledger.lookup(digest: digest(1), overTLS: true, now: Self.now) == .replayed)
     }
@@ -64,31 +70,45 @@ struct AccessCodeV2LedgerTests {
     @Test func onePeerFillsOnlyItsOwnShare() {
         var ledger = AccessCodeV2Ledger(limits: limits(capacity: 10, perPeer: 4))
         for n in 0..<4 {
-            let claim = AccessCodeV2.Claim(applicationID: GUID(hex8(n + 1) + "-0000-4000-8000-000000000000")!,
-                                           unixSeconds: Self.now)
-            #expect(ledger.record(digest: digest(n), claim: claim, peer: Self.attacker, overTLS: false, now: Self.now) == .recorded)
+            let claim = AccessCodeV2.Claim(
+                applicationID: GUID(hex8(n + 1) + "-0000-4000-8000-000000000000")!,
+                unixSeconds: Self.now)
+            #expect(
+                ledger.record(digest: digest(n), claim: claim, peer: Self.attacker, overTLS: false, now: Self.now)
+                    == .recorded)
         }
-        #expect(ledger.record(digest: digest(4), claim: Self.claim, peer: Self.attacker, overTLS: false, now: Self.now) == .peerFull)
+        #expect(
+            ledger.record(digest: digest(4), claim: Self.claim, peer: Self.attacker, overTLS: false, now: Self.now)
+                == .peerFull)
         // Nothing of its own was forgotten to make room: every code it used stays spent.
         for n in 0..<4 { #expect(ledger.lookup(digest: digest(n), overTLS: false, now: Self.now) == .replayed) }
-        #expect(ledger.record(digest: digest(100), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now) == .recorded)
+        #expect(
+            ledger.record(digest: digest(100), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now)
+                == .recorded)
         // Its share frees as its codes expire.
         let later = Self.claim.expiresAt + 1
         let fresh = AccessCodeV2.Claim(applicationID: Self.app, unixSeconds: later)
-        #expect(ledger.record(digest: digest(5), claim: fresh, peer: Self.attacker, overTLS: false, now: later) == .recorded)
+        #expect(
+            ledger.record(digest: digest(5), claim: fresh, peer: Self.attacker, overTLS: false, now: later) == .recorded
+        )
         #expect(ledger.count(of: Self.attacker) == 1)
     }
 
     @Test func oneApplicationFillsOnlyItsOwnShareFromAnyNumberOfPeers() {
         var ledger = AccessCodeV2Ledger(limits: limits(capacity: 10, perApplication: 3))
         for n in 0..<3 {
-            #expect(ledger.record(digest: digest(n), claim: Self.claim, peer: .network(0, UInt64(n)), overTLS: true,
-                                  now: Self.now) == .recorded)
+            #expect(
+                ledger.record(
+                    digest: digest(n), claim: Self.claim, peer: .network(0, UInt64(n)), overTLS: true,
+                    now: Self.now) == .recorded)
         }
-        #expect(ledger.record(digest: digest(3), claim: Self.claim, peer: .network(0, 9), overTLS: true, now: Self.now)
-            == .applicationFull)
+        #expect(
+            ledger.record(digest: digest(3), claim: Self.claim, peer: .network(0, 9), overTLS: true, now: Self.now)
+                == .applicationFull)
         let other = AccessCodeV2.Claim(applicationID: Self.otherApp, unixSeconds: Self.now)
-        #expect(ledger.record(digest: digest(4), claim: other, peer: .network(0, 9), overTLS: true, now: Self.now) == .recorded)
+        #expect(
+            ledger.record(digest: digest(4), claim: other, peer: .network(0, 9), overTLS: true, now: Self.now)
+                == .recorded)
     }
 
     @Test func aFullLedgerMakesTheBiggestHolderGiveWayNeverTheNewcomer() {
@@ -100,7 +120,9 @@ struct AccessCodeV2LedgerTests {
             _ = ledger.record(digest: digest(n), claim: Self.claim, peer: .network(1, 1), overTLS: false, now: Self.now)
         }
         #expect(ledger.count == 6)
-        #expect(ledger.record(digest: digest(20), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now) == .recorded)
+        #expect(
+            ledger.record(digest: digest(20), claim: Self.claim, peer: Self.victim, overTLS: false, now: Self.now)
+                == .recorded)
         #expect(ledger.count == 6)
         // The attacker's oldest went; the rest of everyone's stays.
         #expect(ledger.count(of: Self.attacker) == 3)
@@ -176,7 +198,9 @@ struct AccessCodeV2VerifierTests {
     /// A stand-in for RSA: the "ciphertext" is the plaintext padded to 8 bytes with a 0x01 in
     /// front of it, so a test can make codes, garbage and codes of the wrong length at will.
     private static func ciphertext(_ plaintext: [UInt8]) -> [UInt8] { [0x01] + plaintext }
-    private static func decrypt(_ ciphertext: [UInt8]) -> [UInt8]? { ciphertext.first == 0x01 ? Array(ciphertext.dropFirst()) : nil }
+    private static func decrypt(_ ciphertext: [UInt8]) -> [UInt8]? {
+        ciphertext.first == 0x01 ? Array(ciphertext.dropFirst()) : nil
+    }
     private static let length = 1 + 36 + 1 + 20
 
     private func header(_ id: String = id, seconds: Int64 = now) -> String {
@@ -184,12 +208,17 @@ struct AccessCodeV2VerifierTests {
         return "AccessCodeV2 " + Base64.encode(Self.ciphertext(plaintext))
     }
 
-    private func verify(_ verifier: inout AccessCodeV2Verifier, _ header: String, overTLS: Bool = false,
-                        peer: ClientPeer = .localUser(1000), instant: Int64 = 0, decryptions: Counter? = nil)
+    private func verify(
+        _ verifier: inout AccessCodeV2Verifier, _ header: String, overTLS: Bool = false,
+        peer: ClientPeer = .localUser(1000), instant: Int64 = 0, decryptions: Counter? = nil
+    )
         -> Result<GUID, AccessCodeV2Verifier.Refusal>
     {
-        verifier.verify(headerValue: header, overTLS: overTLS, consume: true, peer: peer, now: Self.now, instant: instant,
-                        decrypt: { decryptions?.count += 1; return Self.decrypt($0) }, digest: Self.digest)
+        verifier.verify(
+            headerValue: header, overTLS: overTLS, consume: true, peer: peer, now: Self.now, instant: instant,
+            decrypt: {
+                decryptions?.count += 1; return Self.decrypt($0)
+            }, digest: Self.digest)
     }
 
     /// Every byte counts (the ledger keys on 32 bytes of digest).
@@ -208,8 +237,9 @@ struct AccessCodeV2VerifierTests {
         let short = "AccessCodeV2 " + Base64.encode(Array(Self.ciphertext(plaintext).dropFirst()))
         #expect(verify(&verifier, short, decryptions: decryptions) == .failure(.code(.wrongLength(57, expected: 58))))
         #expect(decryptions.count == 0)
-        #expect(AccessCodeV2.Refusal.wrongLength(255, expected: 256).description
-            == "the code is 255 bytes; a code is the Base64 of the whole 256-byte RSA ciphertext")
+        #expect(
+            AccessCodeV2.Refusal.wrongLength(255, expected: 256).description
+                == "the code is 255 bytes; a code is the Base64 of the whole 256-byte RSA ciphertext")
         #expect(verify(&verifier, header(), decryptions: decryptions) == .success(GUID(Self.id)!))
     }
 
@@ -227,13 +257,17 @@ struct AccessCodeV2VerifierTests {
         let attacker = ClientPeer.localUser(65_534)
         let decryptions = Counter()
         let reused = header(seconds: Self.now - 1)
-        #expect(verify(&verifier, reused, overTLS: true, peer: attacker, decryptions: decryptions) == .success(GUID(Self.id)!))
+        #expect(
+            verify(&verifier, reused, overTLS: true, peer: attacker, decryptions: decryptions)
+                == .success(GUID(Self.id)!))
         #expect(verify(&verifier, header(), peer: attacker, decryptions: decryptions) == .success(GUID(Self.id)!))
         let third = verify(&verifier, header(seconds: Self.now - 2), peer: attacker, decryptions: decryptions)
         #expect(third == .failure(.peerDecryptionsSpent(attacker, perSecond: 2)))
         #expect(decryptions.count == 2)
         // A code the ledger knows (over https) needs no decryption, so it is still accepted.
-        #expect(verify(&verifier, reused, overTLS: true, peer: attacker, decryptions: decryptions) == .success(GUID(Self.id)!))
+        #expect(
+            verify(&verifier, reused, overTLS: true, peer: attacker, decryptions: decryptions)
+                == .success(GUID(Self.id)!))
         #expect(decryptions.count == 2)
         // Another peer is not affected.
         #expect(verify(&verifier, header(seconds: Self.now - 3), peer: .localUser(1000)) == .success(GUID(Self.id)!))
@@ -256,16 +290,22 @@ struct AccessCodeV2VerifierTests {
     }
 
     @Test func refusalsOfOneKindShareOneLogKey() {
-        let ages: [AccessCodeV2Verifier.Refusal] = [.code(.expired(ageSeconds: 3601)), .code(.expired(ageSeconds: 9000))]
+        let ages: [AccessCodeV2Verifier.Refusal] = [
+            .code(.expired(ageSeconds: 3601)), .code(.expired(ageSeconds: 9000)),
+        ]
         #expect(Set(ages.map(\.kind)).count == 1)
-        let ids: [AccessCodeV2Verifier.Refusal] = [.notAllowed(GUID(Self.id)!), .notAllowed(GUID("87654321-4321-4321-4321-cba987654321")!)]
+        let ids: [AccessCodeV2Verifier.Refusal] = [
+            .notAllowed(GUID(Self.id)!), .notAllowed(GUID("87654321-4321-4321-4321-cba987654321")!),
+        ]
         #expect(Set(ids.map(\.kind)).count == 1)
     }
 }
 
 @Suite("Client peer", .tags(.unit))
 struct ClientPeerTests {
-    private func mapped(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> [UInt8] { [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, a, b, c, d] }
+    private func mapped(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> [UInt8] {
+        [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF, a, b, c, d]
+    }
 
     @Test func aLocalClientIsItsUserWhateverItsAddress() {
         #expect(ClientPeer(owner: 1000, address: mapped(127, 0, 0, 1), isLoopback: true) == .localUser(1000))

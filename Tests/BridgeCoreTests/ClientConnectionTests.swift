@@ -36,7 +36,9 @@ private struct FakeHost: ClientConnectionHost {
     // consumed (the ledger's rule, tested in AccessCodeV2LedgerTests); calls are recorded.
     static let validV2 = "AccessCodeV2 dmFsaWQ="
     let v2Calls = AccessCodeV2Calls()
-    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
+    func verifyAccessCodeV2(
+        headerValue: String, overTLS: Bool, consume: Bool
+    ) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
         v2Calls.calls.append((headerValue, overTLS, consume))
         guard headerValue == Self.validV2 else { return .failure(.code(.undecryptable)) }
         if !overTLS && v2Calls.consumedOverHTTP { return .failure(.replayed) }
@@ -74,8 +76,9 @@ private struct EmbeddedConnection {
     var reports: [ClientConnectionReport] = []
 
     init(_ server: TMMServer = .api, limits: ServerLimits = ServerLimits(), origins: HTTPOriginPolicy = .any) {
-        machine = ClientConnection(server: server, settings: .init(limits: limits, allowedOrigins: origins),
-                                   now: 1_000_000_000)
+        machine = ClientConnection(
+            server: server, settings: .init(limits: limits, allowedOrigins: origins),
+            now: 1_000_000_000)
     }
 
     /// Feeds an event and carries out its actions as the server's executor does: a `.flush`
@@ -590,8 +593,9 @@ struct ClientConnectionAuthenticationTests {
 
     @Test func unknownEndpointsAndPreflightsNeedNoCode() {
         var client = EmbeddedConnection()
-        client.send(get("/api/v1/nothing", code: nil)
-            + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: x\r\nOrigin: http://a.example\r\n\r\n")
+        client.send(
+            get("/api/v1/nothing", code: nil)
+                + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: x\r\nOrigin: http://a.example\r\n\r\n")
         let text = client.take()
         #expect(EmbeddedConnection.statuses(text) == [404, 204])
         #expect(text.contains("Allow: GET, HEAD, PUT, OPTIONS"))
@@ -632,7 +636,9 @@ struct ClientConnectionModernFlowTests {
         var client = EmbeddedConnection(.api)
         client.commandOutcome = .started(ticket: nil)
         client.host.receiverInfo.isConnected = true
-        client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validV2)\r\nExpect: 100-continue\r\nContent-Length: 21\r\n\r\n")
+        client.send(
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validV2)\r\nExpect: 100-continue\r\nContent-Length: 21\r\n\r\n"
+        )
         #expect(client.take() == "HTTP/1.1 100 Continue\r\n\r\n")
         client.send("{\"isConnected\":true}\n")
         #expect(EmbeddedConnection.statuses(client.take()) == [200])
@@ -654,13 +660,20 @@ struct ClientConnectionModernFlowTests {
     @Test func antennaAndCorrectionSettingsAreReadAndChanged() {
         var client = EmbeddedConnection(.apiSecure)
         let body = #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#
-        client.send("PUT /api/v1/antenna HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        client.send(
+            "PUT /api/v1/antenna HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
         #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
-        #expect(client.actions.contains(.saveSettings(DeviceSettings(antenna: AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true)))))
+        #expect(
+            client.actions.contains(
+                .saveSettings(
+                    DeviceSettings(antenna: AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true)))))
         client.send(get("/api/v1/antenna"))
         #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
         let ntrip = #"{"correctionSource":"ntrip","ntripPassword":"secret"}"#
-        client.send("PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)")
+        client.send(
+            "PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)"
+        )
         let text = client.take()
         #expect(text.contains(#""hasNtripPassword":true"#) && !text.contains("secret"))
         #expect(client.host.deviceSettings.corrections.ntripPassword == "secret")
@@ -718,7 +731,8 @@ struct ClientConnectionWebSocketTests {
     @Test func aRefusedOriginIs403AndNothingBehindItIsAnswered() throws {
         let listed = try HTTPOrigin("http://good.example")
         var client = EmbeddedConnection(.api, origins: .only([listed]))
-        let request = get("/api/v1/test/ping").replacing("Host: x\r\n", with: "Host: x\r\nOrigin: http://evil.example\r\n")
+        let request = get("/api/v1/test/ping").replacing(
+            "Host: x\r\n", with: "Host: x\r\nOrigin: http://evil.example\r\n")
         client.send(request + get("/api/v1/test/ping"))
         #expect(EmbeddedConnection.statuses(client.take()) == [403])
         #expect(client.reports == [.request, .refusedOrigin("http://evil.example")])
@@ -738,7 +752,9 @@ struct ClientConnectionWebSocketTests {
         #expect(frames.count == 1 && frames[0].opcode == 0xA && frames[0].payload == Array("hi".utf8))
     }
 
-    private func upgraded(_ server: TMMServer = .locationV2, limits: ServerLimits = ServerLimits()) -> EmbeddedConnection {
+    private func upgraded(
+        _ server: TMMServer = .locationV2, limits: ServerLimits = ServerLimits()
+    ) -> EmbeddedConnection {
         var client = EmbeddedConnection(server, limits: limits)
         client.send(upgrade(server == .location ? "/" : "/locationV2"))
         _ = client.take()
@@ -759,7 +775,8 @@ struct ClientConnectionWebSocketTests {
         // Close back to back, and expects the echo first, then the Close.
         var client = upgraded(.location)
         client.host.echoes = true
-        client.send(clientFrame(0x1, Array("Hello World!".utf8)) + clientFrame(0x2, [0, 0xFF]) + clientFrame(0x8, [0x03, 0xE8]))
+        client.send(
+            clientFrame(0x1, Array("Hello World!".utf8)) + clientFrame(0x2, [0, 0xFF]) + clientFrame(0x8, [0x03, 0xE8]))
         let frames = serverFrames(client.received)
         #expect(frames.map(\.opcode) == [0x1, 0x2, 0x8])
         #expect(frames.map(\.payload) == [Array("Hello World!".utf8), [0, 0xFF], [0x03, 0xE8]])
@@ -820,7 +837,9 @@ struct ClientConnectionWebSocketTests {
         client.tick(after: 999)
         #expect(!client.reports.contains { if case .slowClientClosed = $0 { true } else { false } })
         client.tick(after: 1)
-        #expect(client.reports.contains(.slowClientClosed(behind: 4 * frame.count, nanoseconds: 1_000, droppedPositions: 0)))
+        #expect(
+            client.reports.contains(.slowClientClosed(behind: 4 * frame.count, nanoseconds: 1_000, droppedPositions: 0))
+        )
         #expect(client.state == "closing" && client.channel == nil)
         // The backlog was dropped for the Close frame.
         client.writable()
@@ -913,18 +932,21 @@ struct ClientConnectionChunkingTests {
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func pipelinedRequestsGetTheSameAnswers(_ seed: UInt64) {
-        let input = Array((get("/api/v1/test/ping") + get("/api/v1/nothing", code: nil) + get("/api/v1/tmmInfo")
-            + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: x\r\n\r\n" + get("/api/v1/receiver", close: true)).utf8)
+        let input = Array(
+            (get("/api/v1/test/ping") + get("/api/v1/nothing", code: nil) + get("/api/v1/tmmInfo")
+                + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: x\r\n\r\n" + get("/api/v1/receiver", close: true)).utf8)
         let whole = converse(.api, input, seed: nil)
         let pieces = converse(.api, input, seed: seed)
-        #expect(EmbeddedConnection.statuses(String(decoding: whole.received, as: UTF8.self)) == [200, 404, 200, 204, 200])
+        #expect(
+            EmbeddedConnection.statuses(String(decoding: whole.received, as: UTF8.self)) == [200, 404, 200, 204, 200])
         #expect(pieces.received == whole.received)
         #expect(pieces.state == "draining" && whole.state == "draining")
     }
 
     @Test(arguments: [11, 12, 13, 14, 15, 16, 17, 18] as [UInt64])
     func anUpgradeAndItsFramesGetTheSameAnswers(_ seed: UInt64) {
-        let input = Array(upgrade("/locationV2").utf8) + clientFrame(0x9, Array("one".utf8))
+        let input =
+            Array(upgrade("/locationV2").utf8) + clientFrame(0x9, Array("one".utf8))
             + clientFrame(0xA) + clientFrame(0x9, Array("two".utf8)) + clientFrame(0x8, [0x03, 0xE8])
         let whole = converse(.locationV2, input, seed: nil)
         let pieces = converse(.locationV2, input, seed: seed)

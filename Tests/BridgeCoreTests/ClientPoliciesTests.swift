@@ -59,7 +59,8 @@ struct ClientPoliciesTests {
     @Test func originsAreLoggedPrintableAndShort() {
         #expect(RefusedOriginLog.printable("https://a.example\r\nforged: line") == "https://a.example??forged: line")
         let long = String(repeating: "a", count: 500)
-        #expect(RefusedOriginLog.printable(long) == String(repeating: "a", count: RefusedOriginLog.maxLoggedLength) + "...")
+        #expect(
+            RefusedOriginLog.printable(long) == String(repeating: "a", count: RefusedOriginLog.maxLoggedLength) + "...")
         #expect(RefusedOriginLog.printable("caf\u{E9}") == "caf??")
     }
 }

@@ -15,7 +15,8 @@ struct ConfigurationReloadTests {
         "fallback-port-start": "19650", "registration": "open", "allow-app-id": "12345678-1234-1234-1234-123456789abc",
         "allowed-origins": "https://app.example", "state-dir": "/s", "tls-certificate": "/c.pem", "tls-key": "/k.pem",
         "runtime-dir": "/r", "device": "/dev/ttyS1", "gpsd": "gpsd.example:2947", "gpsd-control": "/g.sock",
-        "discovery": "no", "replay": "/capture.log", "demo": "yes", "http-idle-timeout": "5", "tls-handshake-timeout": "5",
+        "discovery": "no", "replay": "/capture.log", "demo": "yes", "http-idle-timeout": "5",
+        "tls-handshake-timeout": "5",
         "http-request-timeout": "5", "max-connections": "10", "max-registered-apps": "10", "ws-ping-interval": "5",
         "ws-pong-timeout": "5", "ws-max-message": "1K", "ws-queue-soft-limit": "1K", "ws-queue-hard-limit": "1M",
         "ws-slow-client-grace": "5", "send-buffer": "1K", "receiver-connect-timeout": "5", "max-location-rate": "10",
@@ -37,8 +38,9 @@ struct ConfigurationReloadTests {
         #expect(new.changedOptions(to: new).isEmpty)
     }
 
-    @Test("a reload applies the reloadable options and keeps the others as started",
-          arguments: BridgeConfiguration.options.map(\.name))
+    @Test(
+        "a reload applies the reloadable options and keeps the others as started",
+        arguments: BridgeConfiguration.options.map(\.name))
     func reloadAppliesOrKeeps(_ name: String) throws {
         let old = BridgeConfiguration()
         var new = old
@@ -53,10 +55,14 @@ struct ConfigurationReloadTests {
 
     @Test func theAllowListAndLogLevelAreLiveThePortsAreNot() {
         let reloadable = BridgeConfiguration.reloadableOptions
-        for name in ["allow-app-id", "registration", "allowed-origins", "log-level", "max-connections", "max-location-rate"] {
+        for name in [
+            "allow-app-id", "registration", "allowed-origins", "log-level", "max-connections", "max-location-rate",
+        ] {
             #expect(reloadable.contains(name), "\(name)")
         }
-        for name in ["api-port", "listen", "state-dir", "runtime-dir", "tls-certificate", "gpsd", "device", "demo", "user"] {
+        for name in [
+            "api-port", "listen", "state-dir", "runtime-dir", "tls-certificate", "gpsd", "device", "demo", "user",
+        ] {
             #expect(!reloadable.contains(name), "\(name)")
         }
     }

@@ -77,7 +77,10 @@ struct ConfigurationTests {
         ("tls-key", "", "needs a path"),
         ("allowed-origins", "", "needs * or at least one origin"),
         ("allowed-origins", " , ", "needs * or at least one origin"),
-        ("allowed-origins", "app.example", "allowed-origins: 'app.example' is not an origin: an origin is scheme://host[:port]"),
+        (
+            "allowed-origins", "app.example",
+            "allowed-origins: 'app.example' is not an origin: an origin is scheme://host[:port]"
+        ),
         ("allowed-origins", "https://app.example/", "'https://app.example/' is not an origin: an origin has no path"),
         ("allowed-origins", "https://a.example,https://b.example/x", "'https://b.example/x' is not an origin"),
         ("allowed-origins", "https://a.example:0", "the port must be a number 1-65535"),
@@ -155,16 +158,19 @@ struct ConfigurationTests {
         c.clear("listen")
         c.clear("device")
         #expect(c.listenAddresses == nil && c.devices.isEmpty)
-        #expect(BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
-            == ["allow-app-id", "allowed-origins", "bluetooth", "device", "listen", "prefer"])
+        #expect(
+            BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
+                == ["allow-app-id", "allowed-origins", "bluetooth", "device", "listen", "prefer"])
     }
 
     @Test func allowedOriginsAreAListInAnySpellingNormalised() throws {
         var c = BridgeConfiguration()
         try c.apply("allowed-origins", "HTTPS://App.Example:443, http://localhost:8080\thttp://[::1]:8080,,  null")
         try c.apply("allowed-origins", "https://app.example chrome-extension://abcdef")
-        let expected = try ["https://app.example", "http://localhost:8080", "http://[::1]:8080", "null",
-                            "chrome-extension://abcdef"].map { try HTTPOrigin($0) }
+        let expected = try [
+            "https://app.example", "http://localhost:8080", "http://[::1]:8080", "null",
+            "chrome-extension://abcdef",
+        ].map { try HTTPOrigin($0) }
         #expect(c.allowedOrigins == .only(Set(expected)))
         #expect(c.allowedOrigins.allows(try HTTPOrigin("https://app.example")))
         #expect(!c.allowedOrigins.allows(try HTTPOrigin("http://app.example")))
@@ -219,8 +225,11 @@ struct ConfigurationFileTests {
             """
         let entries = try ConfigurationFile.parse(text, path: "t.conf")
         #expect(entries.map(\.name) == ["registration", "api-port", "device", "allow-app-id", "state-dir"])
-        #expect(entries.map(\.value) == ["open", "9737", "/dev/serial/by-id/usb-Trimble #1",
-                                         "12345678-1234-1234-1234-123456789abc", "/var/lib/a#b"])
+        #expect(
+            entries.map(\.value) == [
+                "open", "9737", "/dev/serial/by-id/usb-Trimble #1",
+                "12345678-1234-1234-1234-123456789abc", "/var/lib/a#b",
+            ])
         #expect(entries.map(\.line) == [2, 4, 5, 6, 7])
         var c = BridgeConfiguration()
         try ConfigurationFile.apply(entries, path: "t.conf", to: &c)
@@ -234,7 +243,9 @@ struct ConfigurationFileTests {
             """
         var c = BridgeConfiguration()
         try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "t.conf"), path: "t.conf", to: &c)
-        #expect(c.allowedOrigins == .only([try HTTPOrigin("https://app.example"), try HTTPOrigin("https://tools.example:8443"), .null]))
+        #expect(
+            c.allowedOrigins
+                == .only([try HTTPOrigin("https://app.example"), try HTTPOrigin("https://tools.example:8443"), .null]))
     }
 
     @Test func theDocumentedExampleLoads() throws {
@@ -252,7 +263,9 @@ struct ConfigurationFileTests {
         try ConfigurationFile.apply(try ConfigurationFile.parse(text, path: "example"), path: "example", to: &c)
         #expect(c.devices == ["/dev/serial/by-id/usb-Trimble_R12i #2"])
         #expect(c.allowedApplicationIDs.count == 2)
-        #expect(c.allowedOrigins == .only([try HTTPOrigin("https://fieldapp.example"), try HTTPOrigin("http://localhost:5173")]))
+        #expect(
+            c.allowedOrigins
+                == .only([try HTTPOrigin("https://fieldapp.example"), try HTTPOrigin("http://localhost:5173")]))
         // A quoted value may hold what a combining mark would glue to a quote as a Character.
         let entries = try ConfigurationFile.parse("device = \"x\u{301}\"", path: "t")
         #expect(entries.map(\.value) == ["x\u{301}"])
@@ -269,11 +282,16 @@ struct ConfigurationFileTests {
         ("device = /dev/x\ry = z", "t.conf:1: control character U+000D in the line"),
         ("device = /dev/\u{0}x", "t.conf:1: control character U+0000 in the line"),
         ("a\u{301} = 1", "t.conf:1: 'a\u{301}' is not an option name"),
-        ("allowed-origins = https://a.example\nallowed-origins = https://b.example/",
-         "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: an origin has no path, query or fragment (drop everything from the '/' after the host)"),
+        (
+            "allowed-origins = https://a.example\nallowed-origins = https://b.example/",
+            "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: an origin has no path, query or fragment (drop everything from the '/' after the host)"
+        ),
         ("d\u{E9}vice = 1", "t.conf:1: 'd\u{E9}vice' is not an option name"),
         ("\n\nprefer = ", "t.conf:3: prefer needs a device path (/dev/ttyUSB0) or a serial number"),
-        ("prefer = /dev/ttyUSB0\nprefer = 12\"34", "t.conf:2: prefer: '12\"34' is neither a device path nor a serial number"),
+        (
+            "prefer = /dev/ttyUSB0\nprefer = 12\"34",
+            "t.conf:2: prefer: '12\"34' is neither a device path nor a serial number"
+        ),
     ])
     func malformedLinesNameTheFileAndLine(_ text: String, _ message: String) {
         do {

@@ -35,8 +35,9 @@ struct ConnectionAdmissionTests {
     /// TLS handshakes in progress are counted apart, by their memory: full at the handshake
     /// memory over each one's most (at least one), free again as they end.
     @Test func handshakesAreCountedByTheirMemory() {
-        var admission = ConnectionAdmission(configured: 4096, openFileLimit: nil, otherClients: 16,
-                                            handshakeMemory: 3 * ConnectionAdmission.handshakeCost + 1)
+        var admission = ConnectionAdmission(
+            configured: 4096, openFileLimit: nil, otherClients: 16,
+            handshakeMemory: 3 * ConnectionAdmission.handshakeCost + 1)
         #expect(admission.maxHandshakes == 3)
         for _ in 0..<3 {
             #expect(!admission.handshakesFull)
@@ -45,8 +46,11 @@ struct ConnectionAdmissionTests {
         #expect(admission.handshakesFull)
         admission.handshakeEnded()
         #expect(!admission.handshakesFull)
-        #expect(ConnectionAdmission(configured: 10, openFileLimit: nil, otherClients: 0, handshakeMemory: 0).maxHandshakes == 1)
-        #expect(ConnectionAdmission(configured: 10, openFileLimit: nil, otherClients: 0).maxHandshakes
+        #expect(
+            ConnectionAdmission(configured: 10, openFileLimit: nil, otherClients: 0, handshakeMemory: 0).maxHandshakes
+                == 1)
+        #expect(
+            ConnectionAdmission(configured: 10, openFileLimit: nil, otherClients: 0).maxHandshakes
                 == ServerLimits().tlsHandshakeMemory / ConnectionAdmission.handshakeCost)
     }
 }

@@ -12,20 +12,26 @@ private func serving() -> DaemonStatus {
     DaemonStatus(
         version: "0.1.0", pid: 4242, uptimeSeconds: 3725,
         receivers: [
-            DaemonStatus.Receiver(path: "/dev/ttyACM0", connected: true, foundBy: "discovery", connection: "usb",
-                                  brand: "u-blox", model: "u-blox GNSS receiver", manufacturer: "u-blox AG",
-                                  serialNumber: "M8N0042", usbID: "1546:01a8", classification: "gpsd-ublox-8",
-                                  openInGPSD: true, gpsdDriver: "u-blox", gpsdSubtype: "SW ROM CORE 3.01"),
-            DaemonStatus.Receiver(path: "/dev/ttyUSB0", connected: false, foundBy: "discovery", connection: "usb",
-                                  usbID: "0403:6001", classification: "bridge-ftdi-ft232", openInGPSD: false),
+            DaemonStatus.Receiver(
+                path: "/dev/ttyACM0", connected: true, foundBy: "discovery", connection: "usb",
+                brand: "u-blox", model: "u-blox GNSS receiver", manufacturer: "u-blox AG",
+                serialNumber: "M8N0042", usbID: "1546:01a8", classification: "gpsd-ublox-8",
+                openInGPSD: true, gpsdDriver: "u-blox", gpsdSubtype: "SW ROM CORE 3.01"),
+            DaemonStatus.Receiver(
+                path: "/dev/ttyUSB0", connected: false, foundBy: "discovery", connection: "usb",
+                usbID: "0403:6001", classification: "bridge-ftdi-ft232", openInGPSD: false),
         ],
-        fix: DaemonStatus.Fix(input: "live", quality: "rtkFixed", epochRate: 9.98, lastEpochAgeSeconds: 0.04,
-                              latitude: 47.40690123, longitude: -8.50311234, height: 512.345, satellites: 14),
+        fix: DaemonStatus.Fix(
+            input: "live", quality: "rtkFixed", epochRate: 9.98, lastEpochAgeSeconds: 0.04,
+            latitude: 47.40690123, longitude: -8.50311234, height: 512.345, satellites: 14),
         gpsd: DaemonStatus.GPSD(kind: "private", address: "127.0.0.1:40123", release: "3.22"),
-        ports: ["locationPort": 9635, "locationSecurePort": 9636, "apiPort": 9637, "apiSecurePort": 9638,
-                "locationV2Port": 9639, "locationV2SecurePort": 9640],
-        clients: DaemonStatus.Clients(bySocket: ["locationPort": 1, "locationV2Port": 2, "apiPort": 0], locationV1: 1,
-                                      locationV2: 1, events: 1),
+        ports: [
+            "locationPort": 9635, "locationSecurePort": 9636, "apiPort": 9637, "apiSecurePort": 9638,
+            "locationV2Port": 9639, "locationV2SecurePort": 9640,
+        ],
+        clients: DaemonStatus.Clients(
+            bySocket: ["locationPort": 1, "locationV2Port": 2, "apiPort": 0], locationV1: 1,
+            locationV2: 1, events: 1),
         registration: DaemonStatus.Registration(
             policy: "allowlist", allowedIDs: 3, registered: 1,
             applications: [DaemonStatus.Application(name: "application …9abc", registeredAt: "2026-12-01T07:58:48Z")],
@@ -38,13 +44,16 @@ private func starting() -> DaemonStatus {
         version: "0.1.0", pid: 7, uptimeSeconds: 2, receivers: [], fix: DaemonStatus.Fix(input: "waiting"),
         gpsd: DaemonStatus.GPSD(kind: "system", address: "127.0.0.1:2947", release: nil), ports: [:],
         clients: DaemonStatus.Clients(bySocket: [:], locationV1: 0, locationV2: 0, events: 0),
-        registration: DaemonStatus.Registration(policy: "open", allowedIDs: 0, registered: 0, applications: [],
-                                                locationV2Unlocked: false))
+        registration: DaemonStatus.Registration(
+            policy: "open", allowedIDs: 0, registered: 0, applications: [],
+            locationV2Unlocked: false))
 }
 
 @Suite("The STATUS control request and its reply", .tags(.unit))
 struct StatusRequestTests {
-    private func read(_ text: String) -> ControlProtocol.LineReading { ControlProtocol.readRequestLine(Array(text.utf8)) }
+    private func read(_ text: String) -> ControlProtocol.LineReading {
+        ControlProtocol.readRequestLine(Array(text.utf8))
+    }
 
     @Test(arguments: [
         ("STATUS\n", ControlProtocol.LineReading.request(.status)),
@@ -66,8 +75,11 @@ struct StatusRequestTests {
 
     @Test func aStatusLineIsBoundedLikeAnyRequest() {
         let padded = "STATUS" + String(repeating: " ", count: ControlProtocol.maximumLineLength)
-        #expect(read(padded + "\n") == .refused(.error("request line longer than \(ControlProtocol.maximumLineLength) bytes")))
-        #expect(ControlProtocol.readRequestLine([0x53, 0xFF, 0x0A]) == .refused(.error("the request is not UTF-8 text")))
+        #expect(
+            read(padded + "\n")
+                == .refused(.error("request line longer than \(ControlProtocol.maximumLineLength) bytes")))
+        #expect(
+            ControlProtocol.readRequestLine([0x53, 0xFF, 0x0A]) == .refused(.error("the request is not UTF-8 text")))
     }
 
     @Test func theReplyIsOneLineThatParsesBack() throws {
@@ -91,9 +103,13 @@ struct StatusRequestTests {
     @Test func aDocumentThatIsNotAStatusIsRefusedWithTheReason() throws {
         #expect(throws: ControlFailure.self) { try DaemonStatus.parse(json: "not json").get() }
         let other = serving().json().replacingOccurrences(of: "\"tmm-bridge status\"", with: "\"something else\"")
-        #expect(DaemonStatus.parse(json: other).failure?.message == "the daemon's status has format 'something else', not 'tmm-bridge status'")
+        #expect(
+            DaemonStatus.parse(json: other).failure?.message
+                == "the daemon's status has format 'something else', not 'tmm-bridge status'")
         let newer = serving().json().replacingOccurrences(of: "\"formatVersion\":1", with: "\"formatVersion\":2")
-        #expect(DaemonStatus.parse(json: newer).failure?.message.contains("version 2, newer than this tmm-bridge reads (1)") == true)
+        #expect(
+            DaemonStatus.parse(json: newer).failure?.message.contains("version 2, newer than this tmm-bridge reads (1)")
+                == true)
         // A field a newer daemon adds is ignored, not an error.
         let extended = serving().json().replacingOccurrences(of: "{\"clients\"", with: "{\"future\":[1,2],\"clients\"")
         #expect(try DaemonStatus.parse(json: extended).get() == serving())
@@ -122,8 +138,11 @@ struct StatusTextTests {
         two.fix.input = "lost"
         #expect(two.summary == "receiver /dev/ttyACM0 (u-blox GNSS receiver) and 1 more, input lost, 3 clients")
         var pty = serving()
-        pty.receivers = [DaemonStatus.Receiver(path: "/dev/pts/3", connected: true, foundBy: "replay", openInGPSD: true,
-                                               gpsdDriver: "NMEA0183")]
+        pty.receivers = [
+            DaemonStatus.Receiver(
+                path: "/dev/pts/3", connected: true, foundBy: "replay", openInGPSD: true,
+                gpsdDriver: "NMEA0183")
+        ]
         #expect(pty.summary == "receiver /dev/pts/3 (NMEA0183), RTK fixed, 10 Hz, 3 clients")
         // A served receiver, once the daemon names one, is the one the summary names.
         var served = two
@@ -132,28 +151,30 @@ struct StatusTextTests {
     }
 
     @Test func theReport() {
-        #expect(serving().report == """
-            daemon     tmm-bridge 0.1.0, pid 4242, up 1 h 02 min
-            receivers  /dev/ttyACM0  u-blox GNSS receiver, serial M8N0042, USB 1546:01a8, found by discovery (gpsd-ublox-8), open in gpsd (u-blox)
-                       /dev/ttyUSB0  USB 0403:6001, found by discovery (bridge-ftdi-ft232), disconnected
-            fix        RTK fixed, 10.0 Hz, last epoch 0.0 s ago
-            position   47.4069012 N, 8.5031123 W, 512.35 m, 14 satellites
-            gpsd       private gpsd 3.22 on 127.0.0.1:40123
-            clients    3 (V1 1, V2 2); streaming: LocationV1 1, LocationV2 1, events 1
-            ports      V1 9635, V1 TLS 9636, REST 9637, REST TLS 9638, V2 9639, V2 TLS 9640
-            apps       1 registered, policy allowlist (3 allowed), LocationV2 unlocked
-                       application …9abc since 2026-12-01T07:58:48Z
+        #expect(
+            serving().report == """
+                daemon     tmm-bridge 0.1.0, pid 4242, up 1 h 02 min
+                receivers  /dev/ttyACM0  u-blox GNSS receiver, serial M8N0042, USB 1546:01a8, found by discovery (gpsd-ublox-8), open in gpsd (u-blox)
+                           /dev/ttyUSB0  USB 0403:6001, found by discovery (bridge-ftdi-ft232), disconnected
+                fix        RTK fixed, 10.0 Hz, last epoch 0.0 s ago
+                position   47.4069012 N, 8.5031123 W, 512.35 m, 14 satellites
+                gpsd       private gpsd 3.22 on 127.0.0.1:40123
+                clients    3 (V1 1, V2 2); streaming: LocationV1 1, LocationV2 1, events 1
+                ports      V1 9635, V1 TLS 9636, REST 9637, REST TLS 9638, V2 9639, V2 TLS 9640
+                apps       1 registered, policy allowlist (3 allowed), LocationV2 unlocked
+                           application …9abc since 2026-12-01T07:58:48Z
 
-            """)
-        #expect(starting().report == """
-            daemon     tmm-bridge 0.1.0, pid 7, up 2 s
-            receivers  none (plug one in, or give --device PATH; tmm-bridge devices shows what discovery sees)
-            fix        waiting for positions
-            gpsd       system gpsd (not connected) on 127.0.0.1:2947
-            clients    0; streaming: LocationV1 0, LocationV2 0, events 0
-            apps       0 registered, policy open, LocationV2 locked until a registration
+                """)
+        #expect(
+            starting().report == """
+                daemon     tmm-bridge 0.1.0, pid 7, up 2 s
+                receivers  none (plug one in, or give --device PATH; tmm-bridge devices shows what discovery sees)
+                fix        waiting for positions
+                gpsd       system gpsd (not connected) on 127.0.0.1:2947
+                clients    0; streaming: LocationV1 0, LocationV2 0, events 0
+                apps       0 registered, policy open, LocationV2 locked until a registration
 
-            """)
+                """)
     }
 
     /// Two receivers, each on its own watch, one served; a configured Bluetooth receiver that
@@ -167,18 +188,33 @@ struct StatusTextTests {
         status.receivers[0].fixQuality = "rtkFixed"
         status.receivers[0].lastEpochAgeSeconds = 0.04
         status.receivers[0].epochSource = "gpsd-json"
-        status.receivers.append(DaemonStatus.Receiver(path: "/dev/ttyACM1", connected: true, foundBy: "configured",
-                                                      openInGPSD: true, epochSource: "nmea", served: false, epochs: 300, epochRate: 1,
-                                                      fixQuality: "autonomous", lastEpochAgeSeconds: 7.5, silent: true))
-        status.bluetooth = [DaemonStatus.BluetoothBinding(address: "00:11:22:33:44:55", channel: 1, device: "/dev/rfcomm0",
-                                                          bound: false, lastError: "no Bluetooth adapter", failures: 3)]
+        status.receivers.append(
+            DaemonStatus.Receiver(
+                path: "/dev/ttyACM1", connected: true, foundBy: "configured",
+                openInGPSD: true, epochSource: "nmea", served: false, epochs: 300, epochRate: 1,
+                fixQuality: "autonomous", lastEpochAgeSeconds: 7.5, silent: true))
+        status.bluetooth = [
+            DaemonStatus.BluetoothBinding(
+                address: "00:11:22:33:44:55", channel: 1, device: "/dev/rfcomm0",
+                bound: false, lastError: "no Bluetooth adapter", failures: 3)
+        ]
         let lines = status.report.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasSuffix("open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago, read from gpsd's JSON") },
-                "\(lines)")
-        #expect(lines.contains("           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago, read from its NMEA"),
-                "\(lines)")
-        #expect(lines.contains("bluetooth  00:11:22:33:44:55 channel 1 → /dev/rfcomm0: not bound; 3 failed: no Bluetooth adapter"),
-                "\(lines)")
+        #expect(
+            lines.contains {
+                $0.hasSuffix(
+                    "open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago, read from gpsd's JSON"
+                )
+            },
+            "\(lines)")
+        #expect(
+            lines.contains(
+                "           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago, read from its NMEA"
+            ),
+            "\(lines)")
+        #expect(
+            lines.contains(
+                "bluetooth  00:11:22:33:44:55 channel 1 → /dev/rfcomm0: not bound; 3 failed: no Bluetooth adapter"),
+            "\(lines)")
         let decoded = try JSONDecoder().decode(DaemonStatus.self, from: JSONEncoder().encode(status))
         #expect(decoded == status)
     }
@@ -186,7 +222,8 @@ struct StatusTextTests {
     @Test func aLongRegistryIsListedInPart() {
         var status = serving()
         status.registration.registered = 500
-        #expect(status.report.hasSuffix("application …9abc since 2026-12-01T07:58:48Z\n           (the latest 1 listed)\n"))
+        #expect(
+            status.report.hasSuffix("application …9abc since 2026-12-01T07:58:48Z\n           (the latest 1 listed)\n"))
     }
 
     @Test(arguments: [
@@ -217,9 +254,11 @@ struct StatusTextTests {
     }
 
     @Test func fixQualityNames() {
-        #expect(FixQuality.allCases.map(\.statusName) == [
-            "no fix", "autonomous", "DGPS", "PPS", "RTK fixed", "RTK float", "dead reckoning", "manual", "simulated",
-        ])
+        #expect(
+            FixQuality.allCases.map(\.statusName) == [
+                "no fix", "autonomous", "DGPS", "PPS", "RTK fixed", "RTK float", "dead reckoning", "manual",
+                "simulated",
+            ])
         for quality in FixQuality.allCases {
             #expect(DaemonStatus.Fix(input: "live", quality: "\(quality)").fixQuality == quality)
         }

@@ -30,13 +30,20 @@ struct DefaultConfigurationFileTests {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             // A setting is `#` directly followed by a name and ` = `; prose comments have a space
             // after the `#`.
-            guard line.hasPrefix("#"), let first = line.dropFirst().first, first.isLetter, line.contains(" = ") else { continue }
+            guard line.hasPrefix("#"), let first = line.dropFirst().first, first.isLetter, line.contains(" = ") else {
+                continue
+            }
             let uncommented = String(line.dropFirst())
             let entries = try ConfigurationFile.parse(uncommented, path: "packaging/tmm-bridge.conf")
             let entry = try #require(entries.first, "line \(index + 1) is not a setting: '\(line)'")
-            let comment = uncommented.range(of: " #").map { uncommented[$0.upperBound...].trimmingCharacters(in: .whitespaces) }
-            if let comment { #expect(comment == "example", "line \(index + 1): the only comment after a setting is '# example'") }
-            settings.append(Setting(name: entry.name, value: entry.value, isExample: comment == "example", line: index + 1))
+            let comment = uncommented.range(of: " #").map {
+                uncommented[$0.upperBound...].trimmingCharacters(in: .whitespaces)
+            }
+            if let comment {
+                #expect(comment == "example", "line \(index + 1): the only comment after a setting is '# example'")
+            }
+            settings.append(
+                Setting(name: entry.name, value: entry.value, isExample: comment == "example", line: index + 1))
         }
         return settings
     }
@@ -54,11 +61,15 @@ struct DefaultConfigurationFileTests {
         let listed = settings.map(\.name)
         for option in BridgeConfiguration.options {
             let count = listed.filter { $0 == option.name }.count
-            #expect(count >= 1, "packaging/tmm-bridge.conf lacks '#\(option.name) = ...': add it with its default and a comment")
+            #expect(
+                count >= 1,
+                "packaging/tmm-bridge.conf lacks '#\(option.name) = ...': add it with its default and a comment")
             #expect(count <= 1 || option.repeatable, "'\(option.name)' is listed \(count) times but is not repeatable")
         }
         for setting in settings where BridgeConfiguration.option(named: setting.name) == nil {
-            Issue.record("packaging/tmm-bridge.conf:\(setting.line): '\(setting.name)' is not an option (BridgeConfiguration.options)")
+            Issue.record(
+                "packaging/tmm-bridge.conf:\(setting.line): '\(setting.name)' is not an option (BridgeConfiguration.options)"
+            )
         }
     }
 
@@ -70,13 +81,16 @@ struct DefaultConfigurationFileTests {
     func defaultsAreTheDefaults() throws {
         var configuration = BridgeConfiguration()
         // (Unknown names are everyOptionIsListed's to report.)
-        for setting in try Self.settings() where !setting.isExample && BridgeConfiguration.option(named: setting.name) != nil {
+        for setting in try Self.settings()
+        where !setting.isExample && BridgeConfiguration.option(named: setting.name) != nil {
             #expect(throws: Never.self, "line \(setting.line)") { try configuration.apply(setting.name, setting.value) }
         }
         var expected = BridgeConfiguration()
         expected.listenAddresses = BridgeConfiguration.defaultListenAddresses
         expected.allowsAnyOriginExplicitly = true
-        #expect(configuration == expected, "a line of packaging/tmm-bridge.conf without '# example' is not the option's default")
+        #expect(
+            configuration == expected,
+            "a line of packaging/tmm-bridge.conf without '# example' is not the option's default")
         #expect(throws: Never.self) { try configuration.validate() }
     }
 
@@ -87,7 +101,9 @@ struct DefaultConfigurationFileTests {
         for setting in try Self.settings() where setting.isExample {
             var configuration = BridgeConfiguration()
             #expect(throws: Never.self, "line \(setting.line)") { try configuration.apply(setting.name, setting.value) }
-            #expect(configuration != BridgeConfiguration(), "line \(setting.line): '\(setting.name) = \(setting.value)' is the default; drop '# example'")
+            #expect(
+                configuration != BridgeConfiguration(),
+                "line \(setting.line): '\(setting.name) = \(setting.value)' is the default; drop '# example'")
         }
     }
 }

@@ -9,11 +9,15 @@ import TMMProtocol
 
 @Suite("Device settings (antenna, correction source, userInfo)", .tags(.unit))
 struct DeviceSettingsTests {
-    private func antenna(_ body: String, from start: AntennaSettings = AntennaSettings()) -> Result<AntennaSettings, RESTRouter.BodyFailure> {
+    private func antenna(
+        _ body: String, from start: AntennaSettings = AntennaSettings()
+    ) -> Result<AntennaSettings, RESTRouter.BodyFailure> {
         start.updated(withBody: Array(body.utf8))
     }
 
-    private func corrections(_ body: String, from start: CorrectionSettings = CorrectionSettings()) -> Result<CorrectionSettings, RESTRouter.BodyFailure> {
+    private func corrections(
+        _ body: String, from start: CorrectionSettings = CorrectionSettings()
+    ) -> Result<CorrectionSettings, RESTRouter.BodyFailure> {
         start.updated(withBody: Array(body.utf8))
     }
 
@@ -24,13 +28,17 @@ struct DeviceSettingsTests {
     }
 
     @Test func antennaBodiesOldAndNew() throws {
-        #expect(antenna(#"{"MeasuredHeight": 1.8, "IsAntennaHeightApplied": true}"#)
+        #expect(
+            antenna(#"{"MeasuredHeight": 1.8, "IsAntennaHeightApplied": true}"#)
                 == .success(AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true)))
-        #expect(antenna(#"{"measuredHeight": 2, "isAntennaHeightApplied": false, "other": [1]}"#)
+        #expect(
+            antenna(#"{"measuredHeight": 2, "isAntennaHeightApplied": false, "other": [1]}"#)
                 == .success(AntennaSettings(measuredHeight: 2, isAntennaHeightApplied: false)))
         // Partial: what is not given stays.
         let start = AntennaSettings(measuredHeight: 1.5, isAntennaHeightApplied: true)
-        #expect(antenna(#"{"measuredheight": 0.25}"#, from: start) == .success(AntennaSettings(measuredHeight: 0.25, isAntennaHeightApplied: true)))
+        #expect(
+            antenna(#"{"measuredheight": 0.25}"#, from: start)
+                == .success(AntennaSettings(measuredHeight: 0.25, isAntennaHeightApplied: true)))
         #expect(try antenna(#"{"isAntennaHeightApplied": false}"#, from: start).get().appliedHeight == 0)
         #expect(start.appliedHeight == 1.5)
     }
@@ -57,14 +65,25 @@ struct DeviceSettingsTests {
     }
 
     @Test func correctionBodies() {
-        let ntrip = corrections(#"{"CorrectionSource":"NTRIP","ServerAddress":"caster.example","ServerPort":2101,"NtripMountPoint":"RTCM3","NtripUserName":"u","NtripPassword":"p"}"#)
-        #expect(ntrip == .success(CorrectionSettings(source: .ntrip, serverAddress: "caster.example", serverPort: 2101,
-                                                     ntripMountPoint: "RTCM3", ntripUserName: "u", ntripPassword: "p")))
+        let ntrip = corrections(
+            #"{"CorrectionSource":"NTRIP","ServerAddress":"caster.example","ServerPort":2101,"NtripMountPoint":"RTCM3","NtripUserName":"u","NtripPassword":"p"}"#
+        )
+        #expect(
+            ntrip
+                == .success(
+                    CorrectionSettings(
+                        source: .ntrip, serverAddress: "caster.example", serverPort: 2101,
+                        ntripMountPoint: "RTCM3", ntripUserName: "u", ntripPassword: "p")))
         guard case .success(let stored) = ntrip else { return }
-        #expect(corrections(#"{"serverPort": null, "ntripPassword": ""}"#, from: stored)
-                == .success(CorrectionSettings(source: .ntrip, serverAddress: "caster.example", ntripMountPoint: "RTCM3", ntripUserName: "u")))
-        #expect(text { DeviceSettings.writeCorrections(stored, includingPassword: false, to: &$0) }
-                == #"{"correctionSource":"ntrip","serverAddress":"caster.example","serverPort":2101,"ntripMountPoint":"RTCM3","ntripUserName":"u","hasNtripPassword":true}"#)
+        #expect(
+            corrections(#"{"serverPort": null, "ntripPassword": ""}"#, from: stored)
+                == .success(
+                    CorrectionSettings(
+                        source: .ntrip, serverAddress: "caster.example", ntripMountPoint: "RTCM3", ntripUserName: "u")))
+        #expect(
+            text { DeviceSettings.writeCorrections(stored, includingPassword: false, to: &$0) }
+                == #"{"correctionSource":"ntrip","serverAddress":"caster.example","serverPort":2101,"ntripMountPoint":"RTCM3","ntripUserName":"u","hasNtripPassword":true}"#
+        )
     }
 
     @Test(arguments: [
@@ -92,28 +111,38 @@ struct DeviceSettingsTests {
 
     /// Names repeated only inside nested values, or in strings, are not member names of the body.
     @Test func repeatedNamesOnlyCountInTheOuterObject() {
-        #expect(JSONValue.firstRepeatedKey(Array(#"{"a": {"b": 1, "c": [{"b": 2}]}, "d": "a", "e": ["a", "a"]}"#.utf8)) == nil)
+        #expect(
+            JSONValue.firstRepeatedKey(Array(#"{"a": {"b": 1, "c": [{"b": 2}]}, "d": "a", "e": ["a", "a"]}"#.utf8))
+                == nil)
         #expect(JSONValue.firstRepeatedKey(Array(#"{"a\"": 1, "a": 2}"#.utf8)) == nil)
         #expect(JSONValue.firstRepeatedKey(Array(#"{"a\\": 1, "a\\" :2}"#.utf8)) == "a\\")
         #expect(corrections(#"{"ntripUserName": "é 北京"}"#) == .success(CorrectionSettings(ntripUserName: "é 北京")))
     }
 
     @Test func theFileRoundTripsAndKeepsThePassword() throws {
-        let settings = DeviceSettings(antenna: AntennaSettings(measuredHeight: -0.125, isAntennaHeightApplied: true),
-                                      corrections: CorrectionSettings(source: .direct, serverAddress: "10.0.0.2", serverPort: 5017,
-                                                                      ntripPassword: "secret \"quoted\""))
+        let settings = DeviceSettings(
+            antenna: AntennaSettings(measuredHeight: -0.125, isAntennaHeightApplied: true),
+            corrections: CorrectionSettings(
+                source: .direct, serverAddress: "10.0.0.2", serverPort: 5017,
+                ntripPassword: "secret \"quoted\""))
         let bytes = settings.fileBytes()
         #expect(String(decoding: bytes, as: UTF8.self).contains(#""ntripPassword":"secret \"quoted\"""#))
         #expect(DeviceSettings.parseFile(bytes) == .success(settings))
         #expect(DeviceSettings.parseFile(Array("{}".utf8)) == .success(DeviceSettings()))
         #expect(throws: RESTRouter.BodyFailure.self) { try DeviceSettings.parseFile(Array("nope".utf8)).get() }
-        #expect(throws: RESTRouter.BodyFailure.self) { try DeviceSettings.parseFile(Array(#"{"antenna":{"measuredHeight":"x"}}"#.utf8)).get() }
+        #expect(throws: RESTRouter.BodyFailure.self) {
+            try DeviceSettings.parseFile(Array(#"{"antenna":{"measuredHeight":"x"}}"#.utf8)).get()
+        }
     }
 
     @Test func responses() {
-        #expect(text { DeviceSettings.writeAntenna(AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true), to: &$0) }
+        #expect(
+            text {
+                DeviceSettings.writeAntenna(AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true), to: &$0)
+            }
                 == #"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#)
-        #expect(text { DeviceSettings.writeUserInfo(to: &$0) }
+        #expect(
+            text { DeviceSettings.writeUserInfo(to: &$0) }
                 == #"{"isSignedIn":false,"isSigninRequired":false,"userName":null,"email":null,"trimbleId":null}"#)
     }
 }

@@ -9,8 +9,9 @@ import Testing
 /// An epoch at `second` (plus `milliseconds`) of the day, on 2026-12-02.
 private func epoch(_ second: Int64, _ milliseconds: Int64 = 0, date: Bool = true) -> Position {
     var position = Position()
-    position.time = UTCTimestamp(date: date ? CalendarDate(year: 2026, month: 12, day: 2) : nil,
-                                 nanosecondsOfDay: second * 1_000_000_000 + milliseconds * 1_000_000)
+    position.time = UTCTimestamp(
+        date: date ? CalendarDate(year: 2026, month: 12, day: 2) : nil,
+        nanosecondsOfDay: second * 1_000_000_000 + milliseconds * 1_000_000)
     position.latitude = Double(second) + Double(milliseconds) / 1000
     return position
 }
@@ -42,8 +43,9 @@ struct LocationV2PacerTests {
         #expect(pacer.release(now: 1 * ms) == .send(epoch(100, 10)))
         for i in 2..<20 {
             _ = pacer.accept(epoch(100, Int64(i) * 10), now: Int64(i) * ms)
-            #expect(pacer.release(now: Int64(i) * ms) == (i == 2 ? .armTimer(at: 50 * ms) : .nothing),
-                    "no token until 50 ms; the timer is armed once")
+            #expect(
+                pacer.release(now: Int64(i) * ms) == (i == 2 ? .armTimer(at: 50 * ms) : .nothing),
+                "no token until 50 ms; the timer is armed once")
         }
         #expect(pacer.coalesced == 17, "20 ms ... 180 ms were replaced while waiting")
         #expect(pacer.timerExpired(now: 50 * ms) == .send(epoch(100, 190)))
@@ -150,8 +152,9 @@ struct LocationV2PacerTests {
         #expect(pacer.accept(epoch(10), now: 1 * ms) == .accepted(replacedPending: true), "an hour back: a loop")
         _ = pacer.accept(epoch(20), now: 2 * ms)
         #expect(pacer.accept(epoch(19, 800), now: 3 * ms) == .stale)
-        #expect(pacer.accept(epoch(19, 800), now: 3 * ms + EpochTimeline.staleWindow) != .stale,
-                "a second of monotonic time later the older time is taken")
+        #expect(
+            pacer.accept(epoch(19, 800), now: 3 * ms + EpochTimeline.staleWindow) != .stale,
+            "a second of monotonic time later the older time is taken")
     }
 
     /// Midnight: with dates, the next day is newer; without, 00:00:00.1 is a big jump back.
@@ -164,8 +167,9 @@ struct LocationV2PacerTests {
 
         var undated = Gate()
         _ = undated.accept(epoch(86_399, 900, date: false), now: 0)
-        #expect(undated.accept(epoch(0, 100, date: false), now: 100 * ms) == .accepted(replacedPending: true),
-                "a day back: the one before the jump is dropped")
+        #expect(
+            undated.accept(epoch(0, 100, date: false), now: 100 * ms) == .accepted(replacedPending: true),
+            "a day back: the one before the jump is dropped")
     }
 
     @Test func epochsWithoutTimeAreNeverStale() {

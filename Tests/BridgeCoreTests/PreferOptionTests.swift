@@ -22,8 +22,9 @@ struct PreferOptionTests {
 
     @Test func preferLinesAddUpInOrderAndTheCommandLineReplacesThem() throws {
         var c = BridgeConfiguration()
-        try ConfigurationFile.apply(try ConfigurationFile.parse("prefer = /dev/ttyACM0\nprefer = 5432A", path: "t.conf"),
-                                    path: "t.conf", to: &c)
+        try ConfigurationFile.apply(
+            try ConfigurationFile.parse("prefer = /dev/ttyACM0\nprefer = 5432A", path: "t.conf"),
+            path: "t.conf", to: &c)
         #expect(c.preferredReceivers == [.path("/dev/ttyACM0"), .serialNumber("5432A")])
         c.clear("prefer")
         #expect(c.preferredReceivers.isEmpty)

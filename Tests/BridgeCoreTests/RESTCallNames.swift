@@ -27,7 +27,7 @@ extension RESTCall {
     /// The call of the row written `path`, method `method`, with `input` (what its reader returns).
     static func named(_ method: HTTPMethod, _ path: String, _ input: some Equatable & Sendable) -> RESTCall {
         guard let route = RESTRouter.routes.first(where: { $0.written == path }),
-              let endpoint = route.endpoint(for: method)
+            let endpoint = route.endpoint(for: method)
         else { preconditionFailure("no \(method.name) \(path) in RESTRouter.routes") }
         return RESTCall(route, endpoint, input: RESTInput(input))
     }

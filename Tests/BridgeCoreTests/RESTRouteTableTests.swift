@@ -22,8 +22,9 @@ struct RESTRouteTableTests {
             let methods = route.endpoints.map(\.method)
             #expect(!methods.isEmpty, "\(route.written) has no method")
             #expect(Set(methods.map(\.name)).count == methods.count, "\(route.written) lists a method twice")
-            #expect(!methods.contains(.head) && !methods.contains(.options),
-                    "\(route.written): HEAD and OPTIONS come from the router, not from rows")
+            #expect(
+                !methods.contains(.head) && !methods.contains(.options),
+                "\(route.written): HEAD and OPTIONS come from the router, not from rows")
             #expect(HTTPPath(route.written) == route.path)
         }
     }

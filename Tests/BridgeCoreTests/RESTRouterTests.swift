@@ -45,14 +45,24 @@ struct RESTRouterTests {
     }
 
     @Test func settingsBodiesAreCheckedByTheRouter() {
-        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#)
-                == .call(.putAntenna(["MeasuredHeight": .number(1.8), "IsAntennaHeightApplied": .bool(true)]), isHead: false))
-        #expect(route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":"high"}"#)
+        #expect(
+            route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#)
+                == .call(
+                    .putAntenna(["MeasuredHeight": .number(1.8), "IsAntennaHeightApplied": .bool(true)]), isHead: false)
+        )
+        #expect(
+            route("PUT", "/api/v1/antenna", body: #"{"MeasuredHeight":"high"}"#)
                 == .invalid(.badRequest, message: "measuredHeight must be a number of metres from -100 to 100"))
-        #expect(route("PUT", "/api/v1/correctionSource", body: #"{"correctionSource":"auto"}"#)
+        #expect(
+            route("PUT", "/api/v1/correctionSource", body: #"{"correctionSource":"auto"}"#)
                 == .call(.putCorrectionSource(["correctionSource": .string("auto")]), isHead: false))
-        #expect(route("PUT", "/api/v1/correctionSource", body: "") == .invalid(.badRequest, message:
-            #"empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#))
+        #expect(
+            route("PUT", "/api/v1/correctionSource", body: "")
+                == .invalid(
+                    .badRequest,
+                    message:
+                        #"empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
+                ))
         #expect(RESTCall.getAntenna.needsAuthentication && RESTCall.userInfo.needsAuthentication)
     }
 
@@ -61,13 +71,18 @@ struct RESTRouterTests {
     }
 
     @Test func optionsIsThePreflightWithTheRoutesMethods() {
-        #expect(route("OPTIONS", "/api/v1/receiver") == .call(.preflight(allow: "GET, HEAD, PUT, OPTIONS"), isHead: false))
+        #expect(
+            route("OPTIONS", "/api/v1/receiver") == .call(.preflight(allow: "GET, HEAD, PUT, OPTIONS"), isHead: false))
         #expect(route("OPTIONS", "/api/v1/tmmInfo") == .call(.preflight(allow: "GET, HEAD, OPTIONS"), isHead: false))
         #expect(!RESTCall.preflight(allow: "").needsAuthentication)
         #expect(RESTCall.ping.needsAuthentication && RESTCall.getReceiver.needsAuthentication)
         // The samples fetch the public key before they can make a code (§4.2).
         #expect(!RESTCall.publicKey.needsAuthentication)
-        #expect(route("PUT", "/api/v1/publicKey") == .error(.methodNotAllowed, message: "PUT is not allowed here; use GET, HEAD, OPTIONS", allow: "GET, HEAD, OPTIONS"))
+        #expect(
+            route("PUT", "/api/v1/publicKey")
+                == .error(
+                    .methodNotAllowed, message: "PUT is not allowed here; use GET, HEAD, OPTIONS",
+                    allow: "GET, HEAD, OPTIONS"))
     }
 
     @Test(arguments: [
@@ -118,7 +133,9 @@ struct RESTRouterTests {
     }
 
     /// Bad queries on a known endpoint are refused only after authentication (`.invalid`).
-    @Test(arguments: ["/api/v1/positionStream", "/api/v1/positionStream?format=locationV3", "/api/v1/positionStream?format="])
+    @Test(arguments: [
+        "/api/v1/positionStream", "/api/v1/positionStream?format=locationV3", "/api/v1/positionStream?format=",
+    ])
     func badQueriesAreInvalidCalls(_ target: String) {
         guard case .invalid(let status, _) = route("GET", target) else {
             Issue.record("GET \(target): \(route("GET", target))")

@@ -19,14 +19,18 @@ private func desk(_ policy: RegistrationPolicy = .open) -> RegistrationDesk {
     RegistrationDesk(policy: policy, mode: policy == .open ? .open : .allowlist, ports: .defaults)
 }
 
-private func open(_ url: String, from client: RegistrationDesk.Client?, registered: Set<GUID> = [],
-                  on desk: inout RegistrationDesk) -> [RegistrationDesk.Action] {
+private func open(
+    _ url: String, from client: RegistrationDesk.Client?, registered: Set<GUID> = [],
+    on desk: inout RegistrationDesk
+) -> [RegistrationDesk.Action] {
     var actions: [RegistrationDesk.Action] = []
     desk.open(url, from: client, isRegistered: { registered.contains($0) }, into: &actions)
     return actions
 }
 
-private func finish(_ outcome: RegistrationDesk.SaveOutcome, on desk: inout RegistrationDesk) -> [RegistrationDesk.Action] {
+private func finish(
+    _ outcome: RegistrationDesk.SaveOutcome, on desk: inout RegistrationDesk
+) -> [RegistrationDesk.Action] {
     var actions: [RegistrationDesk.Action] = []
     desk.saveFinished(outcome, into: &actions)
     return actions
@@ -69,7 +73,9 @@ struct RegistrationDeskTests {
     @Test func anApplicationOutsideTheAllowlistIsRefusedAndLogged() {
         var desk = desk(.allowlist([first]))
         let actions = open(registerURL(second), from: client1, on: &desk)
-        #expect(actions.contains(.log("registration of application …30c8 refused: Unauthorized (registration policy allowlist)")))
+        #expect(
+            actions.contains(
+                .log("registration of application …30c8 refused: Unauthorized (registration policy allowlist)")))
         #expect(actions.contains(.publish(.registration(result: .unauthorized))))
         #expect(replies(actions).count == 1 && isOK(replies(actions)[0].0, result: "Unauthorized"))
         #expect(!desk.isLocationV2Unlocked)
@@ -80,7 +86,10 @@ struct RegistrationDeskTests {
         let actions = open("tmmregister://?not*base64", from: client1, on: &desk)
         guard case .error(let message) = replies(actions).first?.0 else { Issue.record("\(actions)"); return }
         #expect(message.hasPrefix("cannot answer this URL"))
-        #expect(actions.contains { if case .log(let line, _) = $0 { line.hasPrefix("refused a registration request") } else { false } })
+        #expect(
+            actions.contains {
+                if case .log(let line, _) = $0 { line.hasPrefix("refused a registration request") } else { false }
+            })
     }
 
     @Test func registrationsAreSavedOneAtATimeInArrivalOrder() {
@@ -93,10 +102,15 @@ struct RegistrationDeskTests {
         let firstDone = finish(.saved(isNew: true), on: &desk)
         #expect(replies(firstDone).map(\.1) == [client1] && firstDone.last == .save(second))
         let secondDone = finish(.failed("disk full"), on: &desk)
-        #expect(secondDone.contains(.log("cannot save the registration of application …30c8: disk full",
-                                         key: "cannot save a registration")))
+        #expect(
+            secondDone.contains(
+                .log(
+                    "cannot save the registration of application …30c8: disk full",
+                    key: "cannot save a registration")))
         #expect(replies(secondDone).map(\.1) == [client2] && secondDone.last == .save(first))
-        if case .error(let message) = replies(secondDone).first?.0 { #expect(message == "cannot save the registration: disk full") }
+        if case .error(let message) = replies(secondDone).first?.0 {
+            #expect(message == "cannot save the registration: disk full")
+        }
         // Registered by the first request meanwhile: answered, no new access code, nobody to tell.
         let thirdDone = finish(.saved(isNew: false), on: &desk)
         #expect(!thirdDone.contains(.addAccessCode(first)))
@@ -118,7 +132,10 @@ struct RegistrationDeskTests {
         var desk = desk()
         let actions = open(registerURL(GUID("00000000-0000-0000-0000-000000000000")!), from: client1, on: &desk)
         guard case .error(let message) = replies(actions).first?.0 else { Issue.record("\(actions)"); return }
-        #expect(message == "cannot answer this URL: 00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID")
+        #expect(
+            message
+                == "cannot answer this URL: 00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID"
+        )
         #expect(!actions.contains { if case .save = $0 { true } else { false } })
         #expect(!desk.isLocationV2Unlocked)
     }
@@ -134,8 +151,9 @@ struct RegistrationDeskTests {
         func code(_ n: Int, at now: Int64, maximum: Int = 100) -> [RegistrationDesk.Action] {
             let id = GUID(hex8(n) + "-0000-4000-8000-000000000000")!
             var actions: [RegistrationDesk.Action] = []
-            desk.authenticatedByAccessCodeV2(id, isRegistered: { registered.contains($0) }, registered: registered.count,
-                                             maximum: maximum, now: now, into: &actions)
+            desk.authenticatedByAccessCodeV2(
+                id, isRegistered: { registered.contains($0) }, registered: registered.count,
+                maximum: maximum, now: now, into: &actions)
             // The save of each one ends at once.
             if actions.contains(.save(id)) {
                 var done: [RegistrationDesk.Action] = []
@@ -146,15 +164,21 @@ struct RegistrationDeskTests {
         }
         for n in 1...3 { #expect(code(n, at: 0).contains { if case .save = $0 { true } else { false } }) }
         let held = code(4, at: 10)
-        #expect(held.contains(.log("application …0000 not registered by its Access Code V2 yet: codes register 3 applications at once, then one every 0 s (a later code registers it, or tmm-bridge open)",
-                                   key: "not registered by its Access Code V2: rate")))
+        #expect(
+            held.contains(
+                .log(
+                    "application …0000 not registered by its Access Code V2 yet: codes register 3 applications at once, then one every 0 s (a later code registers it, or tmm-bridge open)",
+                    key: "not registered by its Access Code V2: rate")))
         #expect(registered.count == 3)
         #expect(code(4, at: 1_000).contains { if case .save = $0 { true } else { false } })
         // A maximum of 5 keeps 1 place for the control socket: the fifth is not taken by a code.
         #expect(RegistrationDesk.autoRegistrationLimit(maxRegisteredApplications: 5) == 4)
         #expect(RegistrationDesk.autoRegistrationLimit(maxRegisteredApplications: 1000) == 900)
         let full = code(5, at: 1_000_000, maximum: 5)
-        #expect(full.contains { if case .log(_, let key) = $0 { key == "not registered by its Access Code V2: limit" } else { false } })
+        #expect(
+            full.contains {
+                if case .log(_, let key) = $0 { key == "not registered by its Access Code V2: limit" } else { false }
+            })
         #expect(registered.count == 4)
         // The control socket still registers into the kept place.
         #expect(open(registerURL(second), from: client1, registered: registered, on: &desk) == [.save(second)])
@@ -172,7 +196,9 @@ struct RegistrationDeskTests {
 
 @Suite("ControlProtocol request lines", .tags(.unit))
 struct ControlRequestLineTests {
-    private func read(_ text: String) -> ControlProtocol.LineReading { ControlProtocol.readRequestLine(Array(text.utf8)) }
+    private func read(_ text: String) -> ControlProtocol.LineReading {
+        ControlProtocol.readRequestLine(Array(text.utf8))
+    }
 
     @Test func aWholeLineIsARequestWithOrWithoutCR() {
         #expect(read("OPEN x://y\n") == .request(.open(url: "x://y")))
@@ -183,7 +209,8 @@ struct ControlRequestLineTests {
     @Test func brokenLinesAreRefusedWithAReason() {
         #expect(read("HELLO\n") == .refused(.error("unknown request 'HELLO': expected OPEN <url> or STATUS")))
         #expect(ControlProtocol.readRequestLine([0xFF, 0x0A]) == .refused(.error("the request is not UTF-8 text")))
-        let tooLong = ControlProtocol.LineReading.refused(.error("request line longer than \(ControlProtocol.maximumLineLength) bytes"))
+        let tooLong = ControlProtocol.LineReading.refused(
+            .error("request line longer than \(ControlProtocol.maximumLineLength) bytes"))
         let longest = String(repeating: "a", count: ControlProtocol.maximumLineLength)
         #expect(read(longest + "\r") == .needMore)
         #expect(read(longest + "a\r") == tooLong)  // no LF yet, and already too long

@@ -33,12 +33,17 @@ struct ReplayCaptureTests {
     /// Lines NMEA0183 refuses (a boot banner, a bad checksum) are replayed as they are, but never
     /// start an epoch or set the pace: the epochs start at the first valid sentence's type.
     @Test func refusedLinesAreReplayedButNeverStartAnEpoch() throws {
-        let lines = ["$SkyTraq,Venus6", "$GPGGA,120000.00,1", "$GPRMC,120000.00,1", "$GPGGA,120000.50,1*00",
-                     "$GPGGA,120001.00,1", "$GPRMC,120001.00,1"]
+        let lines = [
+            "$SkyTraq,Venus6", "$GPGGA,120000.00,1", "$GPRMC,120000.00,1", "$GPGGA,120000.50,1*00",
+            "$GPGGA,120001.00,1", "$GPRMC,120001.00,1",
+        ]
         let capture = try ReplayCapture(text: lines.joined(separator: "\r\n"), name: "banner.log")
         let epochs = capture.epochs.map { String(decoding: $0, as: UTF8.self) }
-        #expect(epochs == ["$SkyTraq,Venus6\r\n", "$GPGGA,120000.00,1\r\n$GPRMC,120000.00,1\r\n$GPGGA,120000.50,1*00\r\n",
-                           "$GPGGA,120001.00,1\r\n$GPRMC,120001.00,1\r\n"])
+        #expect(
+            epochs == [
+                "$SkyTraq,Venus6\r\n", "$GPGGA,120000.00,1\r\n$GPRMC,120000.00,1\r\n$GPGGA,120000.50,1*00\r\n",
+                "$GPGGA,120001.00,1\r\n$GPRMC,120001.00,1\r\n",
+            ])
         #expect(capture.period == 1_000_000_000, "the bad-checksum GGA's time is not used")
         #expect(ReplayCapture.sentenceType("$SkyTraq,Venus6") == nil)
         #expect(ReplayCapture.timeOfDay("$GPGGA,120000.50,1*00") == nil)
@@ -52,16 +57,20 @@ struct ReplayCaptureTests {
     @Test func gllTimesAreReadFromTheirField() throws {
         let expected: Int64 = (20 * 3600 + 0 * 60 + 4) * 1_000_000_000
         #expect(ReplayCapture.timeOfDay("$GPGLL,4111.59903,N,11156.54809,W,200004,A,A") == expected)
-        let lines = ["$GPGLL,4111.59903,N,11156.54809,W,200004,A,A", "$GPGGA,200004,1",
-                     "$GPGLL,4111.59903,N,11156.54809,W,200006,A,A", "$GPGGA,200006,1",
-                     "$GPGLL,4111.59903,N,11156.54809,W,200008,A,A"]
+        let lines = [
+            "$GPGLL,4111.59903,N,11156.54809,W,200004,A,A", "$GPGGA,200004,1",
+            "$GPGLL,4111.59903,N,11156.54809,W,200006,A,A", "$GPGGA,200006,1",
+            "$GPGLL,4111.59903,N,11156.54809,W,200008,A,A",
+        ]
         let capture = try ReplayCapture(text: lines.joined(separator: "\n"), name: "gll.log")
         #expect(capture.epochs.count == 3)
         #expect(capture.period == 2_000_000_000)
     }
 
     @Test func aCaptureWithoutSentencesIsRefusedWithItsName() {
-        #expect(throws: ReplayCapture.Failure(message: "empty.log: no NMEA sentences (lines starting with $) to replay")) {
+        #expect(
+            throws: ReplayCapture.Failure(message: "empty.log: no NMEA sentences (lines starting with $) to replay")
+        ) {
             try ReplayCapture(text: "# only a comment\n\n", name: "empty.log")
         }
     }
@@ -74,8 +83,10 @@ struct ReplayCaptureTests {
         #expect(ReplayCapture.timeOfDay("$GPGSV,3,1,12") == nil)
         let leap: Int64 = (23 * 3600 + 59 * 60 + 60) * 1_000_000_000
         #expect(ReplayCapture.timeOfDay("$GPGGA,235960,1") == leap, "a leap second")
-        for bad in ["$GPGGA,250000,1", "$GPGGA,006000,1", "$GPGGA,000061,1", "$GPGGA,+35959,1", "$GPGGA,-00001,1",
-                    "$GPGGA,120000.-5,1", "$GPGGA,120000.,1", "$GPGGA,120000.1234567890,1", "$GPGGA,12:00:00,1"] {
+        for bad in [
+            "$GPGGA,250000,1", "$GPGGA,006000,1", "$GPGGA,000061,1", "$GPGGA,+35959,1", "$GPGGA,-00001,1",
+            "$GPGGA,120000.-5,1", "$GPGGA,120000.,1", "$GPGGA,120000.1234567890,1", "$GPGGA,12:00:00,1",
+        ] {
             #expect(ReplayCapture.timeOfDay(Substring(bad)) == nil, "\(bad)")
         }
         #expect(ReplayCapture.timeOfDay("$GPGGA,12,x") == nil)

@@ -30,7 +30,9 @@ struct AccessCodeTableTests {
         defer { table.stop() }
         #expect(table.publishedSeconds == Array((Self.start - 1)...(Self.start + 2)), "computed before init returns")
         for id in [ids[0], ids[499]] {
-            for offset: Int64 in -1...1 { #expect(table.verify(headerValue: header(id.canonical, Self.start + offset)) == id) }
+            for offset: Int64 in -1...1 {
+                #expect(table.verify(headerValue: header(id.canonical, Self.start + offset)) == id)
+            }
             #expect(table.verify(headerValue: header(id.canonical, Self.start - 2)) == nil)
             #expect(table.verify(headerValue: header(id.canonical, Self.start + 2)) == nil)
         }

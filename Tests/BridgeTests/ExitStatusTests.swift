@@ -47,16 +47,19 @@ struct ExitStatusTests {
         #expect(untrusted.description.hasPrefix("refusing the configured gpsd at 127.0.0.1:2947: owned by uid 1000."))
         let noGPSD = ReceiverInputError.privateGPSD(.gpsdNotInstalled)
         #expect(noGPSD.exitStatus == .failure)
-        #expect(noGPSD.description
-                == "a private gpsd could not start: gpsd is not installed (apt-get install gpsd); it is needed when no gpsd runs")
+        #expect(
+            noGPSD.description
+                == "a private gpsd could not start: gpsd is not installed (apt-get install gpsd); it is needed when no gpsd runs"
+        )
         #expect(ReceiverInputError.gpsdThread(.wouldBlock).exitStatus == .failure)
     }
 
     @Test func serverErrors() {
         #expect(BridgeServerError.alreadyRunning(controlSocket: "/run/x.sock").exitStatus == .failure)
         #expect(BridgeServerError.stateDirectory("/var/lib/x", "owned by uid 5").exitStatus == .badConfiguration)
-        #expect(BridgeServerError.stateDirectory("/var/lib/x", "owned by uid 5").description
-            == "state directory /var/lib/x: owned by uid 5")
+        #expect(
+            BridgeServerError.stateDirectory("/var/lib/x", "owned by uid 5").description
+                == "state directory /var/lib/x: owned by uid 5")
         #expect(BridgeServerError.eventLoopWait(.badFileDescriptor).exitStatus == .failure)
         #expect(BridgeServerError.eventLoopWait(.badFileDescriptor).description.hasPrefix("epoll_wait failed: "))
     }

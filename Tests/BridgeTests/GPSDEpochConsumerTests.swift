@@ -25,7 +25,8 @@ private func describe(_ events: [ReceiverInputEvent]) -> [String] {
         case .position(let position): "position \(cycleNumber(position).map(String.init) ?? "?")"
         case .gpsd(.device(let device)): "device \(device.path) \(device.isActive ? "open" : "closed")"
         case .gpsd(let other): "\(other)"
-        case .receiverPosition(let path, let position, _): "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
+        case .receiverPosition(let path, let position, _):
+            "\(path) position \(cycleNumber(position).map(String.init) ?? "?")"
         case .receiverQuiet(let path, let seconds): "\(path) quiet \(seconds)"
         case .receiverWatching(let path): "\(path) watched"
         case .receiverClosed(let path): "\(path) closed"
@@ -64,8 +65,11 @@ struct GPSDEpochConsumerTests {
         consumer.feed(TestNMEA.cycle(0) + TestNMEA.cycle(1))
         consumer.feed(Array(TestNMEA.cycle(2).prefix(2)))  // unplugged mid-cycle
         consumer.event(.device(GPSDDevice(path: device.path)), now: 0)
-        #expect(describe(inbox.drain()) == ["device /dev/ttyACM0 open", "position 0", "position 1", "position 2",
-                                            "device /dev/ttyACM0 closed"])
+        #expect(
+            describe(inbox.drain()) == [
+                "device /dev/ttyACM0 open", "position 0", "position 1", "position 2",
+                "device /dev/ttyACM0 closed",
+            ])
     }
 
     @Test func aReceiversWatchSaysItIsClosedAfterItsLastCycle() throws {
@@ -76,8 +80,11 @@ struct GPSDEpochConsumerTests {
         consumer.feed(TestNMEA.cycle(0) + TestNMEA.cycle(1))
         consumer.feed(Array(TestNMEA.cycle(2).prefix(2)))
         consumer.event(.device(GPSDDevice(path: path)), now: 0)
-        #expect(describe(inbox.drain()) == ["\(path) watched", "\(path) position 0", "\(path) position 1",
-                                            "\(path) position 2", "\(path) closed"])
+        #expect(
+            describe(inbox.drain()) == [
+                "\(path) watched", "\(path) position 0", "\(path) position 1",
+                "\(path) position 2", "\(path) closed",
+            ])
         // A watch (re)connected to a gpsd that no longer lists it: closed too.
         consumer.event(.devices([]), now: 0)
         #expect(describe(inbox.drain()) == ["\(path) watched", "\(path) closed"])
@@ -94,8 +101,11 @@ struct GPSDEpochConsumerTests {
         consumer.feed([TestNMEA.cycle(7, latitude: "5000.0000000")[2]])
         consumer.feed(TestNMEA.cycle(8, latitude: "5000.0000000") + TestNMEA.cycle(9, latitude: "5000.0000000"))
         let events = inbox.drain()
-        #expect(describe(events) == ["connected(release: \"3.22\")", "position 0", "position 1", "connectionLost",
-                                     "connected(release: \"3.22\")", "position 7", "position 8", "position 9"])
+        #expect(
+            describe(events) == [
+                "connected(release: \"3.22\")", "position 0", "position 1", "connectionLost",
+                "connected(release: \"3.22\")", "position 7", "position 8", "position 9",
+            ])
         let after = events.compactMap { if case .position(let p) = $0 { p } else { nil } }.suffix(3)
         #expect(after.allSatisfy { $0.latitude == 50 }, "nothing of the old stream is mixed into the new one")
     }
@@ -141,7 +151,11 @@ struct InputPathTests {
 
     private func summary(_ changes: [InputChange]) -> [String] {
         changes.map { change in
-            if case .position(let position) = change { "position \(cycleNumber(position).map(String.init) ?? "?")" } else { "\(change)" }
+            if case .position(let position) = change {
+                "position \(cycleNumber(position).map(String.init) ?? "?")"
+            } else {
+                "\(change)"
+            }
         }
     }
 
@@ -157,18 +171,27 @@ struct InputPathTests {
         // gpsd dies mid-cycle and comes back with the receiver re-added.
         path.consumer.feed(Array(TestNMEA.cycle(2).prefix(1)))
         path.consumer.event(.connectionLost, now: 0)
-        #expect(summary(path.drain()) == ["receiverDisconnected(path: \"/dev/ttyACM0\")", "inputLost(gpsd closed the connection)"])
+        #expect(
+            summary(path.drain()) == [
+                "receiverDisconnected(path: \"/dev/ttyACM0\")", "inputLost(gpsd closed the connection)",
+            ])
         path.consumer.event(.connected(release: "3.22"), now: 0)
         path.consumer.event(.devices([]), now: 0)
         path.consumer.event(.device(device), now: 0)
         path.consumer.feed(TestNMEA.cycle(5) + TestNMEA.cycle(6))
-        #expect(summary(path.drain()) == ["receiverConnected(path: \"/dev/ttyACM0\")", "inputRestored", "position 5", "position 6"])
+        #expect(
+            summary(path.drain()) == [
+                "receiverConnected(path: \"/dev/ttyACM0\")", "inputRestored", "position 5", "position 6",
+            ])
 
         // Unplugged mid-cycle: the last cycle, then the receiver, then the input.
         path.consumer.feed(Array(TestNMEA.cycle(7).prefix(2)))
         path.consumer.event(.device(GPSDDevice(path: device.path)), now: 0)
-        #expect(summary(path.drain()) == ["position 7", "receiverDisconnected(path: \"/dev/ttyACM0\")",
-                                          "inputLost(gpsd closed /dev/ttyACM0 (receiver unplugged or removed))"])
+        #expect(
+            summary(path.drain()) == [
+                "position 7", "receiverDisconnected(path: \"/dev/ttyACM0\")",
+                "inputLost(gpsd closed /dev/ttyACM0 (receiver unplugged or removed))",
+            ])
         #expect(path.tracker.activeDevices.isEmpty && path.tracker.state == .lost)
     }
 
@@ -179,18 +202,24 @@ struct InputPathTests {
         path.consumer.event(.devices([first, second]), now: 0)
         path.consumer.feed(TestNMEA.cycle(0) + TestNMEA.cycle(1))
         path.consumer.event(.device(GPSDDevice(path: first.path)), now: 0)
-        path.consumer.feed(TestNMEA.cycle(10, latitude: "5000.0000000") + TestNMEA.cycle(11, latitude: "5000.0000000")
-                           + TestNMEA.cycle(12, latitude: "5000.0000000"))
+        path.consumer.feed(
+            TestNMEA.cycle(10, latitude: "5000.0000000") + TestNMEA.cycle(11, latitude: "5000.0000000")
+                + TestNMEA.cycle(12, latitude: "5000.0000000"))
         let changes = path.drain()
-        #expect(summary(changes) == ["receiverConnected(path: \"/dev/ttyACM0\")", "receiverConnected(path: \"/dev/ttyUSB0\")",
-                                     "position 0", "position 1", "receiverDisconnected(path: \"/dev/ttyACM0\")",
-                                     "position 10", "position 11", "position 12"])
+        #expect(
+            summary(changes) == [
+                "receiverConnected(path: \"/dev/ttyACM0\")", "receiverConnected(path: \"/dev/ttyUSB0\")",
+                "position 0", "position 1", "receiverDisconnected(path: \"/dev/ttyACM0\")",
+                "position 10", "position 11", "position 12",
+            ])
         #expect(!changes.contains { if case .inputLost = $0 { true } else { false } }, "one receiver is still there")
         #expect(path.tracker.activeDevices.keys.sorted() == [second.path])
     }
 }
 
-@Suite("GPSDEpochConsumer allocates nothing between drains", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "GPSDEpochConsumer allocates nothing between drains", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct GPSDEpochConsumerAllocationTests {
     /// A watch on everything, and one receiver's watch (its epochs tagged with the path, held by
     /// the consumer: posting it copies a reference, or a short path's inline bytes).

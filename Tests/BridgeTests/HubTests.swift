@@ -51,7 +51,8 @@ private final class RecordingSubscriber: HubSubscriber {
 
 private func epoch(_ second: Int64, quality: FixQuality = .autonomous) -> Position {
     var position = Position()
-    position.time = UTCTimestamp(date: CalendarDate(year: 2026, month: 12, day: 6), nanosecondsOfDay: second * 1_000_000_000)
+    position.time = UTCTimestamp(
+        date: CalendarDate(year: 2026, month: 12, day: 6), nanosecondsOfDay: second * 1_000_000_000)
     position.latitude = 45 + Double(second) / 1000
     position.longitude = 7
     position.quality = quality
@@ -59,8 +60,9 @@ private func epoch(_ second: Int64, quality: FixQuality = .autonomous) -> Positi
 }
 
 private func connection(_ server: TMMServer) -> Connection {
-    Connection(transport: NoTransport(), server: server,
-               settings: .init(limits: ServerLimits(), allowedOrigins: .any), now: 0)
+    Connection(
+        transport: NoTransport(), server: server,
+        settings: .init(limits: ServerLimits(), allowedOrigins: .any), now: 0)
 }
 
 @Suite("Hub and its outputs", .tags(.unit))

@@ -24,7 +24,8 @@ struct PartsTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/control.sock"
         let loop = try EventLoop()
-        let control = try ControlServer(path: path, loop: loop, shortage: DescriptorShortage(loop: loop, log: Logger(format: .journal) { _ in }))
+        let control = try ControlServer(
+            path: path, loop: loop, shortage: DescriptorShortage(loop: loop, log: Logger(format: .journal) { _ in }))
         var opened: [String] = []
         control.open = { [unowned control] url, client in
             opened.append(url)
@@ -37,8 +38,10 @@ struct PartsTests {
         let stop = loop.stopHandle
         let client = try OSThread(name: "control-client") {
             let open = try? ControlProtocol.open("tmmregister://?abc", socketPath: path, timeoutMilliseconds: 5000)
-            let status = try? ControlProtocol.exchange("STATUS\n", socketPath: path, limit: 1024,
-                                                       timeoutMilliseconds: 5000) { _ in "unreachable" }
+            let status = try? ControlProtocol.exchange(
+                "STATUS\n", socketPath: path, limit: 1024,
+                timeoutMilliseconds: 5000
+            ) { _ in "unreachable" }
             replies.withLock { $0 = [open, status] }
             stop.stop()
         }
@@ -46,7 +49,8 @@ struct PartsTests {
         _ = try loop.run()
         client.join()
         #expect(opened == ["tmmregister://?abc"])
-        #expect(replies.withLock { $0 } == [.ok(result: "registered", url: "app://back"), .status(json: "{\"probe\":1}")])
+        #expect(
+            replies.withLock { $0 } == [.ok(result: "registered", url: "app://back"), .status(json: "{\"probe\":1}")])
     }
 
     /// A registration is answered only once its id is in the registry file; from then on V2 is
@@ -62,7 +66,8 @@ struct PartsTests {
         let results = try Inbox<WorkerResult>(capacity: 16)
         let registrations = try Registrations(
             registry: ApplicationRegistry(path: directory + "/" + ApplicationRegistry.fileName),
-            configuration: configuration, ports: try freePorts(), accessCodeKey: try PrivateKey.generate(.rsa(bits: 2048)),
+            configuration: configuration, ports: try freePorts(),
+            accessCodeKey: try PrivateKey.generate(.rsa(bits: 2048)),
             worker: worker, results: results, log: Logger(format: .journal) { _ in })
         defer { registrations.stop() }
         var replies: [ControlProtocol.Reply] = []
@@ -71,7 +76,8 @@ struct PartsTests {
         registrations.publish = { events.append($0) }
 
         let json = "{\"application_id\":\"\(testAppID)\",\"returl\":\"testapp://response/register\"}"
-        registrations.open("tmmregister://?" + Base64.encode(Array(json.utf8)), from: RegistrationDesk.Client(number: 1))
+        registrations.open(
+            "tmmregister://?" + Base64.encode(Array(json.utf8)), from: RegistrationDesk.Client(number: 1))
         #expect(replies.isEmpty, "not answered before the file is written")
         #expect(!registrations.isLocationV2Unlocked)
 

@@ -39,7 +39,8 @@ struct RegistryTests {
         #expect(reloaded.applicationIDs == [a, b])
         #expect(reloaded.entries[0].registeredAt == "2024-02-22T18:00:00Z")
         #expect(reloaded.entries[1].applicationId == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         #expect(json["format"] as? String == "tmm-bridge registry")
         #expect(json["version"] as? Int == 1)
     }
@@ -72,12 +73,19 @@ struct RegistryTests {
         ("{", "not the expected JSON"),
         ("[]", "not the expected JSON"),
         ("{\"format\":\"something else\",\"version\":1,\"applications\":[]}", "format is 'something else'"),
-        ("{\"format\":\"tmm-bridge registry\",\"version\":2,\"applications\":[]}", "version 2; this build reads version 1"),
+        (
+            "{\"format\":\"tmm-bridge registry\",\"version\":2,\"applications\":[]}",
+            "version 2; this build reads version 1"
+        ),
         ("{\"format\":\"tmm-bridge registry\",\"version\":1}", "not the expected JSON"),
-        ("{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"x\",\"registeredAt\":\"\"}]}",
-         "'x' is not a GUID"),
-        ("{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"12345678-1234-1234-1234-123456789abc\",\"registeredAt\":\"\"},{\"applicationId\":\"12345678-1234-1234-1234-123456789ABC\",\"registeredAt\":\"\"}]}",
-         "listed twice"),
+        (
+            "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"x\",\"registeredAt\":\"\"}]}",
+            "'x' is not a GUID"
+        ),
+        (
+            "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"12345678-1234-1234-1234-123456789abc\",\"registeredAt\":\"\"},{\"applicationId\":\"12345678-1234-1234-1234-123456789ABC\",\"registeredAt\":\"\"}]}",
+            "listed twice"
+        ),
     ])
     func aBrokenFileIsRefusedWithTheReasonAndTheFix(_ contents: String, _ reason: String) throws {
         let path = try directory() + "/registry.json"
@@ -97,18 +105,23 @@ struct ControlProtocolTests {
     @Test func requestsAndReplies() {
         #expect(ControlProtocol.parseRequest("OPEN tmmregister://?abc") == .success(.open(url: "tmmregister://?abc")))
         #expect(throws: Never.self) { try ControlProtocol.parseRequest("OPEN x").get() }
-        guard case .failure(let failure) = ControlProtocol.parseRequest("CLOSE x") else { Issue.record("accepted"); return }
+        guard case .failure(let failure) = ControlProtocol.parseRequest("CLOSE x") else {
+            Issue.record("accepted"); return
+        }
         #expect(failure.message.contains("unknown request 'CLOSE'"))
         guard case .failure = ControlProtocol.parseRequest("OPEN ") else { Issue.record("accepted empty URL"); return }
         #expect(ControlProtocol.formatReply(.ok(result: "OK", url: "a://b?c")) == "OK OK a://b?c\n")
         #expect(ControlProtocol.formatReply(.error("bad\nthing")) == "ERROR bad thing\n")
-        #expect(ControlProtocol.parseReply("OK Unauthorized a://b?c d") == .ok(result: "Unauthorized", url: "a://b?c d"))
+        #expect(
+            ControlProtocol.parseReply("OK Unauthorized a://b?c d") == .ok(result: "Unauthorized", url: "a://b?c d"))
         #expect(ControlProtocol.parseReply("ERROR it broke") == .error("it broke"))
         #expect(ControlProtocol.parseReply("HELLO") == nil)
         #expect(ControlProtocol.parseReply("OK x") == nil)
         // Line breaks never split a reply, whatever the text; "\r\n" is one Character in Swift.
         #expect(ControlProtocol.formatReply(.error("a\r\nb\rc")) == "ERROR a  b c\n")
-        #expect(ControlProtocol.formatReply(.ok(result: "Un authorized\n", url: "a://b\r\nOK")) == "OK Un_authorized_ a://b  OK\n")
+        #expect(
+            ControlProtocol.formatReply(.ok(result: "Un authorized\n", url: "a://b\r\nOK"))
+                == "OK Un_authorized_ a://b  OK\n")
         // A combining mark after the space does not hide it.
         #expect(ControlProtocol.parseReply("OK OK \u{301}x") == .ok(result: "OK", url: "\u{301}x"))
         #expect(ControlProtocol.parseRequest("OPEN \u{301}x") == .success(.open(url: "\u{301}x")))

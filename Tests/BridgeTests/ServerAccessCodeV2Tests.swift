@@ -12,11 +12,13 @@ import Testing
 @testable import Bridge
 @testable import BridgeCore
 
-@Suite("Server: Access Code V2 single use and shares", .tags(.integration), .serialized,
-       .enabled(if: AccessCodeV2Client.isAvailable, "needs python3-cryptography and curl"))
+@Suite(
+    "Server: Access Code V2 single use and shares", .tags(.integration), .serialized,
+    .enabled(if: AccessCodeV2Client.isAvailable, "needs python3-cryptography and curl"))
 struct ServerAccessCodeV2Tests {
     private func registryIDs(_ bridge: TestBridge) throws -> [String] {
-        try ApplicationRegistry.load(path: bridge.stateDirectory + "/" + ApplicationRegistry.fileName).entries.map(\.applicationId)
+        try ApplicationRegistry.load(path: bridge.stateDirectory + "/" + ApplicationRegistry.fileName).entries.map(
+            \.applicationId)
     }
 
     @Test func aCodeUsedOverHTTPIsSpentOverHTTPSToo() throws {
@@ -68,7 +70,8 @@ struct ServerAccessCodeV2Tests {
         let connection = try RawClient(port: bridge.ports.api)
         for code in codes {
             // Every valid code is answered: only the registration is held back.
-            try connection.send("GET /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: AccessCodeV2 \(code)\r\n\r\n")
+            try connection.send(
+                "GET /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: AccessCodeV2 \(code)\r\n\r\n")
             #expect(try connection.response().status == 200)
         }
         // The control socket's registration queues behind the saves under way, so once it is
@@ -87,7 +90,8 @@ struct ServerAccessCodeV2Tests {
         #expect(automatic > 0)
         // The refusals are one line and a summary, not one line each.
         try bridge.waitForLog("not registered by its Access Code V2")
-        let lines = bridge.logLines(containing: "not registered by its Access Code V2")
+        let lines =
+            bridge.logLines(containing: "not registered by its Access Code V2")
             + bridge.logLines(containing: "cannot save the registration")
         #expect(lines <= 3, "\(bridge.logs.joined(separator: "\n"))")
     }

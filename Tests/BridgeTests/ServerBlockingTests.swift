@@ -81,7 +81,8 @@ struct ServerBlockingTests {
         let reply = Mutex<(HTTPResponse?, Int64)>((nil, 0))
         let putter = try OSThread(name: "put") {
             let started = monotonicNanoseconds()
-            let response = try? request(bridge.ports.api, "/api/v1/receiver", method: "PUT", body: "{\"isConnected\":false}")
+            let response = try? request(
+                bridge.ports.api, "/api/v1/receiver", method: "PUT", body: "{\"isConnected\":false}")
             reply.withLock { $0 = (response, monotonicNanoseconds() - started) }
         }
         #expect(waitUntil { gpsd.commands == ["-/dev/ttyTEST0"] }, "gpsd was asked")
@@ -105,7 +106,9 @@ struct ServerBlockingTests {
         #expect(response?.status == 200)
         #expect(response?.json?["isConnected"] as? Bool == false)
         #expect(took >= 700_000_000, "the reply waited for gpsd (\(Double(took) / 1e6) ms)")
-        print("V2 while gpsd took 800 ms: \(frames) frames, largest gap \(Double(largestGap) / 1e6) ms; PUT answered in \(Double(took) / 1e6) ms")
+        print(
+            "V2 while gpsd took 800 ms: \(frames) frames, largest gap \(Double(largestGap) / 1e6) ms; PUT answered in \(Double(took) / 1e6) ms"
+        )
         #expect(frames >= 20)
         #expect(largestGap < 200_000_000, "largest gap \(Double(largestGap) / 1e6) ms")
     }

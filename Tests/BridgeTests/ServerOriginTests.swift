@@ -28,8 +28,10 @@ private func listBridge(register: Bool = true) throws -> TestBridge {
 
 /// The WebSocket channels: V1's `/`, V2's `/` and `/locationV2`, and `/events`.
 private func channels(_ bridge: TestBridge) -> [(port: UInt16, path: String)] {
-    [(bridge.ports.location, "/"), (bridge.ports.locationV2, "/"), (bridge.ports.locationV2, "/locationV2"),
-     (bridge.ports.locationV2, "/events")]
+    [
+        (bridge.ports.location, "/"), (bridge.ports.locationV2, "/"), (bridge.ports.locationV2, "/locationV2"),
+        (bridge.ports.locationV2, "/events"),
+    ]
 }
 
 /// The handshake's status: 101, or the refusal's.
@@ -55,8 +57,9 @@ struct ServerOriginTests {
         #expect(response.status == 200)
         #expect(response.header("Access-Control-Allow-Origin") == "*")
         #expect(response.header("Vary") == nil, "unchanged: no Vary with *")
-        response = try request(bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
-                               headers: ["Origin: \(evil)", "Access-Control-Request-Method: PUT"], authorized: false)
+        response = try request(
+            bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
+            headers: ["Origin: \(evil)", "Access-Control-Request-Method: PUT"], authorized: false)
         #expect(response.status == 204 && response.header("Access-Control-Allow-Origin") == "*")
         #expect(response.header("Access-Control-Allow-Private-Network") == "true")
         for (port, path) in channels(bridge) {
@@ -69,8 +72,10 @@ struct ServerOriginTests {
     @Test func aListRefusesOtherOriginsOnEveryWebSocketChannel() throws {
         let bridge = try listBridge()
         for (port, path) in channels(bridge) {
-            for origin in [evil, "http://app.example", "https://app.example:8443", "https://app.example.evil.example",
-                           "https://app.example/", "garbage"] {
+            for origin in [
+                evil, "http://app.example", "https://app.example:8443", "https://app.example.evil.example",
+                "https://app.example/", "garbage",
+            ] {
                 let refused = try #require(try handshake(port, path, origin: origin), "\(origin) upgraded on \(path)")
                 #expect(refused.status == 403, "\(origin) \(path)")
                 #expect(refused.header("Connection") == "close")
@@ -95,11 +100,18 @@ struct ServerOriginTests {
         #expect(try handshake(bridge.ports.location, "/nope", origin: app)?.status == 404)
         #expect(try handshake(bridge.ports.location, "/nope", origin: evil)?.status == 403)
         // REST: 403 before the access code (401), the route (404) and the body (400).
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Origin: \(evil)"], authorized: false).status == 403)
+        #expect(
+            try request(bridge.ports.api, "/api/v1/receiver", headers: ["Origin: \(evil)"], authorized: false).status
+                == 403)
         #expect(try request(bridge.ports.api, "/nope", headers: ["Origin: \(evil)"]).status == 403)
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", method: "PUT", headers: ["Origin: \(evil)"],
-                            body: "{\"isConnected\":\"yes\"}").status == 403)
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Origin: \(app)"], authorized: false).status == 401)
+        #expect(
+            try request(
+                bridge.ports.api, "/api/v1/receiver", method: "PUT", headers: ["Origin: \(evil)"],
+                body: "{\"isConnected\":\"yes\"}"
+            ).status == 403)
+        #expect(
+            try request(bridge.ports.api, "/api/v1/receiver", headers: ["Origin: \(app)"], authorized: false).status
+                == 401)
     }
 
     @Test func restAndPreflightsFromARefusedOriginGet403WithoutCORSHeaders() throws {
@@ -111,9 +123,12 @@ struct ServerOriginTests {
         #expect(response.header("Connection") == "close")
         #expect((response.json?["error"] as? String)?.contains("allowed-origins") == true)
         #expect(response.text.contains(evil) == false, "the body does not reflect the origin")
-        response = try request(bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
-                               headers: ["Origin: \(evil)", "Access-Control-Request-Method: PUT",
-                                         "Access-Control-Request-Headers: authorization,content-type"], authorized: false)
+        response = try request(
+            bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
+            headers: [
+                "Origin: \(evil)", "Access-Control-Request-Method: PUT",
+                "Access-Control-Request-Headers: authorization,content-type",
+            ], authorized: false)
         #expect(response.status == 403)
         #expect(accessControlHeaders(response).isEmpty, "\(response)")
     }
@@ -130,8 +145,9 @@ struct ServerOriginTests {
         // A browser can read the 401 of its own origin.
         response = try request(bridge.ports.api, "/api/v1/tmmInfo", headers: ["Origin: \(app)"], authorized: false)
         #expect(response.status == 401 && response.header("Access-Control-Allow-Origin") == app)
-        response = try request(bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
-                               headers: ["Origin: \(app)", "Access-Control-Request-Method: PUT"], authorized: false)
+        response = try request(
+            bridge.ports.api, "/api/v1/receiver", method: "OPTIONS",
+            headers: ["Origin: \(app)", "Access-Control-Request-Method: PUT"], authorized: false)
         #expect(response.status == 204)
         #expect(response.header("Access-Control-Allow-Origin") == app)
         #expect(response.header("Access-Control-Allow-Methods") == "GET, PUT, OPTIONS")
@@ -155,17 +171,19 @@ struct ServerOriginTests {
     @Test func aRefusedOriginIsNotAskedForItsBodyAndEndsItsConnection() throws {
         let bridge = try listBridge()
         let client = try RawClient(port: bridge.ports.api)
-        try client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nOrigin: \(evil)\r\nAuthorization: \(accessCode())\r\n"
-            + "Content-Type: application/json\r\nContent-Length: 20\r\nExpect: 100-continue\r\n\r\n")
+        try client.send(
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nOrigin: \(evil)\r\nAuthorization: \(accessCode())\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 20\r\nExpect: 100-continue\r\n\r\n")
         let response = try client.response()
         #expect(response.status == 403, "no 100 Continue first")
         #expect(try client.isClosedByServer())
         // Pipelined behind a refused request, nothing is answered.
         let pipelined = try RawClient(port: bridge.ports.api)
         let code = accessCode()
-        try pipelined.send(["Origin: \(app)\r\n", "Origin: \(evil)\r\n", ""].map {
-            "GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n\($0)\r\n"
-        }.joined())
+        try pipelined.send(
+            ["Origin: \(app)\r\n", "Origin: \(evil)\r\n", ""].map {
+                "GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n\($0)\r\n"
+            }.joined())
         #expect(try pipelined.response().status == 200)
         #expect(try pipelined.response().status == 403)
         #expect(try pipelined.isClosedByServer())
@@ -175,9 +193,12 @@ struct ServerOriginTests {
     @Test func refusalsAreLoggedPerOriginAndCannotFloodTheLog() throws {
         let bridge = try listBridge()
         try bridge.waitForLog("allowed-origins: https://app.example null (other web origins get 403)")
-        for _ in 0..<5 { #expect(try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Origin: \(evil)"]).status == 403) }
+        for _ in 0..<5 {
+            #expect(try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Origin: \(evil)"]).status == 403)
+        }
         #expect(try handshake(bridge.ports.location, "/", origin: evil)?.status == 403)
-        try bridge.waitForLog("refused Origin 'https://evil.example' on apiPort (not in allowed-origins): 403 (1 refused so far)")
+        try bridge.waitForLog(
+            "refused Origin 'https://evil.example' on apiPort (not in allowed-origins): 403 (1 refused so far)")
         // Neither bytes outside printable ASCII (obs-text: controls are the parser's 400) nor the
         // length are the client's to choose.
         let long = "https://\u{E9}" + String(repeating: "a", count: 500) + ".example"
@@ -185,7 +206,9 @@ struct ServerOriginTests {
         // A client making up a new origin each time gets a bounded number of lines. Each refusal is
         // logged before its 403 is sent, so the lines are all there once the last 403 is.
         for index in 0..<(RefusedOriginLog.distinctPerWindow * 3) {
-            #expect(try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Origin: https://e\(index).example"]).status == 403)
+            #expect(
+                try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Origin: https://e\(index).example"])
+                    .status == 403)
         }
         let lines = bridge.logs.filter { $0.contains("refused Origin") }
         #expect(lines.count == RefusedOriginLog.distinctPerWindow, "\(lines.joined(separator: "\n"))")
@@ -205,11 +228,15 @@ struct ServerOriginTests {
         var logged = 1
         for index in 0..<100 where log.shouldLog("o\(index)", count: 3 + index, now: 2) { logged += 1 }
         #expect(logged == RefusedOriginLog.distinctPerWindow)
-        answers = [log.shouldLog("a", count: 1000, now: 3), log.shouldLog("new", count: 1001, now: window - 1),
-                   log.shouldLog("a", count: 1002, now: window)]
+        answers = [
+            log.shouldLog("a", count: 1000, now: 3), log.shouldLog("new", count: 1001, now: window - 1),
+            log.shouldLog("a", count: 1002, now: window),
+        ]
         #expect(answers == [true, false, true], "every thousandth refusal; none beyond the bound; a new window")
         #expect(RefusedOriginLog.printable("https://a\u{1B}[31m.example") == "https://a?[31m.example")
-        #expect(RefusedOriginLog.printable(String(repeating: "x", count: 300)).utf8.count == RefusedOriginLog.maxLoggedLength + 3)
+        #expect(
+            RefusedOriginLog.printable(String(repeating: "x", count: 300)).utf8.count == RefusedOriginLog
+                .maxLoggedLength + 3)
     }
 
     // MARK: - Independent clients
@@ -235,8 +262,12 @@ struct ServerOriginTests {
         let bridge = try listBridge()
         let url = "http://127.0.0.1:\(bridge.ports.api)/api/v1/tmmInfo"
         func curl(_ extra: [String]) throws -> String {
-            let run = try runTool("/usr/bin/curl", ["-s", "--max-time", "5", "-D", "-", "-o", "/dev/null",
-                                                    "-H", "Authorization: \(accessCode())"] + extra + [url])
+            let run = try runTool(
+                "/usr/bin/curl",
+                [
+                    "-s", "--max-time", "5", "-D", "-", "-o", "/dev/null",
+                    "-H", "Authorization: \(accessCode())",
+                ] + extra + [url])
             #expect(run.status == 0, "\(run.output)")
             return run.output.lowercased()
         }
@@ -245,7 +276,8 @@ struct ServerOriginTests {
         #expect(!head.contains("access-control-"), "\(head)")
         head = try curl(["-H", "Origin: \(app)"])
         #expect(head.hasPrefix("http/1.1 200 ok"), "\(head)")
-        #expect(head.contains("access-control-allow-origin: \(app)\r\n") && head.contains("vary: origin\r\n"), "\(head)")
+        #expect(
+            head.contains("access-control-allow-origin: \(app)\r\n") && head.contains("vary: origin\r\n"), "\(head)")
         head = try curl([])
         #expect(head.hasPrefix("http/1.1 200 ok") && !head.contains("access-control-allow-origin"), "\(head)")
         head = try curl(["-X", "OPTIONS", "-H", "Origin: \(evil)", "-H", "Access-Control-Request-Method: PUT"])
@@ -258,23 +290,32 @@ struct ServerOriginTests {
 }
 
 extension ServerOriginTests {
-    @Test(.enabled(if: hasPythonWebsockets && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
-                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
-                   "needs python3-websockets, curl and prlimit"))
+    @Test(
+        .enabled(
+            if: hasPythonWebsockets && FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
+            "needs python3-websockets, curl and prlimit"))
     func theDaemonTakesTheListFromItsCommandLine() throws {
         // The real binary: option parsing, configuration and server wired together.
         let daemon = try Daemon(nofile: 1024, extraArguments: ["--allowed-origins", "HTTPS://App.Example:443, null"])
         defer { daemon.stop() }
         #expect(daemon.log().contains("allowed-origins: https://app.example null"), "\(daemon.log())")
-        let run = try pythonHandshakes(["ws://127.0.0.1:\(daemon.ports.location)/", evil,
-                                        "ws://127.0.0.1:\(daemon.ports.location)/", app,
-                                        "ws://127.0.0.1:\(daemon.ports.location)/", "null"])
-        #expect(run.output.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
-            == ["403", "101", "101"], "\(run.output)")
+        let run = try pythonHandshakes([
+            "ws://127.0.0.1:\(daemon.ports.location)/", evil,
+            "ws://127.0.0.1:\(daemon.ports.location)/", app,
+            "ws://127.0.0.1:\(daemon.ports.location)/", "null",
+        ])
+        #expect(
+            run.output.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+                == ["403", "101", "101"], "\(run.output)")
         let url = "http://127.0.0.1:\(daemon.ports.api)/api/v1/test/ping"
         for (origin, status) in [(evil, "403"), (app, "401")] {
-            let curl = try runTool("/usr/bin/curl", ["-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
-                                                     "-H", "Origin: \(origin)", url])
+            let curl = try runTool(
+                "/usr/bin/curl",
+                [
+                    "-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                    "-H", "Origin: \(origin)", url,
+                ])
             #expect(curl.output == status, "\(origin): \(curl.output)")
         }
         #expect(daemon.log().contains("refused Origin 'https://evil.example' on locationPort"), "\(daemon.log())")

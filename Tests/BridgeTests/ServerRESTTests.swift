@@ -21,36 +21,54 @@ struct ServerRESTTests {
         // Not registered yet: even a well-formed code is refused.
         var response = try request(bridge.ports.api, "/api/v1/receiver")
         #expect(response.status == 401)
-        #expect(response.json?["error"] as? String == "no application is registered: register it first (tmmregister), or use Access Code V2")
+        #expect(
+            response.json?["error"] as? String
+                == "no application is registered: register it first (tmmregister), or use Access Code V2")
         #expect(response.json?["Reason"] as? String == response.json?["error"] as? String)
         #expect(response.header("WWW-Authenticate") == "AccessCode realm=\"tmm-bridge\"")
         #expect(response.header("Access-Control-Allow-Origin") == "*", "a browser must be able to read the 401")
 
         try bridge.register(testAppID)
-        for path in ["/api/v1/receiver", "/api/v1/tmmInfo", "/api/v1/test/ping", "/api/v1/positionStream?format=locationV2"] {
+        for path in [
+            "/api/v1/receiver", "/api/v1/tmmInfo", "/api/v1/test/ping", "/api/v1/positionStream?format=locationV2",
+        ] {
             #expect(try request(bridge.ports.api, path, authorized: false).status == 401, "\(path) without a code")
-            #expect(try request(bridge.ports.api, path, headers: ["Authorization: \(accessCode(offset: -5))"],
-                                authorized: false).status == 401, "\(path) with a stale code")
+            #expect(
+                try request(
+                    bridge.ports.api, path, headers: ["Authorization: \(accessCode(offset: -5))"],
+                    authorized: false
+                ).status == 401, "\(path) with a stale code")
             #expect(try request(bridge.ports.api, path).status == 200, "\(path)")
         }
         // The MAUI client retries with the previous second; a code one second ahead is fine too.
         for offset: Int64 in [-1, 1] {
-            response = try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(accessCode(offset: offset))"],
-                                   authorized: false)
+            response = try request(
+                bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(accessCode(offset: offset))"],
+                authorized: false)
             #expect(response.status == 200, "offset \(offset)")
         }
         // Scheme case and surrounding spaces do not matter; another application's code does.
         let lower = accessCode().replacingOccurrences(of: "Basic ", with: "basic   ")
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(lower)"], authorized: false).status == 200)
+        #expect(
+            try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(lower)"], authorized: false)
+                .status == 200)
         let other = accessCode("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(other)"], authorized: false).status == 401)
-        response = try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: AccessCodeV2 AAAA"], authorized: false)
+        #expect(
+            try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(other)"], authorized: false)
+                .status == 401)
+        response = try request(
+            bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: AccessCodeV2 AAAA"], authorized: false)
         #expect(response.status == 401)
-        #expect((response.json?["error"] as? String)?.contains("Access Code V2 refused: the code is 3 bytes; a code is the Base64 of the whole 256-byte RSA ciphertext") == true)
+        #expect(
+            (response.json?["error"] as? String)?.contains(
+                "Access Code V2 refused: the code is 3 bytes; a code is the Base64 of the whole 256-byte RSA ciphertext"
+            ) == true)
         let garbage = "AccessCodeV2 " + Base64.encode([UInt8](repeating: 0x01, count: 256))
-        response = try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(garbage)"], authorized: false)
+        response = try request(
+            bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(garbage)"], authorized: false)
         #expect(response.status == 401)
-        #expect((response.json?["error"] as? String)?.contains("Access Code V2 refused: the code does not decrypt") == true)
+        #expect(
+            (response.json?["error"] as? String)?.contains("Access Code V2 refused: the code does not decrypt") == true)
     }
 
     @Test func allowlistPolicyAcceptsOnlyAllowedRegisteredIDs() throws {
@@ -62,8 +80,11 @@ struct ServerRESTTests {
         guard case .ok(let result, let url) = try bridge.register(refused) else { Issue.record("no reply"); return }
         #expect(result == "Unauthorized")
         #expect(url.hasPrefix("testapp://response/register?"))
-        #expect(try request(bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(accessCode(refused))"],
-                            authorized: false).status == 401)
+        #expect(
+            try request(
+                bridge.ports.api, "/api/v1/receiver", headers: ["Authorization: \(accessCode(refused))"],
+                authorized: false
+            ).status == 401)
         guard case .ok("OK", _) = try bridge.register(testAppID) else { Issue.record("not registered"); return }
         #expect(try request(bridge.ports.api, "/api/v1/receiver").status == 200)
     }
@@ -102,15 +123,19 @@ struct ServerRESTTests {
         var info = try #require(try request(bridge.ports.api, "/api/v1/receiver").json)
         #expect(info["isReceiverConfigured"] as? Bool == false)
         #expect(info["isConnected"] as? Bool == false)
-        #expect(info.keys.sorted() == ["bluetoothAddress", "bluetoothName", "isConnected", "isReceiverConfigured",
-                                       "isSignedIn", "isSigninRequired", "receiverBrand", "receiverModel",
-                                       "receiverSerialNumber"])
+        #expect(
+            info.keys.sorted() == [
+                "bluetoothAddress", "bluetoothName", "isConnected", "isReceiverConfigured",
+                "isSignedIn", "isSigninRequired", "receiverBrand", "receiverModel",
+                "receiverSerialNumber",
+            ])
         try bridge.connectReceiver()
         info = try #require(try request(bridge.ports.api, "/api/v1/receiver/").json)
         #expect(info["isReceiverConfigured"] as? Bool == true)
         #expect(info["isConnected"] as? Bool == true)
         bridge.input.post(.gpsd(.device(GPSDDevice(path: "/dev/ttyTEST0", activated: nil))))
-        #expect(try waitUntil { try request(bridge.ports.api, "/api/v1/receiver").json?["isConnected"] as? Bool == false })
+        #expect(
+            try waitUntil { try request(bridge.ports.api, "/api/v1/receiver").json?["isConnected"] as? Bool == false })
     }
 
     @Test func putReceiverWithoutADeviceManagerIsAConflictWithTheReason() throws {
@@ -131,10 +156,12 @@ struct ServerRESTTests {
 
     @Test func corsPreflightNeedsNoCodeAndAllowsTheWebSamplesRequest() throws {
         let bridge = try TestBridge.start()
-        let response = try request(bridge.ports.api, "/api/v1/receiver/", method: "OPTIONS", headers: [
-            "Origin: http://localhost:5173", "Access-Control-Request-Method: PUT",
-            "Access-Control-Request-Headers: authorization,content-type",
-        ], authorized: false)
+        let response = try request(
+            bridge.ports.api, "/api/v1/receiver/", method: "OPTIONS",
+            headers: [
+                "Origin: http://localhost:5173", "Access-Control-Request-Method: PUT",
+                "Access-Control-Request-Headers: authorization,content-type",
+            ], authorized: false)
         #expect(response.status == 204)
         #expect(response.header("Access-Control-Allow-Origin") == "*")
         #expect(response.header("Access-Control-Allow-Methods") == "GET, PUT, OPTIONS")
@@ -149,14 +176,17 @@ struct ServerRESTTests {
         try bridge.register(testAppID)
         let client = try RawClient(port: bridge.ports.api)
         let code = accessCode()
-        let paths = ["/api/v1/test/ping", "/nope", "/api/v1/positionStream?format=locationV1", "/api/v1/tmmInfo",
-                     "/api/v1/positionStream?format=locationV2"]
+        let paths = [
+            "/api/v1/test/ping", "/nope", "/api/v1/positionStream?format=locationV1", "/api/v1/tmmInfo",
+            "/api/v1/positionStream?format=locationV2",
+        ]
         // All five in one write.
         try client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n\r\n" }.joined())
         let statuses = try paths.map { _ in try client.response().status }
         #expect(statuses == [200, 404, 200, 200, 200])
         // Still open: another request on the same connection, then Connection: close ends it.
-        try client.send("GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\nConnection: close\r\n\r\n")
+        try client.send(
+            "GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\nConnection: close\r\n\r\n")
         let last = try client.response()
         #expect(last.status == 200 && last.header("Connection") == "close")
         #expect(try client.isClosedByServer())
@@ -183,12 +213,14 @@ struct ServerRESTTests {
         try bridge.connectReceiver()
         let client = try RawClient(port: bridge.ports.api)
         let body = "{\"isConnected\":true}"
-        try client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(accessCode())\r\n"
-            + "Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
-            + "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n")
+        try client.send(
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(accessCode())\r\n"
+                + "Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+                + "\(String(body.utf8.count, radix: 16))\r\n\(body)\r\n0\r\n\r\n")
         #expect(try client.response().status == 200)
-        try client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(accessCode())\r\n"
-            + "Expect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+        try client.send(
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(accessCode())\r\n"
+                + "Expect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
         #expect(try client.response().status == 100)
         try client.send(body)
         #expect(try client.response().status == 200)
@@ -254,7 +286,9 @@ struct ServerBackpressureTests {
         let writer = try OSThread(name: "greedy") {
             var offset = 0
             while offset < bytes.count {
-                let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let n = bytes[offset...].withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if n <= 0 { break }
                 offset += n
             }

@@ -22,8 +22,9 @@ struct ServerRateTests {
     /// little latitude) apart, so every epoch's bytes differ.
     static func epoch(_ index: Int) throws -> Position {
         var position = try #require(first)
-        position.time = UTCTimestamp(date: CalendarDate(year: 2026, month: 12, day: 2),
-                                     nanosecondsOfDay: 3_600_000_000_000 + Int64(index) * 1_000_000)
+        position.time = UTCTimestamp(
+            date: CalendarDate(year: 2026, month: 12, day: 2),
+            nanosecondsOfDay: 3_600_000_000_000 + Int64(index) * 1_000_000)
         position.latitude = (position.latitude ?? 0) + Double(index) * 1e-7
         return position
     }
@@ -83,13 +84,17 @@ struct ServerRateTests {
         for position in backlog { bridge.input.post(.position(position)) }
         let newest = Self.bytes(backlog[backlog.count - 1])
         var received: [[UInt8]] = []
-        while received.last != newest, let frame = try client.frame(milliseconds: 5000) { received.append(frame.payload) }
+        while received.last != newest, let frame = try client.frame(milliseconds: 5000) {
+            received.append(frame.payload)
+        }
         let elapsed = monotonicNanoseconds() - started
         #expect(received.last == newest)
         // The io thread may drain the posts in several turns while they come, so what the cap
         // allows in that time may go out too; a replay would be hundreds of frames.
         let allowed = LocationV2Pacer(minimumInterval: 10_000_000).burst + Int(elapsed / 10_000_000) + 1
-        #expect(received.count <= allowed, "\(received.count) frames of a 500-epoch backlog were sent in \(elapsed / 1_000_000) ms")
+        #expect(
+            received.count <= allowed,
+            "\(received.count) frames of a 500-epoch backlog were sent in \(elapsed / 1_000_000) ms")
 
         // A straggler from late in the backlog, 0.5 s older than what was sent: dropped. (It would
         // go out within an interval, 10 ms; the client waits ten times that for it.)

@@ -21,7 +21,8 @@ struct ServerRegistrationTests {
     private func rawControl(_ bridge: TestBridge, _ line: [UInt8]) throws -> String {
         let socket = try StreamSocket.connect(unixPath: bridge.controlSocket)
         try socket.descriptor.writeAll(line)
-        return String(decoding: try socket.readUntil(UInt8(ascii: "\n"), limit: 65_536, milliseconds: 3000), as: UTF8.self)
+        return String(
+            decoding: try socket.readUntil(UInt8(ascii: "\n"), limit: 65_536, milliseconds: 3000), as: UTF8.self)
     }
 
     private func registryIDs(_ bridge: TestBridge) throws -> [String] {
@@ -39,7 +40,8 @@ struct ServerRegistrationTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])
         #expect(object["registrationResult"] as? String == "OK")
         for server in TMMServer.allCases {
-            #expect(object[server.registrationKey] as? String == String(bridge.ports[server]), "\(server.registrationKey)")
+            #expect(
+                object[server.registrationKey] as? String == String(bridge.ports[server]), "\(server.registrationKey)")
         }
         #expect(try registryIDs(bridge) == [testAppID])
     }
@@ -56,10 +58,11 @@ struct ServerRegistrationTests {
         let replies = Mutex<[String: ControlProtocol.Reply]>([:])
         var clients: [OSThread] = []
         for (name, id) in [("first", testAppID), ("second", otherID), ("repeat", testAppID)] {
-            clients.append(try OSThread(name: name) {
-                let reply = try? bridge.register(id)
-                replies.withLock { $0[name] = reply }
-            })
+            clients.append(
+                try OSThread(name: name) {
+                    let reply = try? bridge.register(id)
+                    replies.withLock { $0[name] = reply }
+                })
         }
         // The first write to reach the server is queued behind the held job.
         #expect(waitUntil { bridge.worker.queued == 1 })
@@ -87,15 +90,17 @@ struct ServerRegistrationTests {
     @Test func theWindowsFormAndThePortRequest() throws {
         let bridge = try TestBridge.start()
         let ports = bridge.ports
-        let url = "trimbleMobileManager://request/tmmRegister?callback=myapp%3A%2F%2Fresponse%2FtmmRegister&applicationId=\(testAppID.uppercased())"
+        let url =
+            "trimbleMobileManager://request/tmmRegister?callback=myapp%3A%2F%2Fresponse%2FtmmRegister&applicationId=\(testAppID.uppercased())"
         guard case .ok("OK", let reply) = try ControlProtocol.open(url, socketPath: bridge.controlSocket) else {
             Issue.record("refused")
             return
         }
-        #expect(reply == "myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK"
-            + "&apiPort=\(ports.api)&apiSecurePort=\(ports.apiSecure)&locationPort=\(ports.location)"
-            + "&locationSecurePort=\(ports.locationSecure)&locationV2Port=\(ports.locationV2)"
-            + "&locationV2SecurePort=\(ports.locationV2Secure)")
+        #expect(
+            reply == "myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK"
+                + "&apiPort=\(ports.api)&apiSecurePort=\(ports.apiSecure)&locationPort=\(ports.location)"
+                + "&locationSecurePort=\(ports.locationSecure)&locationV2Port=\(ports.locationV2)"
+                + "&locationV2SecurePort=\(ports.locationV2Secure)")
         let portRequest = "trimblemobilemanager://request/tmmSocketServerPort?callback=app://ports"
         guard case .ok("-", let portsReply) = try ControlProtocol.open(portRequest, socketPath: bridge.controlSocket)
         else { Issue.record("refused"); return }
@@ -111,10 +116,15 @@ struct ServerRegistrationTests {
         ("tmmregister://?" + Base64.encode("[1,2]"), "not a JSON object"),
         ("tmmregister://?" + Base64.encode("{\"returl\":\"a://b\"}"), "no application id"),
         ("tmmregister://?" + Base64.encode("{\"application_id\":\"nope\",\"returl\":\"a://b\"}"), "not a GUID"),
-        ("tmmregister://?" + Base64.encode("{\"application_id\":\"12345678-1234-1234-1234-123456789abc\"}"), "no return URL"),
+        (
+            "tmmregister://?" + Base64.encode("{\"application_id\":\"12345678-1234-1234-1234-123456789abc\"}"),
+            "no return URL"
+        ),
         ("trimblemobilemanager://request/tmm%20Login?callback=a://b", "unknown request"),
-        ("trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=a://b&callback=c://d",
-         "more than once"),
+        (
+            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=a://b&callback=c://d",
+            "more than once"
+        ),
     ])
     func malformedRequestsAreRefusedAndRegisterNothing(_ url: String, _ reason: String) throws {
         let bridge = try TestBridge.start()
@@ -130,8 +140,11 @@ struct ServerRegistrationTests {
     @Test func badControlLinesGetAnErrorAndTheDaemonCarriesOn() throws {
         let bridge = try TestBridge.start()
         #expect(try rawControl(bridge, Array("HELLO\n".utf8)).hasPrefix("ERROR unknown request 'HELLO'"))
-        #expect(try rawControl(bridge, [0x4F, 0x50, 0x45, 0x4E, 0x20, 0xFF, 0xFE, 0x0A]) == "ERROR the request is not UTF-8 text\n")
-        #expect(try rawControl(bridge, [UInt8](repeating: 0x41, count: 9000)).hasPrefix("ERROR request line longer than"))
+        #expect(
+            try rawControl(bridge, [0x4F, 0x50, 0x45, 0x4E, 0x20, 0xFF, 0xFE, 0x0A])
+                == "ERROR the request is not UTF-8 text\n")
+        #expect(
+            try rawControl(bridge, [UInt8](repeating: 0x41, count: 9000)).hasPrefix("ERROR request line longer than"))
         // A client that connects and says nothing does not block the next one.
         let silent = try StreamSocket.connect(unixPath: bridge.controlSocket)
         guard case .ok("OK", _) = try bridge.register(testAppID) else { Issue.record("refused"); return }
@@ -146,9 +159,12 @@ struct ServerRegistrationTests {
         #expect(access(first.controlSocket, F_OK) != 0, "control socket removed on stop")
         let second = try TestBridge.start(stateDirectory: first.stateDirectory)
         #expect(try request(second.ports.api, "/api/v1/test/ping").status == 200)
-        #expect(try request(second.ports.api, "/api/v1/test/ping",
-                            headers: ["Authorization: \(accessCode("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"))"],
-                            authorized: false).status == 200)
+        #expect(
+            try request(
+                second.ports.api, "/api/v1/test/ping",
+                headers: ["Authorization: \(accessCode("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"))"],
+                authorized: false
+            ).status == 200)
         #expect(second.logs.contains { $0.contains("2 registered") })
     }
 
@@ -175,8 +191,9 @@ struct ServerRegistrationTests {
         configuration.basePorts = try freePorts()
         let input = try ReceiverInput.injected(log: Logger(format: .journal) { _ in })
         do {
-            _ = try BridgeServer(configuration: configuration, environment: environment, input: input,
-                                 log: Logger(format: .journal) { _ in })
+            _ = try BridgeServer(
+                configuration: configuration, environment: environment, input: input,
+                log: Logger(format: .journal) { _ in })
             Issue.record("a second server started")
         } catch {
             #expect(error.description.contains("another tmm-bridge is running"), "\(error)")
@@ -197,7 +214,8 @@ struct ServerRegistrationTests {
         }
         let ports = bridge.ports
         #expect(ports.api != base.api && ports.api >= fallback)
-        #expect(ports.locationV2 != base.locationV2 && ports.locationV2 > ports.api, "servers take fallback ports in order")
+        #expect(
+            ports.locationV2 != base.locationV2 && ports.locationV2 > ports.api, "servers take fallback ports in order")
         base.api = ports.api
         base.locationV2 = ports.locationV2
         #expect(ports == base, "the others keep their ports")
@@ -208,7 +226,8 @@ struct ServerRegistrationTests {
         let json = try #require(Base64.decode(url.split(separator: "?").last!))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: String])
         #expect(object["apiPort"] == String(ports.api) && object["locationV2Port"] == String(ports.locationV2))
-        #expect(try request(ports.api, "/api/v1/positionStream?format=locationV2").text == "{\"port\":\(ports.locationV2)}")
+        #expect(
+            try request(ports.api, "/api/v1/positionStream?format=locationV2").text == "{\"port\":\(ports.locationV2)}")
         let info = try #require(try request(ports.api, "/api/v1/tmmInfo").json)
         #expect(info["apiPort"] as? Int == Int(ports.api) && info["locationV2Port"] as? Int == Int(ports.locationV2))
         _ = try WebSocketTestClient(port: ports.locationV2, path: "/locationV2")
@@ -227,7 +246,9 @@ struct ServerRegistrationTests {
         address.sin6_port = bridge.ports.api.bigEndian
         address.sin6_addr = in6addr_loopback
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         }
         #expect(connected == 0, "nothing listens on [::1]:\(bridge.ports.api)")
         #expect(bridge.logs.contains { $0.contains("listening on 127.0.0.1 and ::1") })

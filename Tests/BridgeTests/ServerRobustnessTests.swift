@@ -26,7 +26,8 @@ func stateDirectory(registering ids: [String]) throws -> String {
     let directory = NSTemporaryDirectory() + "tmm-bridge-state-\(getpid())-\(UUID().uuidString.prefix(8))"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let entries = ids.map { "{\"applicationId\":\"\($0)\",\"registeredAt\":\"2026-12-01T00:00:00Z\"}" }
-    let json = "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[" + entries.joined(separator: ",") + "]}"
+    let json =
+        "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[" + entries.joined(separator: ",") + "]}"
     try Data(json.utf8).write(to: URL(fileURLWithPath: directory + "/registry.json"))
     return directory
 }
@@ -47,8 +48,9 @@ struct ServerRobustnessTests {
         var durations: [Int64] = []
         for _ in 0..<20 {
             let started = monotonicNanoseconds()
-            let response = try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(wrongCode)"],
-                                       authorized: false)
+            let response = try request(
+                bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(wrongCode)"],
+                authorized: false)
             durations.append(monotonicNanoseconds() - started)
             #expect(response.status == 401)
         }
@@ -56,8 +58,9 @@ struct ServerRobustnessTests {
         let median = Double(durations[durations.count / 2]) / 1e6
         print("wrong-code round trip with 20,000 ids: median \(median) ms, worst \(Double(durations.last!) / 1e6) ms")
         #expect(median < 20, "median \(median) ms")
-        let last = try request(bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(accessCode(ids.last!))"],
-                               authorized: false)
+        let last = try request(
+            bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(accessCode(ids.last!))"],
+            authorized: false)
         #expect(last.status == 200)
     }
 
@@ -77,8 +80,9 @@ struct ServerRobustnessTests {
             try OSThread(name: "attacker") {
                 // A fresh connection per attempt, so the per-connection budget does not slow it.
                 for _ in 0..<150 {
-                    _ = try? request(bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(wrongCode)"],
-                                     authorized: false)
+                    _ = try? request(
+                        bridge.ports.api, "/api/v1/test/ping", headers: ["Authorization: \(wrongCode)"],
+                        authorized: false)
                 }
             }
         }
@@ -104,7 +108,9 @@ struct ServerRobustnessTests {
         largestGap = max(largestGap, monotonicNanoseconds() - last)  // silence up to the end counts too
         feeder.stop()
         let seconds = Double(monotonicNanoseconds() - attackStarted) / 1e9
-        print("V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms")
+        print(
+            "V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms"
+        )
         #expect(frames > 0)
         #expect(largestGap < 250_000_000, "largest gap \(Double(largestGap) / 1e6) ms")
     }
@@ -177,8 +183,9 @@ struct ServerRobustnessTests {
         try bridge.register(testAppID)
         let client = try RawClient(port: bridge.ports.api)
         let body = "{\"isConnected\":false}"
-        try client.send("PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nAuthorization: \(accessCode())\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n\r\n")
+        try client.send(
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nAuthorization: \(accessCode())\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n")
         #expect(try client.response().status == 100)
         try client.send(body)
         let answer = try client.response()
@@ -186,7 +193,9 @@ struct ServerRobustnessTests {
     }
 
     /// A malformed body or query is not reported to a client without a valid code.
-    @Test(arguments: [("PUT", "/api/v1/receiver", "{\"isConnected\":1}"), ("GET", "/api/v1/positionStream?format=x", "")])
+    @Test(arguments: [
+        ("PUT", "/api/v1/receiver", "{\"isConnected\":1}"), ("GET", "/api/v1/positionStream?format=x", ""),
+    ])
     func authenticationComesBeforeValidation(_ method: String, _ target: String, _ body: String) throws {
         let bridge = try TestBridge.start()
         defer { bridge.stop() }
@@ -242,7 +251,11 @@ struct ServerRobustnessTests {
         var clients: [WebSocketTestClient] = []
         var refused = 0
         for _ in 0..<16 {
-            if let client = try? WebSocketTestClient(port: bridge.ports.location) { clients.append(client) } else { refused += 1 }
+            if let client = try? WebSocketTestClient(port: bridge.ports.location) {
+                clients.append(client)
+            } else {
+                refused += 1
+            }
         }
         #expect(clients.count == 16 - ConnectionAdmission.restReserve(16), "\(clients.count) accepted")
         #expect(try request(bridge.ports.api, "/api/v1/test/ping").status == 200)
@@ -334,7 +347,9 @@ extension ServerRobustnessTests {
         lower.waitUntilExit()
         #expect(lower.terminationStatus == 0)
         var idle: [HeldSocket] = []
-        for _ in 0..<free { idle.append(HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock"))) }
+        for _ in 0..<free {
+            idle.append(HeldSocket(try StreamSocket.connect(unixPath: daemon.base + "/run/control.sock")))
+        }
         // Wait until the daemon has taken them all (its table is then full); the next finds no room.
         guard waitUntil({ descriptors().filter({ $0 < limit }).count >= limit }) else {
             Issue.record("the daemon did not fill its table")
@@ -375,12 +390,15 @@ final class Daemon {
             throw TestBridge.StartFailure(description: "cannot create \(logPath)")
         }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--nofile=\(nofile)", binary, "run", "--registration", "open", "--listen", "127.0.0.1",
-                             "--location-port", "\(ports.location)", "--location-secure-port", "\(ports.locationSecure)",
-                             "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
-                             "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
-                             "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
-                             "--gpsd", "127.0.0.1:\(gpsdPort)"] + extraArguments
+        process.arguments =
+            [
+                "--nofile=\(nofile)", binary, "run", "--registration", "open", "--listen", "127.0.0.1",
+                "--location-port", "\(ports.location)", "--location-secure-port", "\(ports.locationSecure)",
+                "--api-port", "\(ports.api)", "--api-secure-port", "\(ports.apiSecure)",
+                "--location-v2-port", "\(ports.locationV2)", "--location-v2-secure-port", "\(ports.locationV2Secure)",
+                "--state-dir", base + "/state", "--runtime-dir", base + "/run", "--no-discovery",
+                "--gpsd", "127.0.0.1:\(gpsdPort)",
+            ] + extraArguments
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -418,7 +436,8 @@ final class HeldSocket {
 /// User plus system CPU time of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
 private func cpuTicks(_ pid: Int32) -> Int {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return 0 }
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
     let fields = stat[stat.index(after: close)...].split(separator: " ")
     // After the ")" the state is field 3, so utime (14) and stime (15) are at offsets 11 and 12.
     return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)

@@ -39,16 +39,22 @@ struct ServerTLSLoadTests {
     /// ends the connection.
     @Test func anOversizedClientHelloIsRefusedAtOnce() throws {
         let bridge = try TestBridge.start()
-        let result = try flood(["hellos", "--port", "\(bridge.ports.apiSecure)", "--count", "20", "--declared", "122880",
-                                "--sent", "120000", "--hold", "1.5"])
+        let result = try flood([
+            "hellos", "--port", "\(bridge.ports.apiSecure)", "--count", "20", "--declared", "122880",
+            "--sent", "120000", "--hold", "1.5",
+        ])
         let closed = (result["closedWhileSending"] as? Int ?? 0) + (result["closedByServer"] as? Int ?? 0)
         #expect(closed == 20, "\(result)")
         #expect(bridge.logLines(containing: "a ClientHello of 122880 bytes (at most 16384 are accepted)") >= 1)
         // A real client is still served.
-        let done = try Process.run(URL(fileURLWithPath: "/usr/bin/openssl"), arguments: [
-            "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile", bridge.stateDirectory + "/tls/ca.pem",
-            "-verify_return_error", "-brief",
-        ]) { _ in }
+        let done = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: [
+                "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile",
+                bridge.stateDirectory + "/tls/ca.pem",
+                "-verify_return_error", "-brief",
+            ]
+        ) { _ in }
         done.waitUntilExit()
         #expect(done.terminationStatus == 0)
     }
@@ -75,16 +81,20 @@ struct ServerTLSLoadTests {
         }
         try bridge.waitForLog("handshakes in progress, as many as their memory allows: closing the oldest")
         let state = bridge.stateDirectory
-        let done = try Process.run(URL(fileURLWithPath: "/usr/bin/openssl"), arguments: [
-            "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile", state + "/tls/ca.pem",
-            "-verify_return_error", "-brief",
-        ]) { _ in }
+        let done = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: [
+                "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile", state + "/tls/ca.pem",
+                "-verify_return_error", "-brief",
+            ]
+        ) { _ in }
         done.waitUntilExit()
         #expect(done.terminationStatus == 0, "a real handshake still completes")
         // It took the place of the oldest of the second four.
         #expect(try second[0].isClosedByServer(milliseconds: 3000))
         for client in second.dropFirst() {
-            #expect(try !client.isClosedByServer(milliseconds: 100), "younger stalled handshakes stay until their time-out")
+            #expect(
+                try !client.isClosedByServer(milliseconds: 100), "younger stalled handshakes stay until their time-out")
         }
     }
 
@@ -97,44 +107,58 @@ struct ServerTLSLoadTests {
         defer { daemon.stop() }
         let pid = daemon.process.processIdentifier
         let count = 400
-        func hold(declared: Int, sent: Int, givenBack: Bool) throws -> (baseline: Int, held: Int, after: Int, closed: Int) {
+        func hold(
+            declared: Int, sent: Int, givenBack: Bool
+        ) throws -> (baseline: Int, held: Int, after: Int, closed: Int) {
             let baseline = try #require(residentBytes(pid))
-            let peer = try FloodPeer(["hellos", "--port", "\(daemon.ports.apiSecure)", "--count", "\(count)",
-                                      "--declared", "\(declared)", "--sent", "\(sent)", "--hold", "1"])
+            let peer = try FloodPeer([
+                "hellos", "--port", "\(daemon.ports.apiSecure)", "--count", "\(count)",
+                "--declared", "\(declared)", "--sent", "\(sent)", "--hold", "1",
+            ])
             let holding = try #require(peer.line(), "the flood did not start")
             #expect(holding.hasPrefix("{\"holding\": "), "\(holding)")
             // The most it held while the connections were open (the peer holds them 1 s).
             var held = baseline
-            #expect(waitUntil(timeout: .seconds(10), pollInterval: .milliseconds(100)) {
-                held = max(held, residentBytes(pid) ?? 0)
-                return !peer.process.isRunning
-            })
+            #expect(
+                waitUntil(timeout: .seconds(10), pollInterval: .milliseconds(100)) {
+                    held = max(held, residentBytes(pid) ?? 0)
+                    return !peer.process.isRunning
+                })
             let summary = try #require(peer.line(), "the flood did not end")
             let outcome = try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any]
             let closed = (outcome?["closedWhileSending"] as? Int ?? 0) + (outcome?["closedByServer"] as? Int ?? 0)
             // Given back within a few ticks of the connections closing.
             var after = held
-            _ = givenBack && waitUntil(timeout: .seconds(5), pollInterval: .milliseconds(100)) {
-                after = residentBytes(pid) ?? held
-                return after - baseline < (held - baseline) / 4
-            }
+            _ =
+                givenBack
+                && waitUntil(timeout: .seconds(5), pollInterval: .milliseconds(100)) {
+                    after = residentBytes(pid) ?? held
+                    return after - baseline < (held - baseline) / 4
+                }
             return (baseline, held, after, closed)
         }
         let oversized = try hold(declared: 122_880, sent: 120_000, givenBack: false)
-        print("stalled 120 KiB hellos: \(count) refused of \(count): resident \(oversized.baseline >> 10) KiB, with them \(oversized.held >> 10) KiB")
+        print(
+            "stalled 120 KiB hellos: \(count) refused of \(count): resident \(oversized.baseline >> 10) KiB, with them \(oversized.held >> 10) KiB"
+        )
         #expect(oversized.closed == count)
         // Refused after their first 4 KiB: what shows is the connections' short lives (at most
         // a handshake's worth each, all at once), not the 120 KiB each used to reserve (about
         // 200 KB resident each before).
-        #expect(oversized.held - oversized.baseline < count * ConnectionAdmission.handshakeCost, "refused hellos hold nothing")
+        #expect(
+            oversized.held - oversized.baseline < count * ConnectionAdmission.handshakeCost,
+            "refused hellos hold nothing")
 
         let largest = try hold(declared: 16_384, sent: 16_000, givenBack: true)
         let each = (largest.held - largest.baseline) / count
-        print("stalled 16 KiB hellos: resident \(largest.baseline >> 10) KiB, with \(count) of them \(largest.held >> 10) KiB (\(each) bytes each), after \(largest.after >> 10) KiB")
+        print(
+            "stalled 16 KiB hellos: resident \(largest.baseline >> 10) KiB, with \(count) of them \(largest.held >> 10) KiB (\(each) bytes each), after \(largest.after >> 10) KiB"
+        )
         #expect(largest.closed == 0, "hellos within the limit wait for their time-out")
         #expect(each < ConnectionAdmission.handshakeCost, "\(each) bytes per stalled handshake")
-        #expect(largest.after - largest.baseline < (largest.held - largest.baseline) / 4,
-                "memory given back: \(largest.after >> 10) KiB now, \(largest.baseline >> 10) KiB before")
+        #expect(
+            largest.after - largest.baseline < (largest.held - largest.baseline) / 4,
+            "memory given back: \(largest.after >> 10) KiB now, \(largest.baseline >> 10) KiB before")
         #expect(daemon.log().contains("gave freed memory back after"), "\(daemon.log())")
     }
 
@@ -147,8 +171,13 @@ struct ServerTLSLoadTests {
     @Test func aFloodOfFullHandshakesDoesNotHoldUpAPlainClient() throws {
         // Room for all 500 (the default holds 409 at once).
         let bridge = try TestBridge.start { $0.limits.tlsHandshakeMemory = 600 * ConnectionAdmission.handshakeCost }
-        let authority = try #require(try Certificate.chain(pem: Array(try Data(contentsOf:
-            URL(fileURLWithPath: bridge.stateDirectory + "/tls/ca.pem")))).first)
+        let authority = try #require(
+            try Certificate.chain(
+                pem: Array(
+                    try Data(
+                        contentsOf:
+                            URL(fileURLWithPath: bridge.stateDirectory + "/tls/ca.pem")))
+            ).first)
         let client = try TLSClientSession(context: try TLSClientContext(trusting: [authority]), serverName: "127.0.0.1")
         try client.start()
         var hello: [UInt8] = []
@@ -180,10 +209,14 @@ struct ServerTLSLoadTests {
         let bridge = try TestBridge.start()
         let result = try keyUpdates(["--port", "\(bridge.ports.apiSecure)", "--count", "50", "--stall", "2"])
         #expect(result["outcome"] as? String == "closed", "\(result)")
-        try bridge.waitForLog("the client sent KeyUpdates or renegotiation requests faster than 8 at once and one a second")
+        try bridge.waitForLog(
+            "the client sent KeyUpdates or renegotiation requests faster than 8 at once and one a second")
         // Within the budget a client is served as usual.
-        let polite = try keyUpdates(["--port", "\(bridge.ports.apiSecure)", "--count", "5", "--then-request", "/api/v1/publicKey"])
-        #expect(polite["outcome"] as? String == "sent" && polite["response"] as? String == "HTTP/1.1 200 OK", "\(polite)")
+        let polite = try keyUpdates([
+            "--port", "\(bridge.ports.apiSecure)", "--count", "5", "--then-request", "/api/v1/publicKey",
+        ])
+        #expect(
+            polite["outcome"] as? String == "sent" && polite["response"] as? String == "HTTP/1.1 200 OK", "\(polite)")
     }
 
     /// A client that asks for KeyUpdates without reading the replies is no longer read once
@@ -192,8 +225,10 @@ struct ServerTLSLoadTests {
     /// that the backlog, not the budget, stops it.
     @Test func aClientThatDoesNotTakeItsKeyUpdateRepliesIsNoLongerRead() throws {
         let bridge = try TestBridge.start { $0.limits.tlsKeyUpdateBurst = 10_000_000 }
-        let result = try keyUpdates(["--port", "\(bridge.ports.apiSecure)", "--count", "300000", "--stall", "1",
-                                     "--small-buffers", "--then-request", "/api/v1/publicKey"])
+        let result = try keyUpdates([
+            "--port", "\(bridge.ports.apiSecure)", "--count", "300000", "--stall", "1",
+            "--small-buffers", "--then-request", "/api/v1/publicKey",
+        ])
         #expect(result["outcome"] as? String == "stalled", "the server kept reading: \(result)")
         #expect(result["response"] as? String == "HTTP/1.1 200 OK", "\(result)")
         print("KeyUpdates sent before the server stopped reading: \(result["sent"] ?? "?")")
@@ -205,7 +240,8 @@ struct ServerTLSLoadTests {
     /// request; prints `answered`, then `clean` when the server ends it with close_notify,
     /// `unclean` when the connection just ends.
     static func closeWatcher(_ bridge: TestBridge) -> (executable: String, arguments: [String]) {
-        PythonTools.command("peers.tls_close_watch", ["\(bridge.ports.apiSecure)", bridge.stateDirectory + "/tls/ca.pem"])
+        PythonTools.command(
+            "peers.tls_close_watch", ["\(bridge.ports.apiSecure)", bridge.stateDirectory + "/tls/ca.pem"])
     }
 
     @Test func anIdleTimeoutEndsTheSessionWithCloseNotify() throws {
@@ -228,8 +264,8 @@ struct ServerTLSLoadTests {
 /// The daemon's resident memory (VmRSS), nil once it is gone.
 private func residentBytes(_ pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
     else { return nil }
     return kilobytes * 1024
 }

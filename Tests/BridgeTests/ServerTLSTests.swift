@@ -51,10 +51,13 @@ struct ServerTLSTests {
         }
         // After all that, a real handshake still succeeds.
         let state = bridge.stateDirectory
-        let done = try Process.run(URL(fileURLWithPath: "/usr/bin/openssl"), arguments: [
-            "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile", state + "/tls/ca.pem",
-            "-verify_return_error", "-brief",
-        ]) { _ in }
+        let done = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: [
+                "s_client", "-connect", "127.0.0.1:\(bridge.ports.apiSecure)", "-CAfile", state + "/tls/ca.pem",
+                "-verify_return_error", "-brief",
+            ]
+        ) { _ in }
         done.waitUntilExit()
         #expect(done.terminationStatus == 0)
     }
@@ -66,18 +69,25 @@ struct ServerTLSTests {
         let bridge = try TestBridge.start()
         let state = bridge.stateDirectory
         for path in [state + "/tls/server.key", state + "/tls/ca.key", state + "/access-code-v2.key"] {
-            let attempt = try Process.run(URL(fileURLWithPath: "/usr/bin/setpriv"), arguments: [
-                "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/bin/cat", path,
-            ]) { _ in }
+            let attempt = try Process.run(
+                URL(fileURLWithPath: "/usr/bin/setpriv"),
+                arguments: [
+                    "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/bin/cat", path,
+                ]
+            ) { _ in }
             attempt.waitUntilExit()
             #expect(attempt.terminationStatus != 0, "nobody read \(path)")
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o600, "\(path)")
         }
         // The CA certificate is public (it is what users trust).
-        let certificate = try Process.run(URL(fileURLWithPath: "/usr/bin/setpriv"), arguments: [
-            "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/usr/bin/test", "-r", state + "/tls/ca.pem",
-        ]) { _ in }
+        let certificate = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            arguments: [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "/usr/bin/test", "-r",
+                state + "/tls/ca.pem",
+            ]
+        ) { _ in }
         certificate.waitUntilExit()
         // The state directory itself is 0700: nobody cannot even reach the CA there.
         #expect(certificate.terminationStatus != 0)

@@ -52,7 +52,9 @@ struct ServerWebSocketTests {
         bridge.stop()
         // A new process (same state): locked again, although the application is still registered.
         let restarted = try TestBridge.start(stateDirectory: bridge.stateDirectory)
-        #expect(throws: WebSocketTestClient.Refused.self) { _ = try WebSocketTestClient(port: restarted.ports.locationV2) }
+        #expect(throws: WebSocketTestClient.Refused.self) {
+            _ = try WebSocketTestClient(port: restarted.ports.locationV2)
+        }
         #expect(try request(restarted.ports.api, "/api/v1/receiver").status == 200)
         _ = try WebSocketTestClient(port: restarted.ports.locationV2, path: "/locationV2")
     }
@@ -73,10 +75,22 @@ struct ServerWebSocketTests {
 
     @Test(arguments: [
         ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 426),
-        ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", 426),
-        ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n", 426),
-        ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n", 400),
+        (
+            "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            426
+        ),
+        (
+            "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            426
+        ),
+        (
+            "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            400
+        ),
+        (
+            "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n",
+            400
+        ),
         ("POST / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n", 405),
         ("GET / HTTP/1.0\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\n\r\n", 400),
@@ -98,7 +112,9 @@ struct ServerWebSocketTests {
     @Test func everyEpochIsOneTextFrameWithTheSameBytesForEveryClient() throws {
         let bridge = try TestBridge.start()
         try bridge.register(testAppID)
-        let clients = try (0..<3).map { i in try WebSocketTestClient(port: bridge.ports.locationV2, path: i == 0 ? "/" : "/locationV2") }
+        let clients = try (0..<3).map { i in
+            try WebSocketTestClient(port: bridge.ports.locationV2, path: i == 0 ? "/" : "/locationV2")
+        }
         let positions = Array(try capturePositions().prefix(20))
         try bridge.connectReceiver()
 
@@ -277,7 +293,9 @@ struct ServerWebSocketTests {
 
     static let malformedFrames: [MalformedFrame] = {
         var rows: [MalformedFrame] = []
-        func row(_ rule: String, _ bytes: [UInt8], _ code: UInt16) { rows.append(MalformedFrame(rule: rule, bytes: bytes, closeCode: code)) }
+        func row(_ rule: String, _ bytes: [UInt8], _ code: UInt16) {
+            rows.append(MalformedFrame(rule: rule, bytes: bytes, closeCode: code))
+        }
         row("reserved bits set", [0xC1, 0x80, 1, 2, 3, 4], 1002)
         row("unknown opcode", [0x83, 0x80, 1, 2, 3, 4], 1002)
         row("unmasked client frame", [0x81, 0x02, 0x68, 0x69], 1002)
@@ -330,7 +348,8 @@ struct ServerWebSocketTests {
         try bridge.register(testAppID)
         let slow = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
         var small: CInt = 4096
-        setsockopt(slow.raw.socket.descriptor.rawValue, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<CInt>.size))
+        setsockopt(
+            slow.raw.socket.descriptor.rawValue, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<CInt>.size))
         let fast = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
         let positions = try capturePositions()
         var received = 0
@@ -362,4 +381,3 @@ struct ServerWebSocketTests {
         #expect(sawEnd)
     }
 }
-

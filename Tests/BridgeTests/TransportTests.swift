@@ -14,7 +14,10 @@ struct TransportTests {
     /// the client's as a raw descriptor (closed with `client.close()` by each test).
     private func pair() -> (PlainTransport, CInt) {
         var fds: [CInt] = [-1, -1]
-        #expect(socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+        #expect(
+            socketpair(
+                AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0,
+                &fds) == 0)
         let transport = PlainTransport(SocketConnection(descriptor: FileDescriptor(adopting: fds[0])))
         return (transport, fds[1])
     }

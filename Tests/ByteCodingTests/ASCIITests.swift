@@ -20,7 +20,8 @@ struct ASCIITests {
             #expect(ASCII.isBlank(byte) == (byte == 0x20 || byte == 0x09), "byte \(byte)")
             #expect(ASCII.isPrintable(byte) == (byte >= 0x20 && byte <= 0x7E), "byte \(byte)")
             #expect(ASCII.isControl(byte) == (byte < 0x20 || byte == 0x7F), "byte \(byte)")
-            #expect(ASCII.isUnreserved(byte) == (ascii && (c.isLetter || c.isNumber || "-._~".contains(c))), "byte \(byte)")
+            #expect(
+                ASCII.isUnreserved(byte) == (ascii && (c.isLetter || c.isNumber || "-._~".contains(c))), "byte \(byte)")
         }
     }
 

@@ -61,7 +61,8 @@ struct Base64Tests {
     /// Refused by every reading: not Base64 whatever the tolerance.
     @Test(arguments: [
         "Q", "Zm9vY", "=", "==", "====", "Z===", "QQ===", "QQQ==", "QUFB=", "Q=Q=", "==QQ", "Zg==Zg==", "Zm9v====",
-        "Zm=v", "Z=9v", "QU*B", "QUFB\n", "Zm9v\n", "\tZm9v", "Zm9v\r\n", "\tZm9", "Zm\u{0B}v", "Zm.v", "Zm9v\0", "\u{00e9}AAA", "AA%3D",
+        "Zm=v", "Z=9v", "QU*B", "QUFB\n", "Zm9v\n", "\tZm9v", "Zm9v\r\n", "\tZm9", "Zm\u{0B}v", "Zm.v", "Zm9v\0",
+        "\u{00e9}AAA", "AA%3D",
     ])
     func refusedByEveryReading(text: String) {
         #expect(Base64.decode(text) == nil)
@@ -96,7 +97,9 @@ struct Base64Tests {
         #expect(Base64.decode(row.text) == nil)
         #expect(Base64.decode(row.text, options: row.option) == expected)
         #expect(Base64.decode(row.text, options: .lenient) == expected)
-        let others: [Base64.DecodingOptions] = [.paddingOptional, .urlSafeLetters, .spaceAsPlus].filter { $0 != row.option }
+        let others: [Base64.DecodingOptions] = [.paddingOptional, .urlSafeLetters, .spaceAsPlus].filter {
+            $0 != row.option
+        }
         #expect(Base64.decode(row.text, options: Base64.DecodingOptions(others)) == nil)
     }
 

@@ -21,8 +21,14 @@ struct BluetoothCommandTests {
         (["bluetooth", "bind", "00-07-80-AB-CD-EF"], "uses '-' between groups; write it with ':'"),
         (["bluetooth", "bind", "00:07:80:AB:CD"], "has 5 groups, not 6"),
         (["bluetooth", "bind", "00:07:80:AB:CD:EF", "00:07:80:AB:CD:F0"], "takes one ADDRESS"),
-        (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel", "0"], "--channel must be an RFCOMM channel from 1 to 30, not '0'"),
-        (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel=31"], "--channel must be an RFCOMM channel from 1 to 30"),
+        (
+            ["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel", "0"],
+            "--channel must be an RFCOMM channel from 1 to 30, not '0'"
+        ),
+        (
+            ["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel=31"],
+            "--channel must be an RFCOMM channel from 1 to 30"
+        ),
         (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel"], "--channel needs a value"),
         (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--device", "256"], "--device must be a number from 0 to 255"),
         (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--device", "1", "--device", "2"], "--device given twice"),
@@ -50,8 +56,10 @@ struct BluetoothCommandTests {
 
     static let failing: [([String], String)] = [
         (["bluetooth", "bind", "00:07:80:ab:cd:ef"], "cannot bind rfcomm0 to 00:07:80:AB:CD:EF channel 1"),
-        (["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel", "3", "--device", "rfcomm2"],
-         "cannot bind rfcomm2 to 00:07:80:AB:CD:EF channel 3"),
+        (
+            ["bluetooth", "bind", "00:07:80:AB:CD:EF", "--channel", "3", "--device", "rfcomm2"],
+            "cannot bind rfcomm2 to 00:07:80:AB:CD:EF channel 3"
+        ),
         (["bluetooth", "unbind", "--device=4"], "cannot release rfcomm4"),
         (["bluetooth", "list"], "cannot list rfcomm devices"),
     ]

@@ -18,29 +18,39 @@ enum Browser {
 
     /// gpsd and python3 with websockets (the demo and the script's helpers), and the browser
     /// packages, as the script itself checks them (one list: its `--check-tools`).
-    static let isAvailable: Bool = EndToEnd.isAvailable
+    static let isAvailable: Bool =
+        EndToEnd.isAvailable
         && (try? script(["--check-tools"]))?.status == 0
 
     /// Runs the script against the built tmm-bridge; its exit status, output and report.json.
-    static func run(_ name: String, bridgeArguments: [String] = []) throws -> (status: Int32?, output: String, report: [String: Any]) {
+    static func run(
+        _ name: String, bridgeArguments: [String] = []
+    ) throws -> (status: Int32?, output: String, report: [String: Any]) {
         let directory = try EndToEnd.makeDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The script waits for its own conditions (60 s at most for the page); chromium's start
         // is the slow part on a loaded machine.
-        let result = try script(["--bridge", try bridgeBinary().path, "--report", directory]
-                                    + bridgeArguments.map { "--bridge-arg=" + $0 }, seconds: 180)
+        let result = try script(
+            ["--bridge", try bridgeBinary().path, "--report", directory]
+                + bridgeArguments.map { "--bridge-arg=" + $0 }, seconds: 180)
         let data = FileManager.default.contents(atPath: directory + "/report.json") ?? Data()
         let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         return (result.status, result.output, report)
     }
 
     static func failedChecks(_ report: [String: Any]) -> [String] {
-        ((report["checks"] as? [[String: Any]]) ?? []).filter { $0["passed"] as? Bool != true }.compactMap { $0["name"] as? String }
+        ((report["checks"] as? [[String: Any]]) ?? []).filter { $0["passed"] as? Bool != true }.compactMap {
+            $0["name"] as? String
+        }
     }
 }
 
-@Suite("A real browser (headless chromium) as a TMM web client", .tags(.integration), .serialized,
-       .enabled(if: Browser.isAvailable, "needs chromium, chromium-driver, python3-selenium, libnss3-tools, python3-pil (scripts/install-deps.sh --browser)"))
+@Suite(
+    "A real browser (headless chromium) as a TMM web client", .tags(.integration), .serialized,
+    .enabled(
+        if: Browser.isAvailable,
+        "needs chromium, chromium-driver, python3-selenium, libnss3-tools, python3-pil (scripts/install-deps.sh --browser)"
+    ))
 struct BrowserTests {
     @Test func webSampleFlowOverWSAndWSS() throws {
         let run = try Browser.run("browser")
@@ -48,7 +58,9 @@ struct BrowserTests {
         #expect(run.report["passed"] as? Bool == true && Browser.failedChecks(run.report).isEmpty, "\(run.output)")
         // Every check ran (a shortened run that passed vacuously would have fewer).
         #expect(((run.report["checks"] as? [Any]) ?? []).count >= 24, "\(run.output)")
-        #expect(run.output.split(separator: "\n").last.map(String.init)?.hasPrefix("/") == true, "the report directory is printed last")
+        #expect(
+            run.output.split(separator: "\n").last.map(String.init)?.hasPrefix("/") == true,
+            "the report directory is printed last")
     }
 
     /// The same page against a bridge that allows another web origin only: the browser gets no

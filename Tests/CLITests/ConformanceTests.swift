@@ -22,7 +22,8 @@ struct ConformanceTests {
     }
 
     /// The report's summary and the ids of the cases with `verdict`.
-    private func read(_ report: String, verdict: String = "FAILED") throws -> (summary: [String: Int], cases: [String]) {
+    private func read(_ report: String, verdict: String = "FAILED") throws -> (summary: [String: Int], cases: [String])
+    {
         let data = try Data(contentsOf: URL(fileURLWithPath: report + "/index.json"))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let summary = try #require(json["summary"] as? [String: Int])
@@ -50,8 +51,11 @@ struct ConformanceTests {
         let echo = try builtBinary("tmm-wsecho").path
         let report = reportDirectory()
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let (status, output) = try Self.suite(["--quiet", "--tls", "--echo", echo, "--report", report,
-                                               "--cases", "1,2,3,5.1,5.6,5.15,6.2,7,9.1,9.5"], seconds: 120)
+        let (status, output) = try Self.suite(
+            [
+                "--quiet", "--tls", "--echo", echo, "--report", report,
+                "--cases", "1,2,3,5.1,5.6,5.15,6.2,7,9.1,9.5",
+            ], seconds: 120)
         let (summary, failed) = try read(report)
         #expect(failed == [], "FAILED cases over TLS (details in \(report)/index.md):\n\(output)")
         #expect(status == 0, "autobahn.py exit status:\n\(output)")
@@ -71,8 +75,11 @@ struct ConformanceTests {
         // At the daemon's 64 KiB: 65 536 bytes echo (1.1.7, 1.2.8 in 997-byte chops), a 256 KiB
         // message (9.1.4 at reduced size) is refused with 1009, so that case FAILs: the suite can
         // fail, and the limit is the daemon's option.
-        let (status, output) = try Self.suite(["--quiet", "--port", String(port), "--report", report,
-                                               "--cases", "1.1.7,1.2.8,2.10,5.19,6.4.1,7.1.1,9.1.4"], seconds: 60)
+        let (status, output) = try Self.suite(
+            [
+                "--quiet", "--port", String(port), "--report", report,
+                "--cases", "1.1.7,1.2.8,2.10,5.19,6.4.1,7.1.1,9.1.4",
+            ], seconds: 60)
         #expect(status == 1, "autobahn.py should fail on 9.1.4:\n\(output)")
         let (summary, failed) = try read(report)
         #expect(failed == ["9.1.4"], "\(summary)")

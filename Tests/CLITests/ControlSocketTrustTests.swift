@@ -21,7 +21,8 @@ struct ControlSocketTrustTests {
             self.socketPath = socketPath
             let fake = PythonTools.argv("peers.fake_control", [socketPath, reply])
             if let uid {
-                process = try Spawned("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + fake)
+                process = try Spawned(
+                    "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups"] + fake)
             } else {
                 process = try Spawned(fake[0], Array(fake.dropFirst()))
             }
@@ -54,11 +55,13 @@ struct ControlSocketTrustTests {
         defer { _ = system("rm -rf \(shared)") }
         let squatted = shared + "/tmm-bridge-0"
         #expect(system("setpriv --reuid=65534 --regid=65534 --clear-groups mkdir -m 0777 \(squatted)") == 0)
-        let daemon = try FakeDaemon(socketPath: squatted + "/control.sock", reply: "OK - \(Self.returnURL)?evil=1", uid: 65534)
+        let daemon = try FakeDaemon(
+            socketPath: squatted + "/control.sock", reply: "OK - \(Self.returnURL)?evil=1", uid: 65534)
         // Before the fix, open printed (and without --print opened) the attacker's reply.
         let run = try open(Self.request, control: daemon.socketPath)
         #expect(run.status == 1, "\(run.output)")
-        #expect(run.output.contains("refusing the daemon at \(daemon.socketPath): it runs as uid 65534"), "\(run.output)")
+        #expect(
+            run.output.contains("refusing the daemon at \(daemon.socketPath): it runs as uid 65534"), "\(run.output)")
         #expect(!run.output.contains("evil"), "\(run.output)")
         #expect(daemon.received == nil || daemon.received == "", "the request reached an untrusted daemon")
     }
@@ -69,7 +72,8 @@ struct ControlSocketTrustTests {
         defer { _ = system("rm -rf \(root)") }
         let runtime = root + "/tmm-bridge"  // like systemd's RuntimeDirectory= for User=nobody
         #expect(mkdir(runtime, 0o755) == 0 && chown(runtime, 65534, 65534) == 0)
-        let daemon = try FakeDaemon(socketPath: runtime + "/control.sock", reply: "OK - \(Self.returnURL)?locationPort=9635", uid: 65534)
+        let daemon = try FakeDaemon(
+            socketPath: runtime + "/control.sock", reply: "OK - \(Self.returnURL)?locationPort=9635", uid: 65534)
         let run = try open(Self.request, control: daemon.socketPath)
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output == "\(Self.returnURL)?locationPort=9635\n", "\(run.output)")
@@ -80,17 +84,24 @@ struct ControlSocketTrustTests {
         let dir = try scratch(mode: 0o700)
         defer { _ = system("rm -rf \(dir)") }
         for evil in ["file:///etc/passwd", "myapp://responseX?a=1", "javascript:alert(1)//\(Self.returnURL)?"] {
-            let daemon = try FakeDaemon(socketPath: dir + "/control-\(evil.count).sock", reply: "OK - \(evil)", uid: nil)
+            let daemon = try FakeDaemon(
+                socketPath: dir + "/control-\(evil.count).sock", reply: "OK - \(evil)", uid: nil)
             let run = try open(Self.request, control: daemon.socketPath)
             #expect(run.status == 1, "\(evil): \(run.output)")
-            #expect(run.output.contains("does not go to the request's return URL myapp://response; not opened"), "\(run.output)")
+            #expect(
+                run.output.contains("does not go to the request's return URL myapp://response; not opened"),
+                "\(run.output)")
         }
     }
 
     @Test(arguments: [
-        ("trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=file:///etc/passwd", "file"),
+        (
+            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=file:///etc/passwd",
+            "file"
+        ),
         ("trimblemobilemanager://request/tmmSocketServerPort?callback=smb://attacker/share", "smb"),
-        ("tmmsocketserverport://?eyJyZXR1cmwiOiJqYXZhc2NyaXB0OmFsZXJ0KDEpIn0=", "javascript"),  // {"returl":"javascript:alert(1)"}
+        // {"returl":"javascript:alert(1)"}
+        ("tmmsocketserverport://?eyJyZXR1cmwiOiJqYXZhc2NyaXB0OmFsZXJ0KDEpIn0=", "javascript"),
     ])
     func aRefusedReturnURLIsRefusedBeforeTheDaemonIsAsked(_ url: String, _ scheme: String) throws {
         let run = try open(url, control: "/nonexistent/control.sock")

@@ -8,9 +8,11 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("No core dumps: the running daemon is not dumpable", .tags(.integration),
-       .enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil && findExecutable("gpsd") != nil,
-                "needs root, setpriv (util-linux) and gpsd"))
+@Suite(
+    "No core dumps: the running daemon is not dumpable", .tags(.integration),
+    .enabled(
+        if: geteuid() == 0 && findExecutable("setpriv") != nil && findExecutable("gpsd") != nil,
+        "needs root, setpriv (util-linux) and gpsd"))
 struct CoreDumpTests {
     /// The owner of /proc/`pid`/status: root when the process is not dumpable.
     private func procOwner(_ pid: pid_t) -> uid_t? {
@@ -20,7 +22,8 @@ struct CoreDumpTests {
 
     private func uid(_ pid: pid_t) throws -> String? {
         let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        return text.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(separator: "\t").dropFirst().first.map(String.init)
+        return text.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(separator: "\t").dropFirst().first.map(
+            String.init)
     }
 
     /// Started as an unprivileged user (as the unit starts it): before, the process stayed
@@ -33,14 +36,22 @@ struct CoreDumpTests {
         for path in [state, runtime] {
             try #require(mkdir(path, 0o700) == 0 && chown(path, 65534, 65534) == 0)
         }
-        let daemon = try Spawned(try #require(findExecutable("setpriv")), [
-            "--reuid=65534", "--regid=65534", "--clear-groups", try bridgeBinary().path, "run", "--demo", "--no-discovery",
-            "--listen", "127.0.0.1", "--state-dir", state, "--runtime-dir", runtime,
-        ] + (try PortSet.pick()).arguments)
+        let daemon = try Spawned(
+            try #require(findExecutable("setpriv")),
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try bridgeBinary().path, "run", "--demo",
+                "--no-discovery",
+                "--listen", "127.0.0.1", "--state-dir", state, "--runtime-dir", runtime,
+            ] + (try PortSet.pick()).arguments)
         defer { daemon.killNow() }
-        #expect(waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning }, "\(daemon.output.text)")
+        #expect(
+            waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning },
+            "\(daemon.output.text)")
         #expect(try uid(daemon.pid) == "65534")
-        #expect(procOwner(daemon.pid) == 0, "/proc/\(daemon.pid) belongs to uid \(procOwner(daemon.pid).map(String.init) ?? "?"): the daemon is dumpable")
+        #expect(
+            procOwner(daemon.pid) == 0,
+            "/proc/\(daemon.pid) belongs to uid \(procOwner(daemon.pid).map(String.init) ?? "?"): the daemon is dumpable"
+        )
     }
 
     /// Started as root and dropped to its user: changing uid resets the flag to the system's

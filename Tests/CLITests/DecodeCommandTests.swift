@@ -33,8 +33,9 @@ func runBridge(_ arguments: [String], stdin: [UInt8]? = nil, environment: [Strin
     let output = out.fileHandleForReading.readDataToEndOfFile()
     let errors = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return Run(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
-               stderr: String(decoding: errors, as: UTF8.self))
+    return Run(
+        status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
+        stderr: String(decoding: errors, as: UTF8.self))
 }
 
 func jsonObject(_ line: String) throws -> [String: Any] {
@@ -122,7 +123,8 @@ struct DecodeCommandTests {
     }
 
     @Test(arguments: [
-        [], ["frobnicate"], ["decode"], ["decode", "a", "b"], ["decode", "--format"], ["decode", "x", "--format", "V3"],
+        [], ["frobnicate"], ["decode"], ["decode", "a", "b"], ["decode", "--format"],
+        ["decode", "x", "--format", "V3"],
         ["decode", "x", "--verbose"], ["demo", "extra"],
     ])
     func usageErrorsExit64(_ arguments: [String]) throws {
@@ -154,7 +156,8 @@ struct DecodeCommandTests {
 
     @Test func helpAndVersion() throws {
         let help = try runBridge(["--help"])
-        #expect(help.status == 0 && help.stdout.contains("usage: tmm-bridge run")
+        #expect(
+            help.status == 0 && help.stdout.contains("usage: tmm-bridge run")
                 && help.stdout.contains("tmm-bridge decode FILE|-") && help.stdout.contains("--location-v2-port PORT"))
         let version = try runBridge(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("tmm-bridge "))

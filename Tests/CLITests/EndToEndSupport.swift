@@ -15,7 +15,7 @@ enum EndToEnd {
     /// gpsd, curl and /usr/bin/python3 with `websockets` are all there.
     static let isAvailable: Bool = {
         guard findExecutable("gpsd") != nil, findExecutable("curl") != nil,
-              FileManager.default.isExecutableFile(atPath: python)
+            FileManager.default.isExecutableFile(atPath: python)
         else { return false }
         return (try? runTool(python, ["-c", "import websockets"]))?.status == 0
     }()
@@ -70,7 +70,9 @@ func connects(to port: UInt16) -> Bool {
     defer { close(fd) }
     var address = loopback(port)
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     } == 0
 }
 
@@ -91,7 +93,9 @@ final class HeldPort {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         var address = loopback(port)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard fd >= 0, bound == 0, listen(fd, 8) == 0 else {
             if fd >= 0 { close(fd) }
@@ -111,7 +115,9 @@ final class HeldPort {
 struct StartupRace: Error, CustomStringConvertible {
     var name: String
     var log: String
-    var description: String { "\(name): tmm-bridge start-up race: the receiver's hand-off to gpsd was refused as a duplicate:\n\(log)" }
+    var description: String {
+        "\(name): tmm-bridge start-up race: the receiver's hand-off to gpsd was refused as a duplicate:\n\(log)"
+    }
 }
 
 struct HarnessError: Error, CustomStringConvertible {
@@ -212,7 +218,9 @@ final class Spawned {
 }
 
 /// Runs a short-lived tool to the end (at most `seconds`): its exit status and output.
-func runTool(_ executable: String, _ arguments: [String], seconds: Double = 20) throws -> (status: Int32?, output: String) {
+func runTool(
+    _ executable: String, _ arguments: [String], seconds: Double = 20
+) throws -> (status: Int32?, output: String) {
     let tool = try Spawned(executable, arguments)
     guard case .exited(let status) = tool.wait(seconds: seconds) else {
         tool.killNow()
@@ -224,10 +232,14 @@ func runTool(_ executable: String, _ arguments: [String], seconds: Double = 20) 
 /// The six base ports and a fallback start, all free now. Taken from 20000-32767, below Linux's
 /// ephemeral range, so no client connection of the machine can take one in the meantime.
 struct PortSet {
-    static let keys = ["locationPort", "locationSecurePort", "apiPort", "apiSecurePort", "locationV2Port",
-                       "locationV2SecurePort"]
-    static let options = ["location-port", "location-secure-port", "api-port", "api-secure-port", "location-v2-port",
-                          "location-v2-secure-port"]
+    static let keys = [
+        "locationPort", "locationSecurePort", "apiPort", "apiSecurePort", "locationV2Port",
+        "locationV2SecurePort",
+    ]
+    static let options = [
+        "location-port", "location-secure-port", "api-port", "api-secure-port", "location-v2-port",
+        "location-v2-secure-port",
+    ]
 
     var base: [String: UInt16]
     /// The first of `fallbackCount` consecutive free ports.
@@ -304,7 +316,8 @@ final class PtyReceiver {
     /// A receiver at `latitude` (NMEA ddmm.mmmmmmm, north), playing a minute of TestNMEA's
     /// cycles: several of them tell apart whose positions a client gets.
     convenience init(latitude: String) throws {
-        try self.init(epochs: (0..<600).map { TestNMEA.cycle($0, latitude: latitude).flatMap { $0 + [13, 10] } }, silentFor: 0)
+        try self.init(
+            epochs: (0..<600).map { TestNMEA.cycle($0, latitude: latitude).flatMap { $0 + [13, 10] } }, silentFor: 0)
     }
 
     /// Closing the pty (dropping the receiver) is unplugging it: gpsd keeps the device open and
@@ -359,9 +372,12 @@ final class BridgeDaemon {
     /// it open).
     init(_ setup: Setup, waitForReceiver: Bool = true) throws {
         self.setup = setup
-        var arguments = ["run", "--no-discovery", "--registration", setup.registration,
-                         "--state-dir", setup.stateDirectory, "--runtime-dir", setup.runtimeDirectory,
-                         "--listen", "127.0.0.1"] + setup.ports.arguments
+        var arguments =
+            [
+                "run", "--no-discovery", "--registration", setup.registration,
+                "--state-dir", setup.stateDirectory, "--runtime-dir", setup.runtimeDirectory,
+                "--listen", "127.0.0.1",
+            ] + setup.ports.arguments
         for id in setup.allowedIDs { arguments += ["--allow-app-id", id] }
         if let device = setup.devicePath { arguments += ["--device", device] }
         arguments += setup.extraArguments
@@ -374,7 +390,8 @@ final class BridgeDaemon {
 
         guard waitUntil(20, { log.contains("tmm-bridge: ready\n") || hasExited }), !hasExited else {
             spawned.killNow()
-            throw HarnessError("\(setup.name): tmm-bridge did not get ready (\(spawned.termination.map { "\($0)" } ?? "")):\n\(log)")
+            throw HarnessError(
+                "\(setup.name): tmm-bridge did not get ready (\(spawned.termination.map { "\($0)" } ?? "")):\n\(log)")
         }
         let text = log
         if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tmm-bridge: ports: ") }) {
@@ -403,8 +420,12 @@ final class BridgeDaemon {
     /// What the log says about `device` so far: gpsd has it, the hand-off was refused, or nothing yet.
     func receiverState(_ device: String) -> ReceiverState? {
         let text = log
-        if text.contains("cannot hand \(device) to gpsd") || text.contains("cannot re-add \(device) to gpsd") { return .refused }
-        if text.contains("gpsd has \(device)") || text.contains("gpsd reads \(device)") || text.contains("gpsd opened \(device)") {
+        if text.contains("cannot hand \(device) to gpsd") || text.contains("cannot re-add \(device) to gpsd") {
+            return .refused
+        }
+        if text.contains("gpsd has \(device)") || text.contains("gpsd reads \(device)")
+            || text.contains("gpsd opened \(device)")
+        {
             return .opened
         }
         return nil
@@ -435,16 +456,20 @@ final class BridgeDaemon {
     /// Checks a clean SIGTERM stop: exit 0, "stopped" logged, and the private gpsd gone.
     func stopAndExpectCleanExit(sourceLocation: SourceLocation = #_sourceLocation) {
         let ended = stop()
-        #expect(ended == .exited(0), "\(setup.name): tmm-bridge after SIGTERM: \(ended.map { "\($0)" } ?? "still running after 15 s")\n\(log)",
-                sourceLocation: sourceLocation)
+        #expect(
+            ended == .exited(0),
+            "\(setup.name): tmm-bridge after SIGTERM: \(ended.map { "\($0)" } ?? "still running after 15 s")\n\(log)",
+            sourceLocation: sourceLocation)
         #expect(log.contains("signal 15: stopping"), "\(setup.name):\n\(log)", sourceLocation: sourceLocation)
         #expect(log.contains("tmm-bridge: stopped: "), "\(setup.name):\n\(log)", sourceLocation: sourceLocation)
         if let pid = gpsdPID {
-            #expect(kill(pid, 0) == -1 && errno == ESRCH, "\(setup.name): private gpsd \(pid) still running after the stop",
-                    sourceLocation: sourceLocation)
+            #expect(
+                kill(pid, 0) == -1 && errno == ESRCH, "\(setup.name): private gpsd \(pid) still running after the stop",
+                sourceLocation: sourceLocation)
         } else {
-            #expect(EndToEnd.systemGPSDAnswers, "\(setup.name): no private gpsd was started:\n\(log)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                EndToEnd.systemGPSDAnswers, "\(setup.name): no private gpsd was started:\n\(log)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -468,7 +493,8 @@ final class ScriptRun {
     /// the file's name, "rest.py".
     init(_ script: String, context: [String: Any]) throws {
         name = script
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]), as: UTF8.self)
+        let json = String(
+            decoding: try JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]), as: UTF8.self)
         let module = PythonTools.command("endtoend." + script.replacingOccurrences(of: ".py", with: ""), [json])
         spawned = try Spawned(module.executable, module.arguments)
     }
@@ -499,18 +525,25 @@ final class ScriptRun {
 }
 
 /// Runs `script` to the end against `daemon` and checks it passed at least `minimumChecks` checks.
-func expectScriptPasses(_ script: String, against daemon: BridgeDaemon, extra: [String: Any] = [:],
-                        minimumChecks: Int, seconds: Double = 60,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectScriptPasses(
+    _ script: String, against daemon: BridgeDaemon, extra: [String: Any] = [:],
+    minimumChecks: Int, seconds: Double = 60,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let run = try ScriptRun(script, context: daemon.context(extra))
     let started = monotonicNanoseconds()
     let status = run.wait(seconds: seconds)
-    print("\(script): \(run.passedChecks.map { "\($0) checks passed" } ?? "failed") in \(String(format: "%.1f", Double(monotonicNanoseconds() - started) / 1e9)) s")
-    #expect(status == 0, "\(script) exit status \(status.map(String.init) ?? "none: timed out after \(seconds) s")\n\(run.transcript)--- tmm-bridge stderr:\n\(daemon.log)",
-            sourceLocation: sourceLocation)
-    #expect((run.passedChecks ?? 0) >= minimumChecks,
-            "\(script): \(run.passedChecks ?? 0) checks passed, expected at least \(minimumChecks)\n\(run.transcript)",
-            sourceLocation: sourceLocation)
+    print(
+        "\(script): \(run.passedChecks.map { "\($0) checks passed" } ?? "failed") in \(String(format: "%.1f", Double(monotonicNanoseconds() - started) / 1e9)) s"
+    )
+    #expect(
+        status == 0,
+        "\(script) exit status \(status.map(String.init) ?? "none: timed out after \(seconds) s")\n\(run.transcript)--- tmm-bridge stderr:\n\(daemon.log)",
+        sourceLocation: sourceLocation)
+    #expect(
+        (run.passedChecks ?? 0) >= minimumChecks,
+        "\(script): \(run.passedChecks ?? 0) checks passed, expected at least \(minimumChecks)\n\(run.transcript)",
+        sourceLocation: sourceLocation)
 }
 
 /// The registry file as a client (or an operator) reads it: parsed, the ids in order, the mode.
@@ -520,7 +553,8 @@ struct RegistryFile {
 
     static func read(_ path: String) throws -> RegistryFile? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "registry is a JSON object")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: data) as? [String: Any], "registry is a JSON object")
         #expect(object["format"] as? String == "tmm-bridge registry")
         #expect(object["version"] as? Int == 1)
         let applications = try #require(object["applications"] as? [[String: Any]], "applications array")

@@ -14,12 +14,16 @@ import Testing
 private let allowedIDs = (1...8).map { String(format: "5f0c1a2b-3c4d-4e5f-8a9b-%012x", $0) }
 private let unknownID = "0badc0de-0000-4000-8000-000000000000"
 
-@Suite("End to end: tmm-bridge run with independent clients", .tags(.integration), .serialized,
-       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
+@Suite(
+    "End to end: tmm-bridge run with independent clients", .tags(.integration), .serialized,
+    .enabled(
+        if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct EndToEndTests {
     /// Starts a daemon for one scenario (allowlist of `allowedIDs`) with a pty receiver.
-    private func start(_ name: String, receiver: PtyReceiver?, directory: String, ports: PortSet? = nil,
-                       extra: [String] = []) throws -> BridgeDaemon {
+    private func start(
+        _ name: String, receiver: PtyReceiver?, directory: String, ports: PortSet? = nil,
+        extra: [String] = []
+    ) throws -> BridgeDaemon {
         var setup = BridgeDaemon.Setup(name: name, directory: directory, ports: try ports ?? PortSet.pick())
         setup.allowedIDs = allowedIDs
         setup.devicePath = receiver?.devicePath
@@ -46,8 +50,9 @@ struct EndToEndTests {
         #expect(daemon.log.contains("LocationV2 unlocked: registration of \(logName(allowedIDs[0]))"))
         for id in allowedIDs.prefix(6) + [unknownID] { #expect(!daemon.log.lowercased().contains(id.lowercased())) }
         var info = stat()
-        #expect(stat(daemon.setup.runtimeDirectory + "/control.sock", &info) == 0 && info.st_mode & 0o777 == 0o660,
-                "control socket mode \(String(info.st_mode & 0o777, radix: 8)), documented 0660")
+        #expect(
+            stat(daemon.setup.runtimeDirectory + "/control.sock", &info) == 0 && info.st_mode & 0o777 == 0o660,
+            "control socket mode \(String(info.st_mode & 0o777, radix: 8)), documented 0660")
         daemon.stopAndExpectCleanExit()
         #expect(access(daemon.setup.runtimeDirectory + "/control.sock", F_OK) != 0, "control socket removed at stop")
     }
@@ -60,16 +65,21 @@ struct EndToEndTests {
         // A first run registers the application; the REST scenario runs on the restarted daemon,
         // which has the registry but starts with LocationV2 locked.
         let first = try start("rest (registering run)", receiver: receiver, directory: directory, ports: ports)
-        let url = "tmmregister://?" + Data(#"{"application_id":"\#(allowedIDs[0])","returl":"app://r"}"#.utf8)
+        let url =
+            "tmmregister://?"
+            + Data(#"{"application_id":"\#(allowedIDs[0])","returl":"app://r"}"#.utf8)
             .base64EncodedString()
-        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", first.setup.runtimeDirectory])
+        let registered = try runTool(
+            try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", first.setup.runtimeDirectory])
         #expect(registered.status == 0, "\(registered.output)")
         first.stopAndExpectCleanExit()
 
         let daemon = try start("rest", receiver: receiver, directory: directory, ports: ports)
         #expect(daemon.log.contains("1 registered"), "\(daemon.log)")
         try expectScriptPasses("rest.py", against: daemon, minimumChecks: 80)
-        #expect(daemon.log.contains("LocationV2 unlocked: authenticated REST call by application …" + allowedIDs[0].suffix(4)))
+        #expect(
+            daemon.log.contains(
+                "LocationV2 unlocked: authenticated REST call by application …" + allowedIDs[0].suffix(4)))
         #expect(!daemon.log.contains(allowedIDs[0]), "an application id is a credential: never logged")
         #expect(daemon.log.contains("disconnected \(receiver.devicePath) (REST request)"))
         #expect(daemon.log.contains("connected \(receiver.devicePath) (REST request)"))
@@ -80,8 +90,9 @@ struct EndToEndTests {
         let directory = try EndToEnd.makeDirectory("websocket")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try PtyReceiver()
-        let daemon = try start("websocket", receiver: receiver, directory: directory,
-                               extra: ["--ws-ping-interval", "1", "--ws-pong-timeout", "1"])
+        let daemon = try start(
+            "websocket", receiver: receiver, directory: directory,
+            extra: ["--ws-ping-interval", "1", "--ws-pong-timeout", "1"])
         try expectScriptPasses("websocket.py", against: daemon, extra: ["unknownId": unknownID], minimumChecks: 40)
 
         // Clients connected while the daemon stops get a close frame with 1001 (going away).
@@ -123,10 +134,12 @@ struct EndToEndTests {
         let directory = try EndToEnd.makeDirectory("curl")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let receiver = try PtyReceiver()
-        let daemon = try start("curl", receiver: receiver, directory: directory,
-                               extra: ["--http-request-timeout", "1", "--http-idle-timeout", "2"])
+        let daemon = try start(
+            "curl", receiver: receiver, directory: directory,
+            extra: ["--http-request-timeout", "1", "--http-idle-timeout", "2"])
         let url = "trimblemobilemanager://request/tmmRegister?applicationId=\(allowedIDs[0])&callback=app://r"
-        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", daemon.setup.runtimeDirectory])
+        let registered = try runTool(
+            try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", daemon.setup.runtimeDirectory])
         #expect(registered.status == 0 && registered.output.contains("registrationResult=OK"), "\(registered.output)")
         try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 32)
         daemon.stopAndExpectCleanExit()
@@ -150,8 +163,9 @@ struct EndToEndTests {
             setup.devicePath = receiver.devicePath
             let daemon = try BridgeDaemon(setup, waitForReceiver: false)
             _ = waitUntil(10) { daemon.receiverState(receiver.devicePath) != nil }
-            #expect(daemon.receiverState(receiver.devicePath) == .opened,
-                    "start \(attempt): the receiver was not handed to gpsd cleanly:\n\(daemon.log)")
+            #expect(
+                daemon.receiverState(receiver.devicePath) == .opened,
+                "start \(attempt): the receiver was not handed to gpsd cleanly:\n\(daemon.log)")
             try expectScriptPasses("startup.py", against: daemon, minimumChecks: 4)
             daemon.stopAndExpectCleanExit()
         }
@@ -168,9 +182,11 @@ struct EndToEndTests {
         let ackFile = directory + "/acknowledged.txt"
         let stopFile = directory + "/stop"
         var daemon = try BridgeDaemon(setup)
-        let loop = try ScriptRun("register_loop.py", context: daemon.context([
-            "ackFile": ackFile, "stopFile": stopFile, "seconds": 60,
-        ]))
+        let loop = try ScriptRun(
+            "register_loop.py",
+            context: daemon.context([
+                "ackFile": ackFile, "stopFile": stopFile, "seconds": 60,
+            ]))
         defer {
             _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
             loop.wait(seconds: 15)
@@ -202,8 +218,10 @@ struct EndToEndTests {
             killedWithRegistrations += 1
 
             daemon = try BridgeDaemon(setup)
-            #expect(daemon.log.contains("; \(file.ids.count) registered;"),
-                    "round \(round): the restarted daemon did not load the \(file.ids.count) registered ids:\n\(daemon.log)")
+            #expect(
+                daemon.log.contains("; \(file.ids.count) registered;"),
+                "round \(round): the restarted daemon did not load the \(file.ids.count) registered ids:\n\(daemon.log)"
+            )
         }
         _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
         #expect(loop.wait(seconds: 15) == 0, "\(loop.transcript)")
@@ -213,7 +231,9 @@ struct EndToEndTests {
         #expect(Set(acked).isSubset(of: final.ids))
         #expect(acked.count >= 3 * rounds, "only \(acked.count) registrations acknowledged in \(rounds) rounds")
         #expect(killedWithRegistrations >= rounds - 1)
-        print("persistence: \(rounds) SIGKILLs, \(killedMidWrite) with a registry write in flight, \(acked.count) registrations acknowledged, \(final.ids.count) registered")
+        print(
+            "persistence: \(rounds) SIGKILLs, \(killedMidWrite) with a registry write in flight, \(acked.count) registrations acknowledged, \(final.ids.count) registered"
+        )
     }
 
     /// With three base ports (one of them a secure one) and the first fallback port held by
@@ -231,17 +251,27 @@ struct EndToEndTests {
         let daemon = try start("handoff", receiver: receiver, directory: directory, ports: ports)
         // TMMServer order: location, locationSecure, api, apiSecure, locationV2, locationV2Secure;
         // the fallback start itself is busy, so api gets the next one.
-        let expected = ["locationPort": base["locationPort"]!, "locationSecurePort": base["locationSecurePort"]!,
-                        "apiPort": fallback + 1, "apiSecurePort": fallback + 2, "locationV2Port": fallback + 3,
-                        "locationV2SecurePort": base["locationV2SecurePort"]!]
+        let expected = [
+            "locationPort": base["locationPort"]!, "locationSecurePort": base["locationSecurePort"]!,
+            "apiPort": fallback + 1, "apiSecurePort": fallback + 2, "locationV2Port": fallback + 3,
+            "locationV2SecurePort": base["locationV2SecurePort"]!,
+        ]
         #expect(daemon.ports == expected, "\(daemon.log)")
-        #expect(daemon.log.contains("apiPort: port \(base["apiPort"]!) is busy on 127.0.0.1; trying \(fallback)"), "\(daemon.log)")
-        #expect(daemon.log.contains("apiPort: port \(fallback) is busy on 127.0.0.1; trying \(fallback + 1)"), "\(daemon.log)")
-        #expect(daemon.log.contains("locationV2Port: port \(base["locationV2Port"]!) is busy on 127.0.0.1; trying \(fallback + 3)"),
-                "\(daemon.log)")
-        try expectScriptPasses("handoff.py", against: daemon, extra: [
-            "basePorts": base, "heldPorts": held.map { Int($0.port) }, "fallbackStart": fallback,
-        ], minimumChecks: 17)
+        #expect(
+            daemon.log.contains("apiPort: port \(base["apiPort"]!) is busy on 127.0.0.1; trying \(fallback)"),
+            "\(daemon.log)")
+        #expect(
+            daemon.log.contains("apiPort: port \(fallback) is busy on 127.0.0.1; trying \(fallback + 1)"),
+            "\(daemon.log)")
+        #expect(
+            daemon.log.contains(
+                "locationV2Port: port \(base["locationV2Port"]!) is busy on 127.0.0.1; trying \(fallback + 3)"),
+            "\(daemon.log)")
+        try expectScriptPasses(
+            "handoff.py", against: daemon,
+            extra: [
+                "basePorts": base, "heldPorts": held.map { Int($0.port) }, "fallbackStart": fallback,
+            ], minimumChecks: 17)
         daemon.stopAndExpectCleanExit()
     }
 }

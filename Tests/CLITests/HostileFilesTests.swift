@@ -25,8 +25,12 @@ struct HostileFilesTests {
         #expect(mkfifo(dir + "/capture.log", 0o600) == 0)
         // Before the fix the start blocked in open() with the stop signals blocked: only SIGKILL
         // ended it (runTool gives up after 20 s and reports no status).
-        let run = try runTool(try bridge(), ["run", "--replay", dir + "/capture.log", "--no-discovery",
-                                             "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"])
+        let run = try runTool(
+            try bridge(),
+            [
+                "run", "--replay", dir + "/capture.log", "--no-discovery",
+                "--state-dir", dir + "/state", "--runtime-dir", dir + "/run",
+            ])
         #expect(run.status == 78, "\(run.output)")
         #expect(run.output.contains("not a regular file (a FIFO)"), "\(run.output)")
     }
@@ -37,8 +41,12 @@ struct HostileFilesTests {
         let path = dir + "/huge.log"
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
         #expect(truncate(path, 17 << 20) == 0)  // sparse: refused by its size, never read
-        let run = try runTool(try bridge(), ["run", "--replay", path, "--no-discovery",
-                                             "--state-dir", dir + "/state", "--runtime-dir", dir + "/run"])
+        let run = try runTool(
+            try bridge(),
+            [
+                "run", "--replay", path, "--no-discovery",
+                "--state-dir", dir + "/state", "--runtime-dir", dir + "/run",
+            ])
         #expect(run.status == 78, "\(run.output)")
         #expect(run.output.contains("larger than the 16 MiB limit"), "\(run.output)")
     }
@@ -53,7 +61,8 @@ struct HostileFilesTests {
         // nobody: a root daemon drops to nobody by default, and its own user is trusted.)
         #expect(system("setpriv --reuid=12345 --regid=12345 --clear-groups mkdir -m 0777 \(squatted)") == 0)
         var arguments = ["run", "--demo", "--no-discovery"]
-        arguments += which == "runtime"
+        arguments +=
+            which == "runtime"
             ? ["--state-dir", dir + "/state", "--runtime-dir", squatted]
             : ["--state-dir", squatted, "--runtime-dir", dir + "/run"]
         let run = try runTool(try bridge(), arguments)
@@ -74,25 +83,37 @@ struct HostileFilesTests {
         init(_ directory: String) throws {
             self.directory = directory
             for (path, mode) in [(state, 0o777), (state + "/tls", 0o777), (runtime, 0o755)] {
-                try #require(mkdir(path, 0o700) == 0 && chmod(path, mode_t(mode)) == 0
-                             && chown(path, Self.daemonUser, gid_t(Self.daemonUser)) == 0)
+                try #require(
+                    mkdir(path, 0o700) == 0 && chmod(path, mode_t(mode)) == 0
+                        && chown(path, Self.daemonUser, gid_t(Self.daemonUser)) == 0)
             }
             // What nobody plants: files of its own making, valid (so that only their owner can
             // give them away), readable by the daemon.
             let planted = directory + "/planted"
             try #require(mkdir(planted, 0o755) == 0)
             let openssl = try #require(findExecutable("openssl"))
-            let key = try runTool(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
-                                            "-out", planted + "/access-code-v2.key"])
+            let key = try runTool(
+                openssl,
+                [
+                    "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                    "-out", planted + "/access-code-v2.key",
+                ])
             try #require(key.status == 0, "\(key.output)")
             for name in ["ca", "server"] {
-                let pair = try runTool(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                                 "-keyout", planted + "/\(name).key", "-out", planted + "/\(name).pem",
-                                                 "-subj", "/CN=planted by nobody", "-days", "30"])
+                let pair = try runTool(
+                    openssl,
+                    [
+                        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", planted + "/\(name).key", "-out", planted + "/\(name).pem",
+                        "-subj", "/CN=planted by nobody", "-days", "30",
+                    ])
                 try #require(pair.status == 0, "\(pair.output)")
             }
-            try Data(#"{"format":"tmm-bridge registry","version":1,"applications":[{"applicationId":"00000000-0000-4000-8000-00000000b0d1","registeredAt":"2026-01-01T00:00:00Z"}]}"#.utf8)
-                .write(to: URL(fileURLWithPath: planted + "/registry.json"))
+            try Data(
+                #"{"format":"tmm-bridge registry","version":1,"applications":[{"applicationId":"00000000-0000-4000-8000-00000000b0d1","registeredAt":"2026-01-01T00:00:00Z"}]}"#
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: planted + "/registry.json"))
             try Data(#"{"antenna":{"measuredHeight":42,"isAntennaHeightApplied":true}}"#.utf8)
                 .write(to: URL(fileURLWithPath: planted + "/settings.json"))
             _ = system("chmod 0644 \(planted)/*")
@@ -106,8 +127,12 @@ struct HostileFilesTests {
 
         /// `tmm-bridge run` as the daemon user.
         func arguments(ports: PortSet) -> [String] {
-            ["--reuid=\(Self.daemonUser)", "--regid=\(Self.daemonUser)", "--clear-groups", (try? bridgeBinary().path) ?? "tmm-bridge",
-             "run", "--demo", "--no-discovery", "--listen", "127.0.0.1", "--state-dir", state, "--runtime-dir", runtime]
+            [
+                "--reuid=\(Self.daemonUser)", "--regid=\(Self.daemonUser)", "--clear-groups",
+                (try? bridgeBinary().path) ?? "tmm-bridge",
+                "run", "--demo", "--no-discovery", "--listen", "127.0.0.1", "--state-dir", state, "--runtime-dir",
+                runtime,
+            ]
                 + ports.arguments
         }
     }
@@ -115,33 +140,42 @@ struct HostileFilesTests {
     /// Before: the directory was narrowed, then nobody's files were read and used: its key
     /// decrypted Access Code V2 codes (and it can decrypt them too), its CA issued the served
     /// certificate, its registry registered its ids, its settings were served.
-    @Test(.enabled(if: geteuid() == 0 && findExecutable("openssl") != nil && findExecutable("setpriv") != nil
-                   && findExecutable("gpsd") != nil, "needs root, openssl, setpriv and gpsd"),
-          arguments: [["access-code-v2.key"], ["registry.json"], ["settings.json"], ["tls/ca.pem", "tls/ca.key"]])
+    @Test(
+        .enabled(
+            if: geteuid() == 0 && findExecutable("openssl") != nil && findExecutable("setpriv") != nil
+                && findExecutable("gpsd") != nil, "needs root, openssl, setpriv and gpsd"),
+        arguments: [["access-code-v2.key"], ["registry.json"], ["settings.json"], ["tls/ca.pem", "tls/ca.key"]])
     func aFileAnotherUserPlantedInTheStateDirectoryIsRefused(_ files: [String]) throws {
         let dir = try scratch()
         defer { _ = system("rm -rf \(dir)") }
         let open = try OpenStateDirectory(dir)
         for file in files { open.plant(file) }
-        let run = try runTool(try #require(findExecutable("setpriv")), open.arguments(ports: try PortSet.pick()), seconds: 15)
+        let run = try runTool(
+            try #require(findExecutable("setpriv")), open.arguments(ports: try PortSet.pick()), seconds: 15)
         #expect(run.status == 78, "\(run.output)")
-        #expect(run.output.contains("\(open.state)/\(files[0]): it belongs to uid 65534 (nobody), not to this user (uid 12345)"),
-                "\(run.output)")
+        #expect(
+            run.output.contains(
+                "\(open.state)/\(files[0]): it belongs to uid 65534 (nobody), not to this user (uid 12345)"),
+            "\(run.output)")
         var info = stat()
         #expect(stat(open.state, &info) == 0 && info.st_mode & 0o777 == 0o700, "the directory is narrowed all the same")
     }
 
     /// The server certificate and key are derived from the CA: planted ones are replaced by a
     /// pair the CA issues (nothing a client trusts changes), and the start goes on.
-    @Test(.enabled(if: geteuid() == 0 && findExecutable("openssl") != nil && findExecutable("setpriv") != nil
-                   && findExecutable("gpsd") != nil, "needs root, openssl, setpriv and gpsd"))
+    @Test(
+        .enabled(
+            if: geteuid() == 0 && findExecutable("openssl") != nil && findExecutable("setpriv") != nil
+                && findExecutable("gpsd") != nil, "needs root, openssl, setpriv and gpsd"))
     func aPlantedServerCertificateIsReplaced() throws {
         let dir = try scratch()
         defer { _ = system("rm -rf \(dir)") }
         let open = try OpenStateDirectory(dir)
         // A CA of the daemon's own first, so that the server pair is read rather than made anew.
         let first = try Spawned(try #require(findExecutable("setpriv")), open.arguments(ports: try PortSet.pick()))
-        #expect(waitUntil(20) { first.output.text.contains("tmm-bridge: ready\n") || !first.isRunning }, "\(first.output.text)")
+        #expect(
+            waitUntil(20) { first.output.text.contains("tmm-bridge: ready\n") || !first.isRunning },
+            "\(first.output.text)")
         kill(first.pid, SIGTERM)
         #expect(first.wait(seconds: 15) == .exited(0), "\(first.output.text)")
         #expect(chmod(open.state, 0o777) == 0 && chmod(open.state + "/tls", 0o777) == 0)
@@ -151,31 +185,41 @@ struct HostileFilesTests {
         }
         let daemon = try Spawned(try #require(findExecutable("setpriv")), open.arguments(ports: try PortSet.pick()))
         defer { daemon.killNow() }
-        #expect(waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning }, "\(daemon.output.text)")
-        #expect(daemon.output.text.contains("issued a new server certificate from the local CA"), "\(daemon.output.text)")
+        #expect(
+            waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning },
+            "\(daemon.output.text)")
+        #expect(
+            daemon.output.text.contains("issued a new server certificate from the local CA"), "\(daemon.output.text)")
         #expect(daemon.output.text.contains("belongs to uid 65534 (nobody)"), "\(daemon.output.text)")
         for file in ["tls/server.pem", "tls/server.key"] {
             var info = stat()
-            #expect(stat(open.state + "/" + file, &info) == 0 && info.st_uid == OpenStateDirectory.daemonUser, "\(file)")
+            #expect(
+                stat(open.state + "/" + file, &info) == 0 && info.st_uid == OpenStateDirectory.daemonUser, "\(file)")
         }
     }
 
     /// `tmm-bridge tls ca` makes the CA when the daemon has not: run by a user whose state
     /// directory does not exist yet, it made that directory 0755 (only `tls/` was 0700), so the
     /// directory that then holds the Access Code V2 key and the registry was open to everyone.
-    @Test(.enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil, "needs root and setpriv to act as another user"))
+    @Test(
+        .enabled(
+            if: geteuid() == 0 && findExecutable("setpriv") != nil, "needs root and setpriv to act as another user"))
     func tlsCAMakesAPrivateStateDirectory() throws {
         let dir = try scratch()
         defer { _ = system("rm -rf \(dir)") }
         #expect(chmod(dir, 0o1777) == 0)
         let state = dir + "/home/.local/state/tmm-bridge"
-        let run = try runTool(try #require(findExecutable("setpriv")), [
-            "--reuid=65534", "--regid=65534", "--clear-groups", try bridge(), "tls", "ca", "--state-dir", state])
+        let run = try runTool(
+            try #require(findExecutable("setpriv")),
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try bridge(), "tls", "ca", "--state-dir", state,
+            ])
         #expect(run.status == 0 && run.output.contains("-----BEGIN CERTIFICATE-----"), "\(run.output)")
         for (path, mode) in [(state, 0o700), (state + "/tls", 0o700), (dir + "/home", 0o755)] {
             var info = stat()
-            #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == mode_t(mode) && info.st_uid == 65534,
-                    "\(path): mode \(String(info.st_mode & 0o777, radix: 8)), owner \(info.st_uid)")
+            #expect(
+                stat(path, &info) == 0 && info.st_mode & 0o777 == mode_t(mode) && info.st_uid == 65534,
+                "\(path): mode \(String(info.st_mode & 0o777, radix: 8)), owner \(info.st_uid)")
         }
     }
 

@@ -13,7 +13,8 @@ struct ManPageTests {
         let run = try runBridge(["man"])
         #expect(run.status == 0)
         let committed = try String(contentsOfFile: Self.path, encoding: .utf8)
-        #expect(run.stdout == committed, "packaging/tmm-bridge.8 drifted from the option or command tables: run make man")
+        #expect(
+            run.stdout == committed, "packaging/tmm-bridge.8 drifted from the option or command tables: run make man")
         // Every option of `run --help` is in it.
         let help = try runBridge(["run", "--help"])
         for line in help.stdout.split(separator: "\n") where line.hasPrefix("           --") {

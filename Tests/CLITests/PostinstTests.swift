@@ -10,13 +10,17 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("postinst: the service account", .tags(.integration),
-       .enabled(if: geteuid() == 0 && findExecutable("unshare") != nil && access("/etc/login.defs", F_OK) == 0,
-                "needs root and unshare (util-linux) for a private mount namespace"))
+@Suite(
+    "postinst: the service account", .tags(.integration),
+    .enabled(
+        if: geteuid() == 0 && findExecutable("unshare") != nil && access("/etc/login.defs", F_OK) == 0,
+        "needs root and unshare (util-linux) for a private mount namespace"))
 struct PostinstTests {
     static let script = Fixtures.repositoryRoot + "/packaging/debian/postinst"
-    static let stubs = ["adduser", "addgroup", "chown", "chmod", "udevadm", "deb-systemd-helper", "deb-systemd-invoke",
-                        "systemctl", "modprobe", "dpkg-statoverride"]
+    static let stubs = [
+        "adduser", "addgroup", "chown", "chmod", "udevadm", "deb-systemd-helper", "deb-systemd-invoke",
+        "systemctl", "modprobe", "dpkg-statoverride",
+    ]
 
     struct Outcome {
         var status: Int32?
@@ -48,21 +52,26 @@ struct PostinstTests {
         let log = directory + "/commands.log"
         for name in stubs {
             // `deb-systemd-helper --quiet was-enabled` answers "no", as on a first installation.
-            let stub = "#!/bin/sh\necho \"\(name) $*\" >> \(log)\n"
+            let stub =
+                "#!/bin/sh\necho \"\(name) $*\" >> \(log)\n"
                 + (name == "deb-systemd-helper" ? "[ \"$1\" = --quiet ] && exit 1\n" : "") + "exit 0\n"
             try Data(stub.utf8).write(to: URL(fileURLWithPath: bin + "/" + name))
             chmod(bin + "/" + name, 0o755)
         }
-        let run = try runTool(try #require(findExecutable("unshare")), [
-            "--mount", "--propagation", "private", "/bin/sh", "-c", """
+        let run = try runTool(
+            try #require(findExecutable("unshare")),
+            [
+                "--mount", "--propagation", "private", "/bin/sh", "-c",
+                """
                 set -e
                 mount --bind "$1/passwd" /etc/passwd
                 mount --bind "$1/group" /etc/group
                 mount --bind "$1/login.defs" /etc/login.defs
                 PATH="$1/bin:$PATH" exec /bin/sh "$2" configure
                 """, "sh", directory, script,
-        ])
-        let commands = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+            ])
+        let commands =
+            (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
         return Outcome(status: run.status, output: run.output, commands: commands)
     }
 
@@ -71,21 +80,28 @@ struct PostinstTests {
     @Test func aLoginAccountNamedTmmBridgeIsRefused() throws {
         let outcome = try Self.configure(account: "tmm-bridge:x:1001:1001:Tom M. Bridge:/home/tmm-bridge:/bin/bash")
         #expect(outcome.status != 0, "\(outcome.output)")
-        #expect(outcome.output.contains("tmm-bridge: the existing account tmm-bridge has uid 1001, which is not a system account (system uids end at 999"),
-                "\(outcome.output)")
+        #expect(
+            outcome.output.contains(
+                "tmm-bridge: the existing account tmm-bridge has uid 1001, which is not a system account (system uids end at 999"
+            ),
+            "\(outcome.output)")
         #expect(outcome.output.contains("dpkg --configure tmm-bridge"), "\(outcome.output)")
         #expect(outcome.commands.isEmpty, "nothing done: \(outcome.commands)")
     }
 
     @Test func theLimitComesFromLoginDefs() throws {
         let defs = "UID_MIN 1000\nSYS_UID_MAX 499\n"
-        let refused = try Self.configure(account: "tmm-bridge:x:600:600::/nonexistent:/usr/sbin/nologin", loginDefs: defs)
-        #expect(refused.status != 0 && refused.output.contains("has uid 600") && refused.output.contains("end at 499"),
-                "\(refused.output)")
+        let refused = try Self.configure(
+            account: "tmm-bridge:x:600:600::/nonexistent:/usr/sbin/nologin", loginDefs: defs)
+        #expect(
+            refused.status != 0 && refused.output.contains("has uid 600") && refused.output.contains("end at 499"),
+            "\(refused.output)")
         // Without SYS_UID_MAX, system uids end below UID_MIN.
-        let below = try Self.configure(account: "tmm-bridge:x:600:600::/nonexistent:/usr/sbin/nologin", loginDefs: "UID_MIN 500\n")
+        let below = try Self.configure(
+            account: "tmm-bridge:x:600:600::/nonexistent:/usr/sbin/nologin", loginDefs: "UID_MIN 500\n")
         #expect(below.status != 0 && below.output.contains("end at 499"), "\(below.output)")
-        let accepted = try Self.configure(account: "tmm-bridge:x:450:450::/nonexistent:/usr/sbin/nologin", loginDefs: defs)
+        let accepted = try Self.configure(
+            account: "tmm-bridge:x:450:450::/nonexistent:/usr/sbin/nologin", loginDefs: defs)
         #expect(accepted.status == 0, "\(accepted.output)")
     }
 
@@ -95,9 +111,11 @@ struct PostinstTests {
     }
 
     @Test func aSystemAccountIsKeptAndTheRestRuns() throws {
-        let outcome = try Self.configure(account: "tmm-bridge:x:120:120:tmm-bridge daemon:/nonexistent:/usr/sbin/nologin")
+        let outcome = try Self.configure(
+            account: "tmm-bridge:x:120:120:tmm-bridge daemon:/nonexistent:/usr/sbin/nologin")
         #expect(outcome.status == 0, "\(outcome.output)")
-        #expect(!outcome.commands.contains { $0.hasPrefix("adduser") || $0.hasPrefix("addgroup") }, "\(outcome.commands)")
+        #expect(
+            !outcome.commands.contains { $0.hasPrefix("adduser") || $0.hasPrefix("addgroup") }, "\(outcome.commands)")
         #expect(outcome.commands.contains("deb-systemd-helper update-state tmm-bridge.service"), "\(outcome.commands)")
     }
 

@@ -9,14 +9,17 @@ import Testing
 
 private let appID = "5f0c1a2b-3c4d-4e5f-8a9b-00000000d20b"
 
-@Suite("Privilege drop: tmm-bridge run as root", .tags(.integration), .serialized,
-       .enabled(if: geteuid() == 0, "needs root"),
-       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
+@Suite(
+    "Privilege drop: tmm-bridge run as root", .tags(.integration), .serialized,
+    .enabled(if: geteuid() == 0, "needs root"),
+    .enabled(
+        if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct PrivilegeDropTests {
     /// The `Name:\tv1\tv2...` line of /proc/PID/status, split.
     private func status(_ pid: pid_t, _ name: String) throws -> [String] {
         let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(name + ":") }, "\(name) in /proc/\(pid)/status")
+        let line = try #require(
+            text.split(separator: "\n").first { $0.hasPrefix(name + ":") }, "\(name) in /proc/\(pid)/status")
         return line.dropFirst(name.count + 1).split(whereSeparator: { $0 == "\t" || $0 == " " }).map(String.init)
     }
 
@@ -36,8 +39,10 @@ struct PrivilegeDropTests {
         setup.devicePath = receiver.devicePath
         setup.extraArguments = ["--config", configFile(in: directory, "user = nobody\n")]
         let daemon = try BridgeDaemon(setup)
-        #expect(daemon.log.contains("dropped privileges to user nobody (uid 65534) group dialout (gid \(dialout)), no capabilities kept"),
-                "\(daemon.log)")
+        #expect(
+            daemon.log.contains(
+                "dropped privileges to user nobody (uid 65534) group dialout (gid \(dialout)), no capabilities kept"),
+            "\(daemon.log)")
 
         // Every id of the process, and no capability left (no Bluetooth receiver is configured).
         #expect(try status(daemon.pid, "Uid") == ["65534", "65534", "65534", "65534"])
@@ -50,24 +55,30 @@ struct PrivilegeDropTests {
         #expect(tasks.count > 1)
         for task in tasks {
             let text = try String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/status", encoding: .utf8)
-            #expect(text.contains("Uid:\t65534\t65534\t65534\t65534") && text.contains("CapPrm:\t0000000000000000"), "thread \(task)")
+            #expect(
+                text.contains("Uid:\t65534\t65534\t65534\t65534") && text.contains("CapPrm:\t0000000000000000"),
+                "thread \(task)")
         }
         // Its private gpsd runs as that user from the start, so the daemon can still stop it.
         let gpsd = try #require(daemon.gpsdPID)
         #expect(try status(gpsd, "Uid") == ["65534", "65534", "65534", "65534"])
 
         // Registration persists (the state directory was handed over before the drop)...
-        let url = "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
-        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
+        let url =
+            "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let registered = try runTool(
+            try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
         #expect(registered.status == 0, "\(registered.output)\n\(daemon.log)")
         #expect(try RegistryFile.read(setup.registryPath)?.ids == [appID])
         var info = stat()
         #expect(stat(setup.registryPath, &info) == 0 && info.st_uid == 65534, "the registry is the dropped user's")
 
         // ...and positions flow to a V2 client (now unlocked) through the gpsd started as nobody.
-        let client = PythonTools.command("peers.ws_client", ["frames", "ws://127.0.0.1:\(daemon.ports["locationV2Port"] ?? 0)/locationV2", "5"])
+        let client = PythonTools.command(
+            "peers.ws_client", ["frames", "ws://127.0.0.1:\(daemon.ports["locationV2Port"] ?? 0)/locationV2", "5"])
         let frames = try runTool(client.executable, client.arguments)
-        #expect(frames.status == 0 && frames.output.split(separator: "\n").count == 5, "\(frames.output)\n\(daemon.log)")
+        #expect(
+            frames.status == 0 && frames.output.split(separator: "\n").count == 5, "\(frames.output)\n\(daemon.log)")
         daemon.stopAndExpectCleanExit()
 
         // The next start, as root again, finds its directories (now nobody's) its own, and the
@@ -93,9 +104,12 @@ struct PrivilegeDropTests {
         #expect(try status(daemon.pid, "CapEff") == [netAdmin])
         #expect(try status(daemon.pid, "CapPrm") == [netAdmin])
         #expect(try status(daemon.pid, "CapInh") == ["0000000000000000"])
-        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task") where task != "\(daemon.pid)" {
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")
+        where task != "\(daemon.pid)" {
             let text = try String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/status", encoding: .utf8)
-            #expect(text.contains("CapPrm:\t0000000000000000") && text.contains("CapEff:\t0000000000000000"), "thread \(task)")
+            #expect(
+                text.contains("CapPrm:\t0000000000000000") && text.contains("CapEff:\t0000000000000000"),
+                "thread \(task)")
         }
         daemon.stopAndExpectCleanExit()
     }
@@ -108,10 +122,12 @@ struct PrivilegeDropTests {
     func anUnknownAccountExits78BeforeAnythingStarts(_ contents: String, _ message: String) throws {
         let directory = try EndToEnd.makeDirectory("privileges-unknown")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try runTool(try bridgeBinary().path, [
-            "run", "--config", configFile(in: directory, contents), "--demo", "--no-discovery",
-            "--state-dir", directory + "/state", "--runtime-dir", directory + "/run",
-        ])
+        let run = try runTool(
+            try bridgeBinary().path,
+            [
+                "run", "--config", configFile(in: directory, contents), "--demo", "--no-discovery",
+                "--state-dir", directory + "/state", "--runtime-dir", directory + "/run",
+            ])
         #expect(run.status == 78, "\(run.output)")
         #expect(run.output.contains(message), "\(run.output)")
         #expect(!run.output.contains("private gpsd started"), "nothing starts with an account that cannot be used")
@@ -130,14 +146,19 @@ struct PrivilegeDropTests {
         #expect(mkdir(rootOnly, 0o700) == 0)
         let blocked = rootOnly + "/" + which
         let ports = try PortSet.pick()
-        let run = try runTool(try bridgeBinary().path, [
-            "run", "--config", configFile(in: directory, "user = nobody\n"), "--demo", "--no-discovery", "--listen", "127.0.0.1",
-            "--state-dir", which == "state" ? blocked : directory + "/state",
-            "--runtime-dir", which == "runtime" ? blocked : directory + "/runtime",
-        ] + ports.arguments, seconds: 15)
+        let run = try runTool(
+            try bridgeBinary().path,
+            [
+                "run", "--config", configFile(in: directory, "user = nobody\n"), "--demo", "--no-discovery", "--listen",
+                "127.0.0.1",
+                "--state-dir", which == "state" ? blocked : directory + "/state",
+                "--runtime-dir", which == "runtime" ? blocked : directory + "/runtime",
+            ] + ports.arguments, seconds: 15)
         #expect(run.status == 73, "\(run.output)")
-        #expect(run.output.contains("\(which) directory \(blocked) is not writable by user nobody (uid 65534) after the privilege drop"),
-                "\(run.output)")
+        #expect(
+            run.output.contains(
+                "\(which) directory \(blocked) is not writable by user nobody (uid 65534) after the privilege drop"),
+            "\(run.output)")
         #expect(!run.output.contains("tmm-bridge: ready"), "\(run.output)")
     }
 
@@ -153,17 +174,25 @@ struct PrivilegeDropTests {
         #expect(mkdir(rootOnly, 0o700) == 0)
         let control = rootOnly + "/gpsd.sock"
         let gpsdPort = try #require(freeLoopbackPort())
-        let gpsd = try Spawned(try #require(findExecutable("gpsd")), ["-N", "-n", "-b", "-S", String(gpsdPort), "-F", control])
+        let gpsd = try Spawned(
+            try #require(findExecutable("gpsd")), ["-N", "-n", "-b", "-S", String(gpsdPort), "-F", control])
         defer { gpsd.killNow() }
-        #expect(waitUntil(10) { (try? PathStatus.of(control))?.isSocket == true }, "gpsd made no control socket: \(gpsd.output.text)")
+        #expect(
+            waitUntil(10) { (try? PathStatus.of(control))?.isSocket == true },
+            "gpsd made no control socket: \(gpsd.output.text)")
         let ports = try PortSet.pick()
-        let run = try runTool(try bridgeBinary().path, [
-            "run", "--config", configFile(in: directory, "user = nobody\n"), "--no-discovery", "--listen", "127.0.0.1",
-            "--gpsd", "127.0.0.1:\(gpsdPort)", "--gpsd-control", control,
-            "--state-dir", directory + "/state", "--runtime-dir", directory + "/runtime",
-        ] + ports.arguments, seconds: 15)
+        let run = try runTool(
+            try bridgeBinary().path,
+            [
+                "run", "--config", configFile(in: directory, "user = nobody\n"), "--no-discovery", "--listen",
+                "127.0.0.1",
+                "--gpsd", "127.0.0.1:\(gpsdPort)", "--gpsd-control", control,
+                "--state-dir", directory + "/state", "--runtime-dir", directory + "/runtime",
+            ] + ports.arguments, seconds: 15)
         #expect(run.status == 77, "\(run.output)")
-        #expect(run.output.contains("gpsd's control socket \(control) cannot be written by user nobody (uid 65534)"), "\(run.output)")
+        #expect(
+            run.output.contains("gpsd's control socket \(control) cannot be written by user nobody (uid 65534)"),
+            "\(run.output)")
         #expect(!run.output.contains("tmm-bridge: ready"), "\(run.output)")
     }
 
@@ -177,11 +206,15 @@ struct PrivilegeDropTests {
         setup.allowedIDs = [appID]
         setup.extraArguments = ["--demo", "--config", configFile(in: directory, "user = nobody\n")]
         #expect(mkdir(setup.stateDirectory, 0o700) == 0)
-        #expect(FileManager.default.createFile(atPath: setup.registryPath + ".tmp", contents: Data("{".utf8),
-                                               attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: setup.registryPath + ".tmp", contents: Data("{".utf8),
+                attributes: [.posixPermissions: 0o600]))
         let daemon = try BridgeDaemon(setup)
-        let url = "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
-        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
+        let url =
+            "tmmregister://?" + Data(#"{"application_id":"\#(appID)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let registered = try runTool(
+            try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
         #expect(registered.status == 0, "\(registered.output)\n\(daemon.log)")
         #expect(try RegistryFile.read(setup.registryPath)?.ids == [appID], "\(daemon.log)")
         daemon.stopAndExpectCleanExit()
@@ -202,10 +235,11 @@ struct PrivilegeDropTests {
         setup.environment = ["NOTIFY_SOCKET": notify.path]
         let daemon = try BridgeDaemon(setup)
         #expect(daemon.log.contains("dropped privileges to user nobody"), "\(daemon.log)")
-        #expect(waitUntil(5) {
-            notify.drain()
-            return notify.messages.contains { $0.text.hasPrefix("READY=1") }
-        }, "no READY=1: \(notify.messages.map(\.text))\n\(daemon.log)")
+        #expect(
+            waitUntil(5) {
+                notify.drain()
+                return notify.messages.contains { $0.text.hasPrefix("READY=1") }
+            }, "no READY=1: \(notify.messages.map(\.text))\n\(daemon.log)")
         daemon.stopAndExpectCleanExit()
         notify.drain()
         #expect(notify.messages.last?.text == "STOPPING=1", "\(notify.messages.map(\.text))")

@@ -7,8 +7,10 @@ import Glibc
 import TestSupport
 import Testing
 
-@Suite("Several receivers (one served, never a mix, failover) and Bluetooth receivers, in the real daemon", .tags(.integration),
-       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))
+@Suite(
+    "Several receivers (one served, never a mix, failover) and Bluetooth receivers, in the real daemon",
+    .tags(.integration),
+    .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))
 struct ReceiversTests {
     /// The latitudes the client printed so far, in order.
     private func latitudes(_ run: ScriptRun) -> [Double] {
@@ -24,9 +26,10 @@ struct ReceiversTests {
         let south = try PtyReceiver(latitude: "4000.0000000")  // 40°
         var north: PtyReceiver? = try PtyReceiver(latitude: "5000.0000000")  // 50°
         let northPath = north!.devicePath
-        let daemon = try BridgeDaemon(BridgeDaemon.Setup(
-            name: "receivers", directory: directory, ports: try PortSet.pick(), devicePath: south.devicePath,
-            extraArguments: ["--device", northPath, "--prefer", northPath]))
+        let daemon = try BridgeDaemon(
+            BridgeDaemon.Setup(
+                name: "receivers", directory: directory, ports: try PortSet.pick(), devicePath: south.devicePath,
+                extraArguments: ["--device", northPath, "--prefer", northPath]))
         defer { daemon.killHard() }
 
         #expect(waitUntil(15) { daemon.log.contains("serving \(northPath)") }, "\(daemon.log)")
@@ -35,7 +38,8 @@ struct ReceiversTests {
         #expect(waitUntil(15) { latitudes(client).count >= 4 }, "\(client.transcript)\n\(daemon.log)")
         #expect(Set(latitudes(client)) == [50], "only the preferred receiver's positions: \(latitudes(client))")
         // `tmm-bridge status` names the served one among both.
-        let report = try runTool(try bridgeBinary().path, ["status", "--json", "--runtime-dir", daemon.setup.runtimeDirectory])
+        let report = try runTool(
+            try bridgeBinary().path, ["status", "--json", "--runtime-dir", daemon.setup.runtimeDirectory])
         let status = try DaemonStatus.parse(json: report.output.trimmingCharacters(in: .newlines)).get()
         #expect(status.servedReceiver == northPath, "\(report.output)")
         #expect(Set(status.receivers.map(\.path)) == [northPath, south.devicePath], "\(report.output)")
@@ -48,8 +52,9 @@ struct ReceiversTests {
         #expect(waitUntil(5) { latitudes(client).count >= before + 6 }, "\(client.transcript)")
         let seen = latitudes(client)
         let switched = try #require(seen.firstIndex(of: 40))
-        #expect(Set(seen[..<switched]) == [50] && Set(seen[switched...]) == [40],
-                "one receiver, then the other, never a mix: \(seen)")
+        #expect(
+            Set(seen[..<switched]) == [50] && Set(seen[switched...]) == [40],
+            "one receiver, then the other, never a mix: \(seen)")
         let log = daemon.log
         #expect(log.contains("input lost: no data from the receiver for 3.0 s"), "\(log)")
         #expect(log.contains("serving \(south.devicePath)"), "\(log)")
@@ -64,9 +69,10 @@ struct ReceiversTests {
     @Test func aBluetoothReceiverThatCannotBeBoundIsReportedAndTheDaemonRuns() throws {
         let directory = try EndToEnd.makeDirectory("bluetooth")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let daemon = try BridgeDaemon(BridgeDaemon.Setup(
-            name: "bluetooth", directory: directory, ports: try PortSet.pick(),
-            extraArguments: ["--bluetooth", "00:07:80:AB:CD:EF channel 2 rfcomm 7"]))
+        let daemon = try BridgeDaemon(
+            BridgeDaemon.Setup(
+                name: "bluetooth", directory: directory, ports: try PortSet.pick(),
+                extraArguments: ["--bluetooth", "00:07:80:AB:CD:EF channel 2 rfcomm 7"]))
         defer { daemon.killHard() }
         let line = "tmm-bridge: bluetooth: cannot bind rfcomm7 -> 00:07:80:AB:CD:EF channel 2: "
         #expect(waitUntil(10) { daemon.log.contains(line) }, "\(daemon.log)")

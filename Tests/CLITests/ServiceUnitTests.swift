@@ -63,8 +63,9 @@ struct ServiceUnitFileTests {
     @Test("no restart after a usage or configuration error (the daemon's exit statuses)")
     func restartPreventExitStatus() throws {
         let unit = try UnitFile.load()
-        #expect(unit.value("RestartPreventExitStatus")
-            == "\(ExitStatus.usage.rawValue) \(ExitStatus.badConfiguration.rawValue)")
+        #expect(
+            unit.value("RestartPreventExitStatus")
+                == "\(ExitStatus.usage.rawValue) \(ExitStatus.badConfiguration.rawValue)")
     }
 
     @Test("the daemon's user, group and directories")
@@ -98,8 +99,9 @@ struct ServiceUnitFileTests {
         #expect(unit.value("AmbientCapabilities") == "")
         #expect(unit.value("NoNewPrivileges") == "yes")
         #expect(unit.value("ProtectSystem") == "strict")
-        #expect(Set(unit.value("RestrictAddressFamilies")?.split(separator: " ").map(String.init) ?? [])
-            == ["AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK", "AF_BLUETOOTH"])
+        #expect(
+            Set(unit.value("RestrictAddressFamilies")?.split(separator: " ").map(String.init) ?? [])
+                == ["AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK", "AF_BLUETOOTH"])
         #expect(unit.value("DevicePolicy") == "closed")
         #expect(unit.values("DeviceAllow").contains("char-gnss rw"), "kernel GNSS devices are receivers too")
         #expect(unit.value("SystemCallFilter") != nil)
@@ -114,8 +116,9 @@ struct ServiceUnitFileTests {
         let unit = try UnitFile.load()
         let path = Fixtures.repositoryRoot + "/systemd/tmm-bridge-modules.conf"
         let data = try #require(FileManager.default.contents(atPath: path), "\(path) is missing")
-        let modules = Set(String(decoding: data, as: UTF8.self).split(separator: "\n")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") })
+        let modules = Set(
+            String(decoding: data, as: UTF8.self).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") })
         let specifiers = unit.values("DeviceAllow").map { String($0.split(separator: " ").first ?? "") }
         // devices.txt: 188 USB serial (ttyUSB), 166 USB ACM (ttyACM), 216 Bluetooth RFCOMM TTY.
         for major in ["188", "166", "216"] {
@@ -126,7 +129,9 @@ struct ServiceUnitFileTests {
         for specifier in specifiers where specifier.hasPrefix("char-") {
             let group = String(specifier.dropFirst("char-".count))
             if UInt32(group) != nil || builtIn.contains(group) { continue }
-            let module = try #require(moduleOfGroup[group], "DeviceAllow=\(specifier): give a fixed major by number, or load its module at boot")
+            let module = try #require(
+                moduleOfGroup[group],
+                "DeviceAllow=\(specifier): give a fixed major by number, or load its module at boot")
             #expect(modules.contains(module), "\(path) does not load \(module) (for DeviceAllow=\(specifier))")
         }
     }
@@ -147,7 +152,8 @@ struct ServiceUnitFileTests {
     @Test("docs/service.md explains every key of the unit")
     func everyKeyIsDocumented() throws {
         let unit = try UnitFile.load()
-        let data = try #require(FileManager.default.contents(atPath: UnitFile.documentation), "docs/service.md is missing")
+        let data = try #require(
+            FileManager.default.contents(atPath: UnitFile.documentation), "docs/service.md is missing")
         let documentation = String(decoding: data, as: UTF8.self)
         for key in Set(unit.entries.map(\.key)) {
             #expect(documentation.contains("`\(key)="), "docs/service.md does not explain \(key)=")
@@ -155,8 +161,11 @@ struct ServiceUnitFileTests {
     }
 }
 
-@Suite("systemd-analyze on the unit", .tags(.integration),
-       .enabled(if: findExecutable("systemd-analyze") != nil, "needs systemd-analyze (package systemd; scripts/install-deps.sh)"))
+@Suite(
+    "systemd-analyze on the unit", .tags(.integration),
+    .enabled(
+        if: findExecutable("systemd-analyze") != nil, "needs systemd-analyze (package systemd; scripts/install-deps.sh)"
+    ))
 struct ServiceUnitAnalyzeTests {
     /// `systemd-analyze security --offline=yes` reached this with the unit as committed (docs/service.md
     /// records it). Lower it here when the unit gets tighter; never raise it without a reason there.
@@ -188,8 +197,9 @@ struct ServiceUnitAnalyzeTests {
         // Documentation=man:tmm-bridge(8): verify runs `man` on it, so the page must resolve, as
         // it does once installed (make install, the .deb): the committed page, on a MANPATH.
         try FileManager.default.createDirectory(atPath: directory + "/man/man8", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Fixtures.repositoryRoot + "/packaging/tmm-bridge.8",
-                                         toPath: directory + "/man/man8/tmm-bridge.8")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.repositoryRoot + "/packaging/tmm-bridge.8",
+            toPath: directory + "/man/man8/tmm-bridge.8")
         return (directory, unit)
     }
 
@@ -220,22 +230,27 @@ struct ServiceUnitAnalyzeTests {
         handle.write(Data("\n[Service]\nProtectSystm=strict\n".utf8))
         try handle.close()
         let result = try analyzeVerify(copy)
-        #expect(result.output.split(separator: "\n").contains { $0.contains("tmm-bridge") && $0.contains("ProtectSystm") },
-                "\(result.output)")
+        #expect(
+            result.output.split(separator: "\n").contains { $0.contains("tmm-bridge") && $0.contains("ProtectSystm") },
+            "\(result.output)")
     }
 
     @Test("systemd-analyze security: exposure at or below the recorded score, and docs/service.md says it")
     func exposure() throws {
         let result = try runTool(Self.analyze, ["security", "--offline=yes", "--no-pager", UnitFile.path])
         let marker = "Overall exposure level for tmm-bridge.service: "
-        let line = try #require(result.output.split(separator: "\n").first { $0.contains(marker) },
-                                "no exposure line in:\n\(result.output)")
+        let line = try #require(
+            result.output.split(separator: "\n").first { $0.contains(marker) },
+            "no exposure line in:\n\(result.output)")
         let score = line.components(separatedBy: marker).last?.split(separator: " ").first.flatMap { Double($0) }
         let exposure = try #require(score, "cannot read the score in '\(line)'")
-        #expect(exposure <= Self.recordedExposure,
-                "exposure \(exposure) is above the recorded \(Self.recordedExposure):\n\(result.output)")
-        let documentation = String(decoding: FileManager.default.contents(atPath: UnitFile.documentation) ?? Data(), as: UTF8.self)
-        #expect(documentation.contains("exposure level \(Self.recordedExposure)"),
-                "docs/service.md should record the exposure level \(Self.recordedExposure)")
+        #expect(
+            exposure <= Self.recordedExposure,
+            "exposure \(exposure) is above the recorded \(Self.recordedExposure):\n\(result.output)")
+        let documentation = String(
+            decoding: FileManager.default.contents(atPath: UnitFile.documentation) ?? Data(), as: UTF8.self)
+        #expect(
+            documentation.contains("exposure level \(Self.recordedExposure)"),
+            "docs/service.md should record the exposure level \(Self.recordedExposure)")
     }
 }

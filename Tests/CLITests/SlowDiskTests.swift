@@ -7,9 +7,11 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("Settings writes on a slow disk", .tags(.integration),
-       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"),
-       .enabled(if: findExecutable("cc") != nil, "needs cc to build the slow-fsync shim"))
+@Suite(
+    "Settings writes on a slow disk", .tags(.integration),
+    .enabled(
+        if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"),
+    .enabled(if: findExecutable("cc") != nil, "needs cc to build the slow-fsync shim"))
 struct SlowDiskTests {
     /// Every fsync (and fdatasync) of the process waits `TMM_TEST_FSYNC_DELAY_MS` first, as a slow
     /// card would make it wait.
@@ -46,7 +48,8 @@ struct SlowDiskTests {
         let source = directory + "/slow-fsync.c"
         let library = directory + "/slow-fsync.so"
         try Data(shimSource.utf8).write(to: URL(fileURLWithPath: source))
-        let built = try runTool(try #require(findExecutable("cc")), ["-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"])
+        let built = try runTool(
+            try #require(findExecutable("cc")), ["-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"])
         try #require(built.status == 0, "cc: \(built.output)")
         return library
     }
@@ -56,17 +59,18 @@ struct SlowDiskTests {
 
     /// `tmm-bridge open` of `id` (iOS style), its exit status and output.
     static func register(_ id: String, runtime: String) throws -> (status: Int32?, output: String) {
-        let url = "tmmregister://?" + Data(#"{"application_id":"\#(id)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let url =
+            "tmmregister://?" + Data(#"{"application_id":"\#(id)","returl":"app://r"}"#.utf8).base64EncodedString()
         return try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", runtime])
     }
 
     /// The antenna as `settings.json` holds it.
     static func fileAntenna(_ path: String) -> (height: Double, applied: Bool)? {
         guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let antenna = object["antenna"] as? [String: Any],
-              let height = (antenna["measuredHeight"] as? NSNumber)?.doubleValue,
-              let applied = antenna["isAntennaHeightApplied"] as? Bool
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let antenna = object["antenna"] as? [String: Any],
+            let height = (antenna["measuredHeight"] as? NSNumber)?.doubleValue,
+            let applied = antenna["isAntennaHeightApplied"] as? Bool
         else { return nil }
         return (height, applied)
     }
@@ -85,7 +89,9 @@ struct SlowDiskTests {
         setup.environment = ["LD_PRELOAD": shim, "TMM_TEST_FSYNC_DELAY_MS": "20"]
         let daemon = try BridgeDaemon(setup)
         // (Read to the end: /proc files have no size, and a sized read stops at the first page.)
-        let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let maps = String(
+            decoding: FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps")?.readDataToEndOfFile() ?? Data(),
+            as: UTF8.self)
         try #require(maps.contains(shim), "the daemon runs with the slow-fsync shim")
 
         let first = try Self.register(Self.client, runtime: setup.runtimeDirectory)
@@ -94,8 +100,12 @@ struct SlowDiskTests {
 
         // 3,000 PUTs as fast as one keep-alive connection takes them, each a different height;
         // the 750th starts a registration of another app from a second thread.
-        let burster = PythonTools.command("peers.antenna_burst", [String(apiPort), Self.client, try bridgeBinary().path,
-                                                                  setup.runtimeDirectory, Self.latecomer])
+        let burster = PythonTools.command(
+            "peers.antenna_burst",
+            [
+                String(apiPort), Self.client, try bridgeBinary().path,
+                setup.runtimeDirectory, Self.latecomer,
+            ])
         let burst = try runTool(burster.executable, burster.arguments, seconds: 120)
         try #require(burst.status == 0, "\(burst.output)\n\(daemon.log)")
         let line = try #require(burst.output.split(separator: "\n").last)
@@ -106,18 +116,24 @@ struct SlowDiskTests {
         let lastApplied = try #require(last["isAntennaHeightApplied"] as? Bool)
         let registration = try #require(summary["registration"] as? [String: Any])
         let registrationSeconds = try #require((registration["seconds"] as? NSNumber)?.doubleValue)
-        print("slow disk: 3000 PUTs in \(summary["seconds"] ?? "?") s; registration during the burst took \(registrationSeconds) s")
+        print(
+            "slow disk: 3000 PUTs in \(summary["seconds"] ?? "?") s; registration during the burst took \(registrationSeconds) s"
+        )
 
         #expect(statuses == ["200": 3000], "\(statuses)")
-        #expect(registration["status"] as? Int == 0 && registrationSeconds < 5,
-                "a registration waits for its own write, not for the settings: \(registration)\n\(daemon.log)")
+        #expect(
+            registration["status"] as? Int == 0 && registrationSeconds < 5,
+            "a registration waits for its own write, not for the settings: \(registration)\n\(daemon.log)")
         // The file catches up with the last answered settings (one write in progress, then the
         // latest), and the server serves the same.
         let settingsPath = setup.stateDirectory + "/settings.json"
-        #expect(waitUntil(10) { Self.fileAntenna(settingsPath).map { $0 == (lastHeight, lastApplied) } ?? false },
-                "settings.json \(String(describing: Self.fileAntenna(settingsPath))), last answered \(lastHeight) \(lastApplied)")
+        #expect(
+            waitUntil(10) { Self.fileAntenna(settingsPath).map { $0 == (lastHeight, lastApplied) } ?? false },
+            "settings.json \(String(describing: Self.fileAntenna(settingsPath))), last answered \(lastHeight) \(lastApplied)"
+        )
         let served = try #require(summary["served"] as? [String: Any])
-        #expect((served["measuredHeight"] as? NSNumber)?.doubleValue == lastHeight
+        #expect(
+            (served["measuredHeight"] as? NSNumber)?.doubleValue == lastHeight
                 && served["isAntennaHeightApplied"] as? Bool == lastApplied, "served \(served), last answered \(last)")
         #expect(!daemon.log.contains("cannot save"), "\(daemon.log)")
         daemon.stopAndExpectCleanExit()

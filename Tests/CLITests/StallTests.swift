@@ -8,8 +8,10 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("End to end: a stalled gpsd", .tags(.integration), .serialized,
-       .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
+@Suite(
+    "End to end: a stalled gpsd", .tags(.integration), .serialized,
+    .enabled(
+        if: EndToEnd.isAvailable, "needs gpsd, curl and /usr/bin/python3 with websockets (scripts/install-deps.sh)"))
 struct StallTests {
     @Test func aBacklogAfterSIGSTOPIsNotFlushedToV2Clients() throws {
         let directory = try EndToEnd.makeDirectory("stall")
@@ -23,16 +25,20 @@ struct StallTests {
         setup.extraArguments = ["--max-location-rate", "20"]
         let daemon = try BridgeDaemon(setup)
         let gpsd = try #require(daemon.gpsdPID)
-        let url = "tmmregister://?" + Data(#"{"application_id":"5f0c1a2b-3c4d-4e5f-8a9b-0000000057a1","returl":"app://r"}"#.utf8)
+        let url =
+            "tmmregister://?"
+            + Data(#"{"application_id":"5f0c1a2b-3c4d-4e5f-8a9b-0000000057a1","returl":"app://r"}"#.utf8)
             .base64EncodedString()
-        let registered = try runTool(try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
+        let registered = try runTool(
+            try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
         #expect(registered.status == 0, "\(registered.output)")
 
         // The client (tmmtools/peers/ws_client.py stall) stops gpsd itself, so the stall starts
         // after frames are flowing (a condition, not a guess), and timestamps every frame that
         // comes after SIGCONT.
         let port = daemon.ports["locationV2Port"] ?? 0
-        let client = PythonTools.command("peers.ws_client", ["stall", "ws://127.0.0.1:\(port)/locationV2", String(gpsd)])
+        let client = PythonTools.command(
+            "peers.ws_client", ["stall", "ws://127.0.0.1:\(port)/locationV2", String(gpsd)])
         let run = try runTool(client.executable, client.arguments, seconds: 30)
         kill(gpsd, SIGCONT)  // whatever happened to the script
         #expect(run.status == 0, "\(run.output)\n\(daemon.log)")

@@ -29,7 +29,9 @@ private func holdWebSocket(_ url: String) throws -> Spawned {
     return try Spawned(client.executable, client.arguments)
 }
 
-@Suite("tmm-bridge status", .tags(.integration), .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))
+@Suite(
+    "tmm-bridge status", .tags(.integration),
+    .enabled(if: EndToEnd.isAvailable, "needs gpsd, curl and python3-websockets"))
 struct StatusCommandTests {
     @Test("ports, a WebSocket client, the fix once positions flow, apps by name only")
     func againstTheDemo() throws {
@@ -43,20 +45,24 @@ struct StatusCommandTests {
 
         let first = try #require(try status(of: daemon), "status failed:\n\(daemon.log)")
         #expect(first.pid == daemon.pid)
-        #expect(first.version == (try bridge(["--version"])).output.split(separator: " ").last?.trimmingCharacters(in: .newlines))
+        #expect(
+            first.version
+                == (try bridge(["--version"])).output.split(separator: " ").last?.trimmingCharacters(in: .newlines))
         #expect(first.ports == daemon.ports, "\(first.ports) vs the log's \(daemon.ports)")
         #expect(first.clients.total == 0)
         #expect(first.gpsd.kind == (EndToEnd.systemGPSDAnswers ? "system" : "private"))
         #expect(first.registration.policy == "open" && first.registration.registered == 0)
-        #expect(first.servedReceiver == nil || first.servedReceiver?.hasPrefix("/dev/pts/") == true,
-                "none yet, or the replayed capture's pty: \(String(describing: first.servedReceiver))")
+        #expect(
+            first.servedReceiver == nil || first.servedReceiver?.hasPrefix("/dev/pts/") == true,
+            "none yet, or the replayed capture's pty: \(String(describing: first.servedReceiver))")
 
         // Positions flow: the replayed capture's pty is the receiver, with a fix and a rate.
         var flowing: DaemonStatus?
-        #expect(waitUntil(15) {
-            flowing = try? status(of: daemon)
-            return flowing?.fix.input == "live" && flowing?.fix.epochRate != nil && flowing?.fix.quality != nil
-        }, "no live fix in the status: \(String(describing: flowing))\n\(daemon.log)")
+        #expect(
+            waitUntil(15) {
+                flowing = try? status(of: daemon)
+                return flowing?.fix.input == "live" && flowing?.fix.epochRate != nil && flowing?.fix.quality != nil
+            }, "no live fix in the status: \(String(describing: flowing))\n\(daemon.log)")
         let live = try #require(flowing)
         #expect(live.fix.quality != "noFix", "\(live.fix)")
         #expect(live.fix.latitude != nil && live.fix.longitude != nil)
@@ -70,17 +76,19 @@ struct StatusCommandTests {
         let port = try #require(daemon.ports["locationPort"])
         let client = try holdWebSocket("ws://127.0.0.1:\(port)/")
         var counted: DaemonStatus?
-        #expect(waitUntil(10) {
-            counted = try? status(of: daemon)
-            return counted?.clients.bySocket["locationPort"] == 1 && counted?.clients.locationV1 == 1
-        }, "the client is not counted: \(String(describing: counted?.clients))\n\(client.output.text)")
+        #expect(
+            waitUntil(10) {
+                counted = try? status(of: daemon)
+                return counted?.clients.bySocket["locationPort"] == 1 && counted?.clients.locationV1 == 1
+            }, "the client is not counted: \(String(describing: counted?.clients))\n\(client.output.text)")
         #expect(counted?.clients.total == 1)
         client.killNow()
         #expect(waitUntil(10) { (try? status(of: daemon))?.clients.total == 0 })
 
         // A registration: listed by its last four digits, never the id (a credential).
         let id = "12345678-1234-1234-1234-123456789abc"
-        let url = "tmmregister://?" + Data(#"{"application_id":"\#(id)","returl":"app://r"}"#.utf8).base64EncodedString()
+        let url =
+            "tmmregister://?" + Data(#"{"application_id":"\#(id)","returl":"app://r"}"#.utf8).base64EncodedString()
         let opened = try bridge(["open", url, "--print", "--runtime-dir", setup.runtimeDirectory])
         #expect(opened.status == 0, "\(opened.output)")
         let json = try bridge(["status", "--json", "--runtime-dir", setup.runtimeDirectory])
@@ -93,8 +101,10 @@ struct StatusCommandTests {
         // For people: the aligned report.
         let report = try bridge(["status", "--runtime-dir", setup.runtimeDirectory])
         #expect(report.status == 0)
-        for expected in ["daemon     tmm-bridge ", "receivers  /dev/pts/", "the replayed capture, open in gpsd", "fix        ",
-                         "ports      V1 \(port), ", "apps       1 registered, policy open", "           application …9abc since "] {
+        for expected in [
+            "daemon     tmm-bridge ", "receivers  /dev/pts/", "the replayed capture, open in gpsd", "fix        ",
+            "ports      V1 \(port), ", "apps       1 registered, policy open", "           application …9abc since ",
+        ] {
             #expect(report.output.contains(expected), "no '\(expected)' in:\n\(report.output)")
         }
         // Standard output is a pipe here: no status line, no control sequences.
@@ -105,7 +115,9 @@ struct StatusCommandTests {
     func noDaemon() throws {
         let run = try bridge(["status", "--runtime-dir", "/nonexistent"])
         #expect(run.status == 69)
-        #expect(run.output.hasPrefix("tmm-bridge: no tmm-bridge daemon answers on /nonexistent/control.sock: "), "\(run.output)")
+        #expect(
+            run.output.hasPrefix("tmm-bridge: no tmm-bridge daemon answers on /nonexistent/control.sock: "),
+            "\(run.output)")
         #expect(run.output.contains("start it: tmm-bridge run, or systemctl start tmm-bridge"))
         // A socket file nobody listens on (a crashed daemon's) is the same.
         let directory = try EndToEnd.makeDirectory("stale")
@@ -113,9 +125,13 @@ struct StatusCommandTests {
         let fd = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array((directory + "/control.sock").utf8) + [0]) }
+        withUnsafeMutableBytes(of: &address.sun_path) {
+            $0.copyBytes(from: Array((directory + "/control.sock").utf8) + [0])
+        }
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         close(fd)
         let stale = try bridge(["status", "--runtime-dir", directory])
@@ -125,8 +141,9 @@ struct StatusCommandTests {
         #expect(usage.status == 64 && usage.output.contains("status: unexpected argument '--frobnicate'"))
     }
 
-    @Test("a user outside the socket's group is told which group to join; the daemon is unharmed",
-          .enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil, "needs root and setpriv"))
+    @Test(
+        "a user outside the socket's group is told which group to join; the daemon is unharmed",
+        .enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil, "needs root and setpriv"))
     func userOutsideTheGroup() throws {
         let directory = try EndToEnd.makeDirectory("status-perm")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -136,26 +153,33 @@ struct StatusCommandTests {
         let daemon = try BridgeDaemon(setup)
         defer { daemon.stopAndExpectCleanExit() }
         let socket = setup.runtimeDirectory + "/control.sock"
-        let asNobody = ["--reuid", "nobody", "--regid", "nogroup", "--clear-groups", try bridgeBinary().path,
-                        "status", "--runtime-dir", setup.runtimeDirectory]
+        let asNobody = [
+            "--reuid", "nobody", "--regid", "nogroup", "--clear-groups", try bridgeBinary().path,
+            "status", "--runtime-dir", setup.runtimeDirectory,
+        ]
 
         // Started by root by hand: the socket keeps root's group.
         var denied = try runTool("/usr/bin/setpriv", asNobody)
         #expect(denied.status == 77, "\(denied.output)")
-        #expect(denied.output == "tmm-bridge: permission denied on \(socket): it is root's (group root): run as root "
-            + "(the service's socket is open to group tmm-bridge)\n", "\(denied.output)")
+        #expect(
+            denied.output == "tmm-bridge: permission denied on \(socket): it is root's (group root): run as root "
+                + "(the service's socket is open to group tmm-bridge)\n", "\(denied.output)")
 
         // Under the unit it is group tmm-bridge; any group stands in for it here.
         let dialout = try #require(getgrnam("dialout")?.pointee.gr_gid, "no dialout group")
         #expect(chown(socket, 0, dialout) == 0)
         denied = try runTool("/usr/bin/setpriv", asNobody)
         #expect(denied.status == 77)
-        #expect(denied.output.contains("permission denied on \(socket): it is open to group dialout: join it "
-            + "(adduser $USER dialout, then log in again) or run as root"), "\(denied.output)")
+        #expect(
+            denied.output.contains(
+                "permission denied on \(socket): it is open to group dialout: join it "
+                    + "(adduser $USER dialout, then log in again) or run as root"), "\(denied.output)")
 
         // A member of that group may ask.
-        let member = try runTool("/usr/bin/setpriv", ["--reuid", "nobody", "--regid", "nogroup", "--groups", "\(dialout)"]
-            + Array(asNobody.dropFirst(5)))
+        let member = try runTool(
+            "/usr/bin/setpriv",
+            ["--reuid", "nobody", "--regid", "nogroup", "--groups", "\(dialout)"]
+                + Array(asNobody.dropFirst(5)))
         #expect(member.status == 0, "\(member.output)")
         // The refusals cost the daemon nothing.
         #expect(!daemon.hasExited)
@@ -163,8 +187,10 @@ struct StatusCommandTests {
     }
 }
 
-@Suite("tmm-bridge devices on the recorded sysfs tree", .tags(.integration),
-       .enabled(if: geteuid() == 0 && findExecutable("unshare") != nil, "needs root and unshare (a private mount namespace)"))
+@Suite(
+    "tmm-bridge devices on the recorded sysfs tree", .tags(.integration),
+    .enabled(
+        if: geteuid() == 0 && findExecutable("unshare") != nil, "needs root and unshare (a private mount namespace)"))
 struct DevicesCommandTests {
     /// `tmm-bridge devices ARGUMENTS` with the fixture tree over /sys (and an empty /run: no udev
     /// database), as the udevadm tests set it up.
@@ -174,10 +200,13 @@ struct DevicesCommandTests {
         _ = FileManager.default.createFile(atPath: configuration, contents: Data())
         defer { unlink(configuration) }
         let script = "mount --bind \"$1\" /sys && mount -t tmpfs tmpfs /run && shift && exec \"$@\""
-        return try runTool("/usr/bin/env", [
-            "SYSTEMD_DEVICE_VERIFY_SYSFS=0", "unshare", "--mount", "--propagation", "private",
-            "/bin/sh", "-c", script, "sh", Udevadm.sysfs, try bridgeBinary().path, "devices", "--config", configuration,
-        ] + arguments)
+        return try runTool(
+            "/usr/bin/env",
+            [
+                "SYSTEMD_DEVICE_VERIFY_SYSFS=0", "unshare", "--mount", "--propagation", "private",
+                "/bin/sh", "-c", script, "sh", Udevadm.sysfs, try bridgeBinary().path, "devices", "--config",
+                configuration,
+            ] + arguments)
     }
 
     private struct Report: Decodable {
@@ -216,11 +245,19 @@ struct DevicesCommandTests {
         let run = try devices(["--device", "/dev/ttyS0"])
         #expect(run.status == 0, "\(run.output)")
         let lines = run.output.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("/dev/ttyUSB0  possible receiver (gpsd probes it)  USB 0403:6001, ftdi_sio, ") },
-                "\(run.output)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("/dev/ttyUSB0  possible receiver (gpsd probes it)  USB 0403:6001, ftdi_sio, ")
+            },
+            "\(run.output)")
         #expect(lines.contains { $0.hasPrefix("/dev/ttyACM2  not a receiver  USB 1546:1102") }, "\(run.output)")
-        #expect(lines.contains { $0.hasPrefix("/dev/ttyACM0  RECEIVER  USB 1546:01a8, cdc_acm, interface 00, serial M8N0042") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("/dev/ttyACM0  RECEIVER  USB 1546:01a8, cdc_acm, interface 00, serial M8N0042")
+            })
         #expect(lines.contains("/dev/ttyS0    RECEIVER (configured)"), "\(run.output)")
-        #expect(run.output.contains("is not a known GNSS device; add an include rule (usb:04d8:00dd) or --device /dev/ttyACM4"))
+        #expect(
+            run.output.contains(
+                "is not a known GNSS device; add an include rule (usb:04d8:00dd) or --device /dev/ttyACM4"))
     }
 }

@@ -32,8 +32,10 @@ private func fakeBundle(_ records: [(kind: String, id: String, tags: [String])])
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     var lines = ""
     for record in records {
-        var payload: [String: Any] = ["id": record.id, "kind": record.kind, "name": record.id,
-                                      "sourceLocation": ["fileID": "Fake/Fake.swift", "line": 1, "column": 1]]
+        var payload: [String: Any] = [
+            "id": record.id, "kind": record.kind, "name": record.id,
+            "sourceLocation": ["fileID": "Fake/Fake.swift", "line": 1, "column": 1],
+        ]
         if !record.tags.isEmpty { payload["_tags"] = record.tags.map { "." + $0 } }
         let data = try JSONSerialization.data(withJSONObject: ["kind": "test", "version": 0, "payload": payload])
         lines += String(decoding: data, as: UTF8.self) + "\n"
@@ -56,8 +58,9 @@ private func removeFakeBundle(_ bundle: String) {
     try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: bundle).deletingLastPathComponent().path)
 }
 
-@Suite("Every test is tagged unit or integration", .tags(.integration),
-       .enabled(if: hasPython, "needs /usr/bin/python3 for tmmtools/scripts/test_tags.py"))
+@Suite(
+    "Every test is tagged unit or integration", .tags(.integration),
+    .enabled(if: hasPython, "needs /usr/bin/python3 for tmmtools/scripts/test_tags.py"))
 struct SuiteTagTests {
     @Test func everyTestOfThisBundleHasExactlyOneKind() throws {
         let bundle = CommandLine.arguments[0]

@@ -29,7 +29,9 @@ final class NotifySocket {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0 else {
             close(fd)
@@ -77,10 +79,13 @@ final class NotifySocket {
     }
 }
 
-@Suite("sd_notify as systemd sees it", .tags(.integration),
-       .enabled(if: findExecutable("gpsd") != nil, "needs gpsd for the demo receiver (scripts/install-deps.sh)"))
+@Suite(
+    "sd_notify as systemd sees it", .tags(.integration),
+    .enabled(if: findExecutable("gpsd") != nil, "needs gpsd for the demo receiver (scripts/install-deps.sh)"))
 struct SystemdNotifyTests {
-    @Test("READY=1 once serving, STATUS= with the fix, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, all from the daemon")
+    @Test(
+        "READY=1 once serving, STATUS= with the fix, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, all from the daemon"
+    )
     func readyWatchdogStopping() throws {
         let directory = try EndToEnd.makeDirectory("notify")
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -94,27 +99,36 @@ struct SystemdNotifyTests {
 
         // BridgeDaemon waited for the "ready" log line, which follows READY=1.
         notify.drain()
-        let ready = try #require(notify.messages.first, "no notification before the daemon logged ready:\n\(daemon.log)")
-        #expect(ready.text.hasPrefix("READY=1\n") && ready.text.contains("STATUS=serving on locationPort="), "\(ready.text)")
+        let ready = try #require(
+            notify.messages.first, "no notification before the daemon logged ready:\n\(daemon.log)")
+        #expect(
+            ready.text.hasPrefix("READY=1\n") && ready.text.contains("STATUS=serving on locationPort="), "\(ready.text)"
+        )
 
         // Two watchdog periods of pings (one every second or so).
         let watching = monotonicNanoseconds()
-        #expect(waitUntil(10) {
-            notify.drain()
-            return monotonicNanoseconds() - watching > 2 * watchdogMicroseconds * 1000
-        })
+        #expect(
+            waitUntil(10) {
+                notify.drain()
+                return monotonicNanoseconds() - watching > 2 * watchdogMicroseconds * 1000
+            })
         // The demo capture flows: systemd hears which receiver, its fix, its rate, the clients.
-        #expect(waitUntil(15) {
-            notify.drain()
-            return notify.messages.contains { $0.text.hasPrefix("STATUS=receiver /dev/pts/") && $0.text.contains(" Hz, 0 clients") }
-        }, "no STATUS= with a fix: \(notify.messages.map(\.text))\n\(daemon.log)")
+        #expect(
+            waitUntil(15) {
+                notify.drain()
+                return notify.messages.contains {
+                    $0.text.hasPrefix("STATUS=receiver /dev/pts/") && $0.text.contains(" Hz, 0 clients")
+                }
+            }, "no STATUS= with a fix: \(notify.messages.map(\.text))\n\(daemon.log)")
         let statuses = notify.messages.filter { $0.text.hasPrefix("STATUS=") }
         // Messages are stamped when the test drains its socket (waitUntil polls every 20 ms), not
         // when they arrived: a message that waited for a drain looks up to a poll later.
         for (earlier, later) in zip([ready] + statuses, statuses) {
             // The daemon paces by its own clock; the receive times here add scheduling jitter
             // (this test drains every 20 ms, and a loaded machine delays a read by tens of ms).
-            #expect(later.at - earlier.at >= 900_000_000, "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
+            #expect(
+                later.at - earlier.at >= 900_000_000,
+                "STATUS= \((later.at - earlier.at) / 1_000_000) ms after the previous one")
             #expect(later.text != earlier.text, "an unchanged STATUS= was sent again: \(later.text)")
         }
         let pings = notify.messages.dropFirst().filter { $0.text == "WATCHDOG=1" }
@@ -122,7 +136,9 @@ struct SystemdNotifyTests {
         // systemd kills a service that is silent for a whole period; the daemon aims at half.
         var previous = ready.at
         for ping in pings {
-            #expect(ping.at - previous < watchdogMicroseconds * 1000, "a gap of \((ping.at - previous) / 1_000_000) ms between pings")
+            #expect(
+                ping.at - previous < watchdogMicroseconds * 1000,
+                "a gap of \((ping.at - previous) / 1_000_000) ms between pings")
             previous = ping.at
         }
 
@@ -131,10 +147,13 @@ struct SystemdNotifyTests {
         #expect(notify.messages.last?.text == "STOPPING=1", "\(notify.messages.map(\.text))")
         #expect(notify.messages.filter { $0.text.contains("READY=1") }.count == 1)
         let senders = Set(notify.messages.map(\.pid))
-        #expect(senders == [daemon.pid], "notifications from \(senders), the daemon is \(daemon.pid): NotifyAccess=main would drop the others")
+        #expect(
+            senders == [daemon.pid],
+            "notifications from \(senders), the daemon is \(daemon.pid): NotifyAccess=main would drop the others")
         let known = ["READY=1", "STATUS=", "WATCHDOG=1", "STOPPING=1"]
-        #expect(notify.messages.allSatisfy { message in known.contains { message.text.hasPrefix($0) } },
-                "\(notify.messages.map(\.text))")
+        #expect(
+            notify.messages.allSatisfy { message in known.contains { message.text.hasPrefix($0) } },
+            "\(notify.messages.map(\.text))")
     }
 }
 
@@ -144,9 +163,11 @@ struct SystemdNotifyTests {
 /// three variables, and `setpriv` to start `tmm-bridge run` (no option at all: everything from the
 /// default configuration file) as an unprivileged user with no capability. It must serve, start
 /// its private gpsd as that user, never try a privilege drop, and stop cleanly.
-@Suite("the unit's privilege model, emulated with setpriv", .tags(.integration),
-       .enabled(if: geteuid() == 0 && findExecutable("setpriv") != nil && findExecutable("gpsd") != nil,
-                "needs root, setpriv (util-linux) and gpsd"))
+@Suite(
+    "the unit's privilege model, emulated with setpriv", .tags(.integration),
+    .enabled(
+        if: geteuid() == 0 && findExecutable("setpriv") != nil && findExecutable("gpsd") != nil,
+        "needs root, setpriv (util-linux) and gpsd"))
 struct UnitPrivilegeModelTests {
     @Test("as an unprivileged user with no capabilities, from systemd's directories and variables")
     func servesAsItsOwnUser() throws {
@@ -154,7 +175,8 @@ struct UnitPrivilegeModelTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // nobody stands in for tmm-bridge (which this machine does not have).
         let uid: uid_t = 65534
-        let gid = try #require(getgrnam("nogroup")?.pointee.gr_gid ?? getgrnam("nobody")?.pointee.gr_gid, "no nogroup group")
+        let gid = try #require(
+            getgrnam("nogroup")?.pointee.gr_gid ?? getgrnam("nobody")?.pointee.gr_gid, "no nogroup group")
         let dialout = try #require(getgrnam("dialout")?.pointee.gr_gid, "no dialout group")
         let state = directory + "/var-lib-tmm-bridge", runtime = directory + "/run-tmm-bridge"
         let configuration = directory + "/etc-tmm-bridge"
@@ -164,41 +186,57 @@ struct UnitPrivilegeModelTests {
             if owned { chown(path, uid, gid) }
         }
         let ports = try PortSet.pick()
-        var lines = ["# written by UnitPrivilegeModelTests", "listen = 127.0.0.1", "registration = open", "discovery = no", "demo = yes",
-                     "fallback-port-start = \(ports.fallbackStart)"]
+        var lines = [
+            "# written by UnitPrivilegeModelTests", "listen = 127.0.0.1", "registration = open", "discovery = no",
+            "demo = yes",
+            "fallback-port-start = \(ports.fallbackStart)",
+        ]
         for (key, option) in zip(PortSet.keys, PortSet.options) { lines.append("\(option) = \(ports.base[key]!)") }
-        _ = FileManager.default.createFile(atPath: configuration + "/tmm-bridge.conf",
-                                           contents: Data((lines.joined(separator: "\n") + "\n").utf8))
+        _ = FileManager.default.createFile(
+            atPath: configuration + "/tmm-bridge.conf",
+            contents: Data((lines.joined(separator: "\n") + "\n").utf8))
         let notify = try NotifySocket(path: directory + "/notify.sock")
 
-        let daemon = try Spawned("/usr/bin/env", [
-            "STATE_DIRECTORY=" + state, "RUNTIME_DIRECTORY=" + runtime, "CONFIGURATION_DIRECTORY=" + configuration,
-            "NOTIFY_SOCKET=" + notify.path,
-            "setpriv", "--reuid", String(uid), "--regid", String(gid), "--groups", String(dialout),
-            "--no-new-privs", "--bounding-set", "-all", "--inh-caps", "-all",
-            try bridgeBinary().path, "run",
-        ])
+        let daemon = try Spawned(
+            "/usr/bin/env",
+            [
+                "STATE_DIRECTORY=" + state, "RUNTIME_DIRECTORY=" + runtime, "CONFIGURATION_DIRECTORY=" + configuration,
+                "NOTIFY_SOCKET=" + notify.path,
+                "setpriv", "--reuid", String(uid), "--regid", String(gid), "--groups", String(dialout),
+                "--no-new-privs", "--bounding-set", "-all", "--inh-caps", "-all",
+                try bridgeBinary().path, "run",
+            ])
         defer { daemon.killNow() }
-        #expect(waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning }, "\(daemon.output.text)")
-        #expect(waitUntil(5) {
-            notify.drain()
-            return notify.messages.contains { $0.text.hasPrefix("READY=1") }
-        }, "no READY=1:\n\(daemon.output.text)")
+        #expect(
+            waitUntil(20) { daemon.output.text.contains("tmm-bridge: ready\n") || !daemon.isRunning },
+            "\(daemon.output.text)")
+        #expect(
+            waitUntil(5) {
+                notify.drain()
+                return notify.messages.contains { $0.text.hasPrefix("READY=1") }
+            }, "no READY=1:\n\(daemon.output.text)")
         let log = daemon.output.text
         #expect(!log.contains("dropped privileges"), "\(log)")
-        #expect(log.contains("control socket \(runtime)/control.sock"), "the runtime directory comes from RUNTIME_DIRECTORY:\n\(log)")
+        #expect(
+            log.contains("control socket \(runtime)/control.sock"),
+            "the runtime directory comes from RUNTIME_DIRECTORY:\n\(log)")
 
         // The files it made are the user's; the private gpsd runs as the user too.
         var info = stat()
-        #expect(stat(state + "/registry.json", &info) == 0 || stat(state + "/tls", &info) == 0, "nothing in STATE_DIRECTORY")
+        #expect(
+            stat(state + "/registry.json", &info) == 0 || stat(state + "/tls", &info) == 0, "nothing in STATE_DIRECTORY"
+        )
         #expect(info.st_uid == uid)
         #expect(stat(runtime + "/control.sock", &info) == 0 && info.st_uid == uid && info.st_mode & 0o777 == 0o660)
         let gpsdPID = log.split(separator: "\n").first { $0.contains("private gpsd started: pid ") }
             .flatMap { Int32($0.split(separator: " ")[5].dropLast()) }
         let gpsd = try #require(gpsdPID, "no private gpsd:\n\(log)")
-        let status = String(decoding: FileManager.default.contents(atPath: "/proc/\(gpsd)/status") ?? Data(), as: UTF8.self)
+        let status = String(
+            decoding: FileManager.default.contents(atPath: "/proc/\(gpsd)/status") ?? Data(), as: UTF8.self)
         #expect(status.contains("\nUid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)\n"), "\(status)")
-        #expect(status.contains("\nCapEff:\t0000000000000000\n") && status.contains("\nCapBnd:\t0000000000000000\n"), "\(status)")
+        #expect(
+            status.contains("\nCapEff:\t0000000000000000\n") && status.contains("\nCapBnd:\t0000000000000000\n"),
+            "\(status)")
         #expect(status.contains("\nNoNewPrivs:\t1\n"), "\(status)")
 
         kill(daemon.pid, SIGTERM)

@@ -22,7 +22,7 @@ struct UdevadmRun {
         self.output = output
         for line in output.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "="), line.first?.isUppercase == true,
-                  line[..<equals].allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" })
+                line[..<equals].allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" })
             else { continue }
             properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
@@ -62,17 +62,20 @@ enum Udevadm {
     /// `udevadm test` of `device` (a /sys/devices path of the fixture) with `rules`, plus `extraRules`
     /// files (read in the order of their names, with the system's and ours).
     static func test(_ device: String, rules: String = Udevadm.rules, extraRules: [String] = []) throws -> UdevadmRun {
-        let result = try runTool("/usr/bin/env", [
-            "SYSTEMD_DEVICE_VERIFY_SYSFS=0", "unshare", "--mount", "--propagation", "private",
-            "/bin/sh", "-c", script, "sh", sysfs, rules, device,
-        ] + extraRules)
+        let result = try runTool(
+            "/usr/bin/env",
+            [
+                "SYSTEMD_DEVICE_VERIFY_SYSFS=0", "unshare", "--mount", "--propagation", "private",
+                "/bin/sh", "-c", script, "sh", sysfs, rules, device,
+            ] + extraRules)
         #expect(result.status == 0, "udevadm test \(device) failed:\n\(result.output)")
         return UdevadmRun(output: result.output)
     }
 }
 
-@Suite("udevadm test: the generated rules on recorded devices", .tags(.integration),
-       .enabled(if: Udevadm.isAvailable, "needs root, unshare and udevadm (package udev; scripts/install-deps.sh)"))
+@Suite(
+    "udevadm test: the generated rules on recorded devices", .tags(.integration),
+    .enabled(if: Udevadm.isAvailable, "needs root, unshare and udevadm (package udev; scripts/install-deps.sh)"))
 struct UdevadmTests {
     struct Device: CustomTestStringConvertible, Sendable {
         var name: String
@@ -87,27 +90,37 @@ struct UdevadmTests {
     }
 
     static let devices: [Device] = [
-        Device(name: "u-blox 8 (cdc_acm)", path: Udevadm.usb + "/1-1/1-1:1.0/tty/ttyACM0", row: "gpsd-ublox-8",
-               link: "/dev/gnss/u-blox-M8N0042-if00"),
-        Device(name: "Trimble (vendor row)", path: Udevadm.usb + "/1-2/1-2:1.0/tty/ttyACM1", row: "vendor-trimble",
-               link: "/dev/gnss/trimble-6129F00123-if00"),
-        Device(name: "u-blox LISA-U2 modem (not a receiver, before u-blox's vendor row)",
-               path: Udevadm.usb + "/1-3/1-3:1.0/tty/ttyACM2", row: "ublox-lisa-u2"),
-        Device(name: "Telit HE910 GNSS port (interface attributes)", path: Udevadm.usb + "/1-4/1-4:1.6/tty/ttyACM3",
-               row: "gpsd-telit", link: "/dev/gnss/telit-357164040000000-if06"),
-        Device(name: "Quectel EC25 NMEA port (usb_id's ID_* properties, no serial: link by path)",
-               path: Udevadm.usb + "/1-5/1-5:1.1/ttyUSB1/tty/ttyUSB1", row: "quectel-nmea-port",
-               link: "/dev/gnss/quectel-pci-0000:00:14.0-usb-0:5:1.1"),
-        Device(name: "Quectel EC25 AT port", path: Udevadm.usb + "/1-5/1-5:1.2/ttyUSB2/tty/ttyUSB2",
-               row: "quectel-other-port"),
-        Device(name: "FTDI FT232R bridge (possible receiver: not tagged)", path: Udevadm.usb + "/1-6/1-6:1.0/ttyUSB0/tty/ttyUSB0",
-               row: "bridge-ftdi-ft232"),
+        Device(
+            name: "u-blox 8 (cdc_acm)", path: Udevadm.usb + "/1-1/1-1:1.0/tty/ttyACM0", row: "gpsd-ublox-8",
+            link: "/dev/gnss/u-blox-M8N0042-if00"),
+        Device(
+            name: "Trimble (vendor row)", path: Udevadm.usb + "/1-2/1-2:1.0/tty/ttyACM1", row: "vendor-trimble",
+            link: "/dev/gnss/trimble-6129F00123-if00"),
+        Device(
+            name: "u-blox LISA-U2 modem (not a receiver, before u-blox's vendor row)",
+            path: Udevadm.usb + "/1-3/1-3:1.0/tty/ttyACM2", row: "ublox-lisa-u2"),
+        Device(
+            name: "Telit HE910 GNSS port (interface attributes)", path: Udevadm.usb + "/1-4/1-4:1.6/tty/ttyACM3",
+            row: "gpsd-telit", link: "/dev/gnss/telit-357164040000000-if06"),
+        Device(
+            name: "Quectel EC25 NMEA port (usb_id's ID_* properties, no serial: link by path)",
+            path: Udevadm.usb + "/1-5/1-5:1.1/ttyUSB1/tty/ttyUSB1", row: "quectel-nmea-port",
+            link: "/dev/gnss/quectel-pci-0000:00:14.0-usb-0:5:1.1"),
+        Device(
+            name: "Quectel EC25 AT port", path: Udevadm.usb + "/1-5/1-5:1.2/ttyUSB2/tty/ttyUSB2",
+            row: "quectel-other-port"),
+        Device(
+            name: "FTDI FT232R bridge (possible receiver: not tagged)",
+            path: Udevadm.usb + "/1-6/1-6:1.0/ttyUSB0/tty/ttyUSB0",
+            row: "bridge-ftdi-ft232"),
         Device(name: "MCP2221 USB-serial bridge (no row: not tagged)", path: Udevadm.usb + "/1-7/1-7:1.0/tty/ttyACM4"),
-        Device(name: "u-blox whose serial string carries U+202E (link by path, not by the serial)",
-               path: Udevadm.usb + "/1-8/1-8:1.0/tty/ttyACM5", row: "gpsd-ublox-8",
-               link: "/dev/gnss/u-blox-pci-0000:00:14.0-usb-0:8:1.0"),
-        Device(name: "Bluetooth rfcomm0", path: "/sys/devices/virtual/tty/rfcomm0", row: "bluetooth-rfcomm",
-               link: "/dev/gnss/bluetooth-00:07:80:ab:cd:ef"),
+        Device(
+            name: "u-blox whose serial string carries U+202E (link by path, not by the serial)",
+            path: Udevadm.usb + "/1-8/1-8:1.0/tty/ttyACM5", row: "gpsd-ublox-8",
+            link: "/dev/gnss/u-blox-pci-0000:00:14.0-usb-0:8:1.0"),
+        Device(
+            name: "Bluetooth rfcomm0", path: "/sys/devices/virtual/tty/rfcomm0", row: "bluetooth-rfcomm",
+            link: "/dev/gnss/bluetooth-00:07:80:ab:cd:ef"),
         Device(name: "on-board ttyS0", path: "/sys/devices/platform/serial8250/tty/ttyS0"),
     ]
 
@@ -126,14 +139,20 @@ struct UdevadmTests {
             #expect(run.tags.contains("systemd"))
             #expect(run.wants.contains("tmm-bridge.service"), "\(run.output)")
             let dialout = try #require(getgrnam("dialout"), "no dialout group").pointee.gr_gid
-            #expect(run.output.split(separator: "\n").contains { $0.contains(UdevRules.fileName) && $0.hasSuffix("GROUP \(dialout)") },
-                    "our rules should set group dialout:\n\(run.output)")
+            #expect(
+                run.output.split(separator: "\n").contains {
+                    $0.contains(UdevRules.fileName) && $0.hasSuffix("GROUP \(dialout)")
+                },
+                "our rules should set group dialout:\n\(run.output)")
             #expect(gnssLinks == [device.link].compactMap { $0 }, "\(run.links)")
         } else {
             #expect(!run.tags.contains(UdevRules.tag), "\(run.output)")
             #expect(!run.wants.contains("tmm-bridge.service"), "\(run.output)")
             #expect(gnssLinks.isEmpty, "\(run.links)")
-            #expect(!run.output.split(separator: "\n").contains { $0.contains(UdevRules.fileName) && $0.contains(" GROUP ") })
+            #expect(
+                !run.output.split(separator: "\n").contains {
+                    $0.contains(UdevRules.fileName) && $0.contains(" GROUP ")
+                })
         }
     }
 
@@ -147,10 +166,14 @@ struct UdevadmTests {
         let directory = try EndToEnd.makeDirectory("udev-bidi")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let spoof = directory + "/60-spoof.rules"
-        #expect(FileManager.default.createFile(atPath: spoof, contents: Data(
-            "KERNEL==\"ttyACM0\", ENV{ID_SERIAL_SHORT}=\"M8N\u{202E}2400\"\n".utf8)))
+        #expect(
+            FileManager.default.createFile(
+                atPath: spoof,
+                contents: Data(
+                    "KERNEL==\"ttyACM0\", ENV{ID_SERIAL_SHORT}=\"M8N\u{202E}2400\"\n".utf8)))
         let run = try Udevadm.test(Udevadm.usb + "/1-1/1-1:1.0/tty/ttyACM0", extraRules: [spoof])
-        #expect(run.properties["ID_SERIAL_SHORT"] == "M8N\u{202E}2400", "the played udev did not keep it:\n\(run.output)")
+        #expect(
+            run.properties["ID_SERIAL_SHORT"] == "M8N\u{202E}2400", "the played udev did not keep it:\n\(run.output)")
         let gnssLinks = run.links.filter { $0.hasPrefix("/dev/\(UdevRules.linkFolder)/") }
         #expect(gnssLinks == ["/dev/gnss/u-blox-pci-0000:00:14.0-usb-0:1:1.0"], "\(run.links)")
         #expect(run.problems.isEmpty, "udev reported:\n\(run.problems.joined(separator: "\n"))")
@@ -162,8 +185,12 @@ struct UdevadmTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let broken = directory + "/" + UdevRules.fileName
         let rules = String(decoding: FileManager.default.contents(atPath: Udevadm.rules) ?? Data(), as: UTF8.self)
-        _ = FileManager.default.createFile(atPath: broken, contents: Data((rules
-            + "SUBSYSTEM==\"tty\", BOGUS=\"1\"\nSUBSYSTEM==\"tty\", ATTRS{idVendor}=\"1546\", TAG+=\"x\"\n").utf8))
+        _ = FileManager.default.createFile(
+            atPath: broken,
+            contents: Data(
+                (rules
+                    + "SUBSYSTEM==\"tty\", BOGUS=\"1\"\nSUBSYSTEM==\"tty\", ATTRS{idVendor}=\"1546\", TAG+=\"x\"\n")
+                    .utf8))
         let run = try Udevadm.test(Udevadm.usb + "/1-1/1-1:1.0/tty/ttyACM0", rules: broken)
         #expect(run.problems.count >= 2, "\(run.output)")
     }

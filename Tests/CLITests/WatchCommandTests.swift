@@ -6,7 +6,9 @@ import Posix
 import TestSupport
 import Testing
 
-@Suite("tmm-bridge watch", .tags(.integration), .serialized, .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
+@Suite(
+    "tmm-bridge watch", .tags(.integration), .serialized,
+    .enabled(if: findExecutable("gpsd") != nil, "needs gpsd (apt-get install gpsd)"))
 struct WatchCommandTests {
     @Test func streamsAPtyReceiverThroughAPrivateGPSDAndStopsCleanly() throws {
         let pty = try Pseudoterminal()
@@ -29,7 +31,9 @@ struct WatchCommandTests {
         #expect(handedOver, "\(errors.text)")
         // The receiver's own watch starts once gpsd has opened it (a device watch for a device
         // gpsd lacks is refused): what the receiver sends before is not read.
-        #expect(waitUntil(15) { errors.text.contains("reading \(pty.devicePath) through its own gpsd watch") }, "\(errors.text)")
+        #expect(
+            waitUntil(15) { errors.text.contains("reading \(pty.devicePath) through its own gpsd watch") },
+            "\(errors.text)")
         var epochs: [[UInt8]] = []
         for line in try Fixtures.lines("nmea-rtk.log") where line.first == UInt8(ascii: "$") {
             if line[3...5].elementsEqual("GGA".utf8) { epochs.append([]) }
@@ -62,7 +66,9 @@ struct WatchCommandTests {
         #expect(kill(gpsdPID, 0) == -1, "private gpsd \(gpsdPID) still running after shutdown")
     }
 
-    @Test(arguments: [["watch", "--gpsd", "nohost"], ["watch", "--gpsd", "h:0"], ["watch", "--device"], ["watch", "--bogus"]])
+    @Test(arguments: [
+        ["watch", "--gpsd", "nohost"], ["watch", "--gpsd", "h:0"], ["watch", "--device"], ["watch", "--bogus"],
+    ])
     func usageErrors(_ arguments: [String]) throws {
         let run = try runBridge(arguments)
         #expect(run.status == 64)

@@ -23,10 +23,14 @@ struct BluetoothKernelTests {
         let layout = crfcomm_layout()
         #expect(layout.bdaddr_size == 6)
         #expect(layout.dev_req_size == 24)
-        #expect([layout.dev_req_flags, layout.dev_req_src, layout.dev_req_dst, layout.dev_req_channel] == [4, 8, 14, 20])
+        #expect(
+            [layout.dev_req_flags, layout.dev_req_src, layout.dev_req_dst, layout.dev_req_channel] == [4, 8, 14, 20])
         #expect(layout.dev_info_size == 24)
-        #expect([layout.dev_info_flags, layout.dev_info_state, layout.dev_info_src, layout.dev_info_dst,
-                 layout.dev_info_channel] == [4, 8, 10, 16, 22])
+        #expect(
+            [
+                layout.dev_info_flags, layout.dev_info_state, layout.dev_info_src, layout.dev_info_dst,
+                layout.dev_info_channel,
+            ] == [4, 8, 10, 16, 22])
         #expect(layout.dev_list_entries == 4)
         #expect(MemoryLayout<bdaddr_t>.size == 6)
         #expect(MemoryLayout<rfcomm_dev_req>.size == 24)
@@ -36,11 +40,11 @@ struct BluetoothKernelTests {
         #expect(MemoryLayout<rfcomm_dev_info>.offset(of: \.src) == 10)
         #expect(MemoryLayout<rfcomm_dev_info>.offset(of: \.channel) == 22)
         #if arch(x86_64) || arch(arm64)
-        // _IOW('R', 200, int) etc. with the generic _IOC encoding.
-        #expect(layout.create_dev == 0x4004_52C8)
-        #expect(layout.release_dev == 0x4004_52C9)
-        #expect(layout.get_dev_list == 0x8004_52D2)
-        #expect(layout.get_dev_info == 0x8004_52D3)
+            // _IOW('R', 200, int) etc. with the generic _IOC encoding.
+            #expect(layout.create_dev == 0x4004_52C8)
+            #expect(layout.release_dev == 0x4004_52C9)
+            #expect(layout.get_dev_list == 0x8004_52D2)
+            #expect(layout.get_dev_info == 0x8004_52D3)
         #endif
         #expect(CRFCOMM_AF_BLUETOOTH == 31)
         #expect(CRFCOMM_BTPROTO_RFCOMM == 3)

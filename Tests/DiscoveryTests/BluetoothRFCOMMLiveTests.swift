@@ -32,7 +32,8 @@ struct BluetoothRFCOMMLiveTests {
             Issue.record("bind succeeded on a kernel without Bluetooth")
         } catch {
             #expect(error.errno == Errno(rawValue: EAFNOSUPPORT))
-            #expect(error == .system(.bind(device: 0, address: Self.address, channel: 1), Errno(rawValue: EAFNOSUPPORT)))
+            #expect(
+                error == .system(.bind(device: 0, address: Self.address, channel: 1), Errno(rawValue: EAFNOSUPPORT)))
             #expect(error.description.hasPrefix("cannot bind rfcomm0 to 00:07:80:AB:CD:EF channel 1: "))
             #expect(error.description.contains("this kernel has no Bluetooth RFCOMM support (CONFIG_BT_RFCOMM)"))
             #expect(!error.isRetryable)
@@ -61,7 +62,9 @@ struct BluetoothRFCOMMLiveTests {
 
     @Test func argumentsOutOfRangeAreRefusedBeforeAnySystemCall() {
         #expect(throws: RFCOMMError.invalidChannel(0)) { try RFCOMM.bind(device: 0, address: Self.address, channel: 0) }
-        #expect(throws: RFCOMMError.invalidChannel(31)) { try RFCOMM.bind(device: 0, address: Self.address, channel: 31) }
+        #expect(throws: RFCOMMError.invalidChannel(31)) {
+            try RFCOMM.bind(device: 0, address: Self.address, channel: 31)
+        }
         #expect(throws: RFCOMMError.invalidDevice(256)) { try RFCOMM.bind(device: 256, address: Self.address) }
         #expect(throws: RFCOMMError.invalidDevice(-1)) { try RFCOMM.release(device: -1) }
         #expect(RFCOMMError.invalidChannel(31).description.contains("channels are 1 to 30"))
@@ -88,8 +91,12 @@ struct BluetoothRFCOMMLiveTests {
     }
 
     @Test func kernelStatesHaveBlueZWords() {
-        #expect((1...9).map { RFCOMMState(rawValue: $0).description }
-            == ["connected", "clean", "bound", "listening", "connecting", "connecting", "config", "disconnecting", "closed"])
+        #expect(
+            (1...9).map { RFCOMMState(rawValue: $0).description }
+                == [
+                    "connected", "clean", "bound", "listening", "connecting", "connecting", "config", "disconnecting",
+                    "closed",
+                ])
         #expect(RFCOMMState(rawValue: 42) == .unknown(42))
     }
 }

@@ -10,7 +10,8 @@ import Testing
 @Suite("rfcomm rebinder", .tags(.unit))
 struct BluetoothRebinderTests {
     static let second: Int64 = 1_000_000_000
-    static let binding = RFCOMMBinding(device: 0, address: try! BluetoothAddress(parsing: "00:07:80:AB:CD:EF"), channel: 1)
+    static let binding = RFCOMMBinding(
+        device: 0, address: try! BluetoothAddress(parsing: "00:07:80:AB:CD:EF"), channel: 1)
 
     static func failure(_ code: CInt) -> RFCOMMError {
         .system(.bind(device: 0, address: binding.address, channel: 1), Errno(rawValue: code))
@@ -18,7 +19,9 @@ struct BluetoothRebinderTests {
 
     /// Runs the loop the daemon runs: ask, sleep as told (on the fake clock), bind when told, with
     /// every bind failing; returns the times of the bind attempts.
-    static func attemptTimes(_ rebinder: inout RFCOMMRebinder, from start: Int64, count: Int, error: RFCOMMError) -> [Int64] {
+    static func attemptTimes(
+        _ rebinder: inout RFCOMMRebinder, from start: Int64, count: Int, error: RFCOMMError
+    ) -> [Int64] {
         var now = start
         var attempts: [Int64] = []
         while attempts.count < count {
@@ -113,8 +116,9 @@ struct BluetoothRebinderTests {
     }
 
     @Test func customBackoff() {
-        var rebinder = RFCOMMRebinder(binding: Self.binding, backoff: RFCOMMBackoff(first: 100, cap: 500),
-                                      ttyPresent: true, now: 0)
+        var rebinder = RFCOMMRebinder(
+            binding: Self.binding, backoff: RFCOMMBackoff(first: 100, cap: 500),
+            ttyPresent: true, now: 0)
         rebinder.ttyDisappeared(now: 0)
         let times = Self.attemptTimes(&rebinder, from: 0, count: 6, error: Self.failure(EIO))
         #expect(times == [100, 300, 700, 1_200, 1_700, 2_200])

@@ -81,7 +81,9 @@ struct RFCOMMSysfsTests {
         try tree.rfcommTTY(4, address: "00:07:80:ab:cd:ef", channel: "2")
         let tty = try #require(try RFCOMMSysfs.readTTY(directory: tree.root + "/devices/virtual/tty/rfcomm4"))
         #expect(tty.device == 4 && tty.channel == 2)
-        #expect(throws: RFCOMMSysfsError.self) { try RFCOMMSysfs.readTTY(directory: tree.root + "/devices/virtual/tty/ttyS0") }
+        #expect(throws: RFCOMMSysfsError.self) {
+            try RFCOMMSysfs.readTTY(directory: tree.root + "/devices/virtual/tty/ttyS0")
+        }
     }
 
     @Test func absentTTYsAreNilNotErrors() throws {
@@ -132,7 +134,9 @@ struct BluetoothStoreTests {
     func bluezTree() throws -> BluetoothRecordedTree {
         let tree = try BluetoothRecordedTree()
         try tree.write("\(Self.adapter)/settings", "[General]\nDiscoverable=false\n")
-        try tree.write("\(Self.adapter)/00:07:80:AB:CD:EF/info", """
+        try tree.write(
+            "\(Self.adapter)/00:07:80:AB:CD:EF/info",
+            """
             [General]
             Name=Trimble R2
             Class=0x001f00
@@ -147,14 +151,18 @@ struct BluetoothStoreTests {
             PINLength=0
 
             """)
-        try tree.write("\(Self.adapter)/00:A0:F9:11:22:33/info", """
+        try tree.write(
+            "\(Self.adapter)/00:A0:F9:11:22:33/info",
+            """
             [General]
             Name=Emlid Reach RS2
             Alias=\\sRover 1
             Trusted=true
 
             """)
-        try tree.write("\(Self.adapter)/cache/00:A0:F9:44:55:66", """
+        try tree.write(
+            "\(Self.adapter)/cache/00:A0:F9:44:55:66",
+            """
             [General]
             Name=u-blox ZED-F9P
 

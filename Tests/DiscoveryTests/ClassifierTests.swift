@@ -16,41 +16,58 @@ struct ClassifierCase: Sendable, CustomTestStringConvertible {
 @Suite("Receiver classifier against recorded device kinds", .tags(.unit))
 struct ClassifierTests {
     static let cases: [ClassifierCase] = [
-        ClassifierCase(name: "u-blox 8 CDC-ACM 1546:01a8", device: Recorded.ubloxM8,
-                       verdict: .receiver, rule: "gpsd-ublox-8", brand: "u-blox"),
-        ClassifierCase(name: "u-blox 7 CDC-ACM 1546:01a7", device: Recorded.ublox7,
-                       verdict: .receiver, rule: "gpsd-ublox-7", brand: "u-blox"),
-        ClassifierCase(name: "u-blox F9P 1546:01a9", device: Recorded.ubloxF9P,
-                       verdict: .receiver, rule: "gpsd-ublox-9", brand: "u-blox"),
-        ClassifierCase(name: "FTDI FT232R 0403:6001", device: Recorded.ftdi,
-                       verdict: .possibleReceiver, rule: "bridge-ftdi-ft232", brand: nil),
-        ClassifierCase(name: "CP2102 10c4:ea60", device: Recorded.cp210x,
-                       verdict: .possibleReceiver, rule: "gpsd-cp210x", brand: nil),
-        ClassifierCase(name: "Prolific PL2303 067b:2303", device: Recorded.prolific,
-                       verdict: .possibleReceiver, rule: "gpsd-prolific-2303", brand: nil),
-        ClassifierCase(name: "Trimble receiver on USB (vendor 099e)", device: Recorded.trimbleUSB,
-                       verdict: .receiver, rule: "vendor-trimble", brand: "Trimble"),
-        ClassifierCase(name: "Septentrio mosaic 152a:85c0", device: Recorded.septentrio,
-                       verdict: .receiver, rule: "septentrio", brand: "Septentrio"),
-        ClassifierCase(name: "Telit HE910 GNSS port (interface 06)", device: Recorded.telitGNSS,
-                       verdict: .receiver, rule: "gpsd-telit", brand: "Telit"),
-        ClassifierCase(name: "Quectel EC25 NMEA port (interface 01)", device: Recorded.quectelEC25(interface: "01"),
-                       verdict: .receiver, rule: "quectel-nmea-port", brand: "Quectel"),
-        ClassifierCase(name: "Bluetooth rfcomm0 (major 216)", device: Recorded.rfcomm(),
-                       verdict: .receiver, rule: "bluetooth-rfcomm", brand: nil),
-        ClassifierCase(name: "kernel gnss0", device: Recorded.gnss0,
-                       verdict: .receiver, rule: "gnss-subsystem", brand: nil),
-        ClassifierCase(name: "unknown CDC-ACM board named GNSS", device: Recorded.namedGNSSBoard,
-                       verdict: .receiver, rule: "cdc-acm-named-gnss", brand: nil),
+        ClassifierCase(
+            name: "u-blox 8 CDC-ACM 1546:01a8", device: Recorded.ubloxM8,
+            verdict: .receiver, rule: "gpsd-ublox-8", brand: "u-blox"),
+        ClassifierCase(
+            name: "u-blox 7 CDC-ACM 1546:01a7", device: Recorded.ublox7,
+            verdict: .receiver, rule: "gpsd-ublox-7", brand: "u-blox"),
+        ClassifierCase(
+            name: "u-blox F9P 1546:01a9", device: Recorded.ubloxF9P,
+            verdict: .receiver, rule: "gpsd-ublox-9", brand: "u-blox"),
+        ClassifierCase(
+            name: "FTDI FT232R 0403:6001", device: Recorded.ftdi,
+            verdict: .possibleReceiver, rule: "bridge-ftdi-ft232", brand: nil),
+        ClassifierCase(
+            name: "CP2102 10c4:ea60", device: Recorded.cp210x,
+            verdict: .possibleReceiver, rule: "gpsd-cp210x", brand: nil),
+        ClassifierCase(
+            name: "Prolific PL2303 067b:2303", device: Recorded.prolific,
+            verdict: .possibleReceiver, rule: "gpsd-prolific-2303", brand: nil),
+        ClassifierCase(
+            name: "Trimble receiver on USB (vendor 099e)", device: Recorded.trimbleUSB,
+            verdict: .receiver, rule: "vendor-trimble", brand: "Trimble"),
+        ClassifierCase(
+            name: "Septentrio mosaic 152a:85c0", device: Recorded.septentrio,
+            verdict: .receiver, rule: "septentrio", brand: "Septentrio"),
+        ClassifierCase(
+            name: "Telit HE910 GNSS port (interface 06)", device: Recorded.telitGNSS,
+            verdict: .receiver, rule: "gpsd-telit", brand: "Telit"),
+        ClassifierCase(
+            name: "Quectel EC25 NMEA port (interface 01)", device: Recorded.quectelEC25(interface: "01"),
+            verdict: .receiver, rule: "quectel-nmea-port", brand: "Quectel"),
+        ClassifierCase(
+            name: "Bluetooth rfcomm0 (major 216)", device: Recorded.rfcomm(),
+            verdict: .receiver, rule: "bluetooth-rfcomm", brand: nil),
+        ClassifierCase(
+            name: "kernel gnss0", device: Recorded.gnss0,
+            verdict: .receiver, rule: "gnss-subsystem", brand: nil),
+        ClassifierCase(
+            name: "unknown CDC-ACM board named GNSS", device: Recorded.namedGNSSBoard,
+            verdict: .receiver, rule: "cdc-acm-named-gnss", brand: nil),
         // Must NOT be receivers.
-        ClassifierCase(name: "Quectel EC25 AT port (interface 02)", device: Recorded.quectelEC25(interface: "02"),
-                       verdict: .notReceiver, rule: "quectel-other-port", brand: "Quectel"),
-        ClassifierCase(name: "Huawei ME909u LTE/GPS modem AT port (option driver)", device: Recorded.huaweiModemATPort,
-                       verdict: .notReceiver, rule: "no-match", brand: nil),
-        ClassifierCase(name: "Arduino Uno CDC-ACM 2341:0043", device: Recorded.arduino,
-                       verdict: .notReceiver, rule: "no-match", brand: nil),
-        ClassifierCase(name: "on-board ttyS0", device: Recorded.ttyS0,
-                       verdict: .notReceiver, rule: "no-match", brand: nil),
+        ClassifierCase(
+            name: "Quectel EC25 AT port (interface 02)", device: Recorded.quectelEC25(interface: "02"),
+            verdict: .notReceiver, rule: "quectel-other-port", brand: "Quectel"),
+        ClassifierCase(
+            name: "Huawei ME909u LTE/GPS modem AT port (option driver)", device: Recorded.huaweiModemATPort,
+            verdict: .notReceiver, rule: "no-match", brand: nil),
+        ClassifierCase(
+            name: "Arduino Uno CDC-ACM 2341:0043", device: Recorded.arduino,
+            verdict: .notReceiver, rule: "no-match", brand: nil),
+        ClassifierCase(
+            name: "on-board ttyS0", device: Recorded.ttyS0,
+            verdict: .notReceiver, rule: "no-match", brand: nil),
     ]
 
     @Test(arguments: cases)
@@ -122,21 +139,27 @@ struct ClassifierTests {
             #expect(!row.source.isEmpty && !row.summary.isEmpty, "\(row.id)")
             for line in row.udevMatches { #expect(line.hasPrefix("SUBSYSTEM==\""), "\(row.id): \(line)") }
         }
-        #expect(KnownReceivers.row("gpsd-ublox-8")?.udevMatches
-            == [#"SUBSYSTEM=="tty", ATTRS{idVendor}=="1546", ATTRS{idProduct}=="01a8""#])
+        #expect(
+            KnownReceivers.row("gpsd-ublox-8")?.udevMatches
+                == [#"SUBSYSTEM=="tty", ATTRS{idVendor}=="1546", ATTRS{idProduct}=="01a8""#])
         // Vendor (USB device) + interface number (USB interface) cannot share one ATTRS rule in udev.
-        #expect(KnownReceivers.row("quectel-nmea-port")?.udevMatches
-            == [#"SUBSYSTEM=="tty", ENV{ID_VENDOR_ID}=="2c7c", ENV{ID_USB_INTERFACE_NUM}=="01""#])
-        #expect(KnownReceivers.row("gpsd-telit")?.udevMatches
-            == [#"SUBSYSTEM=="tty", ATTRS{interface}=="Telit Wireless Module Port", ATTRS{bInterfaceNumber}=="06""#])
+        #expect(
+            KnownReceivers.row("quectel-nmea-port")?.udevMatches
+                == [#"SUBSYSTEM=="tty", ENV{ID_VENDOR_ID}=="2c7c", ENV{ID_USB_INTERFACE_NUM}=="01""#])
+        #expect(
+            KnownReceivers.row("gpsd-telit")?.udevMatches
+                == [#"SUBSYSTEM=="tty", ATTRS{interface}=="Telit Wireless Module Port", ATTRS{bInterfaceNumber}=="06""#]
+        )
         #expect(KnownReceivers.row("bluetooth-rfcomm")?.udevMatches == [#"SUBSYSTEM=="tty", KERNEL=="rfcomm[0-9]*""#])
         #expect(KnownReceivers.row("cdc-acm-named-gnss")?.udevMatches.count == 2)
     }
 
     @Test func everyGPSDRuleIDIsInTheTable() {
         // The IDs of gpsd 3.22's 60-gpsd.rules (Debian 12), so a table edit cannot drop one silently.
-        let gpsd = ["0557:2008", "067b:aaa0", "1163:0100", "1163:0200", "091e:0003", "10c4:ea60", "10c4:ea71",
-                    "1546:01a5", "1546:01a6", "1546:01a7", "1546:01a8", "1546:01a9", "0e8d:3329", "067b:2303"]
+        let gpsd = [
+            "0557:2008", "067b:aaa0", "1163:0100", "1163:0200", "091e:0003", "10c4:ea60", "10c4:ea71",
+            "1546:01a5", "1546:01a6", "1546:01a7", "1546:01a8", "1546:01a9", "0e8d:3329", "067b:2303",
+        ]
         for id in gpsd {
             let parts = id.split(separator: ":").map(String.init)
             let rows = KnownReceivers.table.filter { $0.vendorID == parts[0] && $0.productID == parts[1] }
@@ -176,16 +199,18 @@ struct IncludeExcludeTests {
     }
 
     @Test func excludeBySerialBeatsTheTable() throws {
-        let classifier = ReceiverClassifier(configuration: ClassifierConfiguration(
-            exclude: [try DeviceMatch(parsing: "serial:A50285BI")]))
+        let classifier = ReceiverClassifier(
+            configuration: ClassifierConfiguration(
+                exclude: [try DeviceMatch(parsing: "serial:A50285BI")]))
         let result = classifier.classify(Recorded.ftdi)
         #expect(result.verdict == .notReceiver && result.rule == "exclude:serial:A50285BI" && !result.handToGPSD)
         #expect(classifier.classify(Recorded.cp210x).verdict == .possibleReceiver)
     }
 
     @Test func excludeByPathGlobAndByVendor() throws {
-        let classifier = ReceiverClassifier(configuration: ClassifierConfiguration(
-            exclude: [try DeviceMatch(parsing: "/dev/ttyUSB*"), try DeviceMatch(parsing: "usb:1546:*")]))
+        let classifier = ReceiverClassifier(
+            configuration: ClassifierConfiguration(
+                exclude: [try DeviceMatch(parsing: "/dev/ttyUSB*"), try DeviceMatch(parsing: "usb:1546:*")]))
         #expect(classifier.classify(Recorded.cp210x).rule == "exclude:path:/dev/ttyUSB*")
         #expect(classifier.classify(Recorded.ubloxM8).rule == "exclude:usb:1546:*")
         #expect(classifier.classify(Recorded.rfcomm()).verdict == .receiver)
@@ -201,23 +226,26 @@ struct IncludeExcludeTests {
     }
 
     @Test func includeByPathCoversAnOnBoardSerialPort() throws {
-        let classifier = ReceiverClassifier(configuration: ClassifierConfiguration(
-            include: [try DeviceMatch(parsing: "/dev/ttyS[0-3]")]))
+        let classifier = ReceiverClassifier(
+            configuration: ClassifierConfiguration(
+                include: [try DeviceMatch(parsing: "/dev/ttyS[0-3]")]))
         #expect(classifier.classify(Recorded.ttyS0).verdict == .receiver)
     }
 
     @Test func pathRulesAlsoMatchUdevSymlinks() throws {
         var device = Recorded.ubloxM8
         device.devlinks = ["/dev/serial/by-id/usb-u-blox_AG_-_www.u-blox.com_u-blox_GNSS_receiver-if00", "/dev/gps0"]
-        let classifier = ReceiverClassifier(configuration: ClassifierConfiguration(
-            exclude: [try DeviceMatch(parsing: "/dev/serial/by-id/*u-blox*")]))
+        let classifier = ReceiverClassifier(
+            configuration: ClassifierConfiguration(
+                exclude: [try DeviceMatch(parsing: "/dev/serial/by-id/*u-blox*")]))
         #expect(classifier.classify(device).verdict == .notReceiver)
     }
 
     @Test func explicitDevicesBypassTheTableButNotAnExcludePath() throws {
         #expect(ReceiverClassifier().classifyExplicit(path: "/dev/pts/3").rule == "explicit")
-        let classifier = ReceiverClassifier(configuration: ClassifierConfiguration(
-            exclude: [try DeviceMatch(parsing: "/dev/pts/*"), try DeviceMatch(parsing: "serial:X")]))
+        let classifier = ReceiverClassifier(
+            configuration: ClassifierConfiguration(
+                exclude: [try DeviceMatch(parsing: "/dev/pts/*"), try DeviceMatch(parsing: "serial:X")]))
         let vetoed = classifier.classifyExplicit(path: "/dev/pts/3")
         #expect(vetoed.verdict == .notReceiver && vetoed.reason.contains("remove one of the two"))
     }

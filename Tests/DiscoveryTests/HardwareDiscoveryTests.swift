@@ -43,8 +43,9 @@ private func scan(options: UdevDiscovery.Options = benchOptions) throws -> [Devi
 
 @Suite("Hardware: discovery with a real receiver", .tags(.integration), .serialized)
 struct HardwareDiscoveryTests {
-    @Test("the receiver on the bench is enumerated with its USB properties and classified",
-          .enabled(if: benchUSBID != nil, "set TMM_HW_RECEIVER=vvvv:pppp (hwtests/discovery.md)"))
+    @Test(
+        "the receiver on the bench is enumerated with its USB properties and classified",
+        .enabled(if: benchUSBID != nil, "set TMM_HW_RECEIVER=vvvv:pppp (hwtests/discovery.md)"))
     func benchReceiverIsFound() throws {
         let devices = try scan().filter { $0.usbID == benchUSBID }
         try #require(!devices.isEmpty, "no tty with USB ID \(benchUSBID ?? "") (is it plugged in? `lsusb`)")
@@ -52,9 +53,10 @@ struct HardwareDiscoveryTests {
         for device in devices {
             let classification = classifier.classify(device)
             print("hw: \(device)")
-            print("hw:   manufacturer=\(device.manufacturer ?? "-") product=\(device.product ?? "-") "
-                + "interface=\(device.interfaceName ?? "-") initialized=\(device.isInitialized) "
-                + "ID_*=\(device.udevProperties.count) links=\(device.devlinks)")
+            print(
+                "hw:   manufacturer=\(device.manufacturer ?? "-") product=\(device.product ?? "-") "
+                    + "interface=\(device.interfaceName ?? "-") initialized=\(device.isInitialized) "
+                    + "ID_*=\(device.udevProperties.count) links=\(device.devlinks)")
             print("hw:   \(classification)")
             #expect(device.devnode.map { access($0, F_OK) == 0 } == true)
             #expect(device.driver != nil, "the interface driver link was read")
@@ -64,8 +66,10 @@ struct HardwareDiscoveryTests {
         #expect(devices.contains { classifier.classify($0).handToGPSD }, "at least one port goes to gpsd")
     }
 
-    @Test("unplug and replug: remove, then add under any name, and the inventory keeps the id",
-          .enabled(if: benchReplug && benchUSBID != nil, "set TMM_HW_REPLUG=1 and TMM_HW_RECEIVER (hwtests/discovery.md)"))
+    @Test(
+        "unplug and replug: remove, then add under any name, and the inventory keeps the id",
+        .enabled(if: benchReplug && benchUSBID != nil, "set TMM_HW_REPLUG=1 and TMM_HW_RECEIVER (hwtests/discovery.md)")
+    )
     func replugKeepsIdentity() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 1024)
         let discovery = UdevDiscovery(inbox: inbox, options: benchOptions)
@@ -101,8 +105,9 @@ struct HardwareDiscoveryTests {
         print("hw: before \(idsBefore.sorted()), after \(idsAfter.sorted()); \(inventory.snapshots)")
     }
 
-    @Test("a bound RFCOMM tty shows its Bluetooth address and is a receiver",
-          .enabled(if: benchRFCOMM != nil, "set TMM_HW_RFCOMM=rfcommN (hwtests/discovery.md)"))
+    @Test(
+        "a bound RFCOMM tty shows its Bluetooth address and is a receiver",
+        .enabled(if: benchRFCOMM != nil, "set TMM_HW_RFCOMM=rfcommN (hwtests/discovery.md)"))
     func rfcommIsFound() throws {
         let device = try #require(try scan().first { $0.sysname == benchRFCOMM }, "no \(benchRFCOMM ?? "")")
         print("hw: \(device) channel=\(device.rfcommChannel.map(String.init) ?? "-")")

@@ -76,7 +76,8 @@ struct InventoryTests {
         _ = inventory.apply(.uevent(Recorded.event(Recorded.prolific, .remove)))
         #expect(id(inventory.apply(.uevent(Recorded.event(Recorded.prolific, .add)))) == first)
         _ = inventory.apply(.uevent(Recorded.event(Recorded.prolific, .remove)))
-        let moved = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.prolific, .add, sysname: "ttyUSB3")))))
+        let moved = try #require(
+            id(inventory.apply(.uevent(Recorded.event(Recorded.prolific, .add, sysname: "ttyUSB3")))))
         #expect(moved != first)
     }
 
@@ -152,7 +153,10 @@ struct InventoryTests {
         let snapshot = try #require(inventory.primary)
         #expect(snapshot.connection == .configured && snapshot.classification == "explicit" && snapshot.isConnected)
         #expect(inventory.addExplicitDevice(path: "/dev/pts/3").isEmpty)
-        #expect(inventory.removeExplicitDevice(path: "/dev/pts/3") == [.removeFromGPSD(path: "/dev/pts/3"), .disconnected(receiver)])
+        #expect(
+            inventory.removeExplicitDevice(path: "/dev/pts/3") == [
+                .removeFromGPSD(path: "/dev/pts/3"), .disconnected(receiver),
+            ])
         // Configured again (the pty reopened at the same path): same receiver.
         #expect(id(inventory.addExplicitDevice(path: "/dev/pts/3")) == receiver)
     }
@@ -181,7 +185,8 @@ struct InventoryTests {
         snapshot = try #require(inventory.primary)
         #expect(snapshot.devicePath == "/dev/rfcomm1" && snapshot.isConnected)
         // Another address is another receiver.
-        let other = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.rfcomm(2, address: "00:1A:7D:00:00:01"), .add)))))
+        let other = try #require(
+            id(inventory.apply(.uevent(Recorded.event(Recorded.rfcomm(2, address: "00:1A:7D:00:00:01"), .add)))))
         #expect(other != receiver)
     }
 
@@ -198,7 +203,8 @@ struct InventoryTests {
     @Test func primaryIsTheLatestConnectedReceiver() throws {
         var inventory = ReceiverInventory()
         let ublox = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.ubloxM8, .add)))))
-        let trimble = try #require(id(inventory.apply(.uevent(Recorded.event(Recorded.trimbleUSB, .add, sysname: "ttyACM1")))))
+        let trimble = try #require(
+            id(inventory.apply(.uevent(Recorded.event(Recorded.trimbleUSB, .add, sysname: "ttyACM1")))))
         #expect(inventory.primary?.id == trimble && inventory.primary?.brand == "Trimble")
         _ = inventory.apply(.uevent(Recorded.event(Recorded.trimbleUSB, .remove, sysname: "ttyACM1")))
         #expect(inventory.primary?.id == ublox)

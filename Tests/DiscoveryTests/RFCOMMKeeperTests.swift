@@ -26,10 +26,13 @@ private final class FakeRFCOMM: RFCOMMControl {
         let failure = state.withLock { state -> Errno? in
             state.binds.append(binding)
             guard state.failure == nil else { return state.failure }
-            state.ttys[binding.device] = RFCOMMTTY(device: binding.device, address: binding.address, channel: binding.channel)
+            state.ttys[binding.device] = RFCOMMTTY(
+                device: binding.device, address: binding.address, channel: binding.channel)
             return nil
         }
-        if let failure { throw .system(.bind(device: binding.device, address: binding.address, channel: binding.channel), failure) }
+        if let failure {
+            throw .system(.bind(device: binding.device, address: binding.address, channel: binding.channel), failure)
+        }
     }
 
     func linkState(device: Int16) -> RFCOMMState? { state.withLock { $0.ttys[device] == nil ? nil : $0.link } }
@@ -50,8 +53,11 @@ struct RFCOMMKeeperTests {
         #expect(keeper.boundPaths.isEmpty)
         let tick = keeper.tick(now: 0)
         #expect(tick.bound == ["/dev/rfcomm0", "/dev/rfcomm1"])
-        #expect(tick.log == ["bluetooth: bound rfcomm0 -> 00:07:80:AB:CD:EF channel 1",
-                             "bluetooth: bound rfcomm1 -> 8C:AA:B5:01:02:03 channel 2"])
+        #expect(
+            tick.log == [
+                "bluetooth: bound rfcomm0 -> 00:07:80:AB:CD:EF channel 1",
+                "bluetooth: bound rfcomm1 -> 8C:AA:B5:01:02:03 channel 2",
+            ])
         #expect(tick.next == RFCOMMKeeper.checkInterval, "all bound: checked every 2 s")
         #expect(keeper.status.map(\.isBound) == [true, true])
         #expect(keeper.status.map(\.link) == [.clean, .clean])
@@ -137,7 +143,11 @@ struct RFCOMMKeeperTests {
         // Someone binds it the way it is configured (rfcomm bind by hand): read, not re-bound.
         kernel.state.withLock { $0.ttys[0] = RFCOMMTTY(device: 0, address: trimble.address, channel: 1) }
         let adopted = keeper.tick(now: second)
-        #expect(adopted.bound == ["/dev/rfcomm0"] && adopted.log == ["bluetooth: rfcomm0 -> 00:07:80:AB:CD:EF channel 1 is bound (by someone else): reading it"])
+        #expect(
+            adopted.bound == ["/dev/rfcomm0"]
+                && adopted.log == [
+                    "bluetooth: rfcomm0 -> 00:07:80:AB:CD:EF channel 1 is bound (by someone else): reading it"
+                ])
         #expect(kernel.bindCount == 1)
     }
 }

@@ -83,7 +83,8 @@ enum Recorded {
         let index = Int(interface)!
         return DeviceProperties(
             sysname: "ttyUSB\(index)", devnode: "/dev/ttyUSB\(index)", major: 188, minor: UInt32(index),
-            devpath: "/devices/platform/soc/3f980000.usb/usb1/1-1/1-1.3/1-1.3:1.\(index)/ttyUSB\(index)/tty/ttyUSB\(index)",
+            devpath:
+                "/devices/platform/soc/3f980000.usb/usb1/1-1/1-1.3/1-1.3:1.\(index)/ttyUSB\(index)/tty/ttyUSB\(index)",
             vendorID: "2c7c", productID: "0125", manufacturer: "Android", product: "Android",
             interfaceNumber: interface, driver: "option")
     }

@@ -47,8 +47,9 @@ private func writeUevent(_ action: String) throws(Errno) {
 
 @Suite("UdevDiscovery on the real kernel", .tags(.integration), .serialized)
 struct UdevDiscoveryTests {
-    @Test("kernel uevent monitor receives a real change event for ttyS0",
-          .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
+    @Test(
+        "kernel uevent monitor receives a real change event for ttyS0",
+        .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
     func kernelMonitorSeesRealChangeEvent() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 256)
         let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
@@ -84,8 +85,9 @@ struct UdevDiscoveryTests {
         #expect(classification.verdict == .notReceiver)
     }
 
-    @Test("with udevd running, the automatic source is udev and events carry udev's properties",
-          .enabled(if: udevdRunsForTest, "run by hand with a private udevd and TMM_TEST_UDEVD=1 (docs/discovery.md)"))
+    @Test(
+        "with udevd running, the automatic source is udev and events carry udev's properties",
+        .enabled(if: udevdRunsForTest, "run by hand with a private udevd and TMM_TEST_UDEVD=1 (docs/discovery.md)"))
     func udevSourceWithUdevd() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 256)
         let discovery = UdevDiscovery(inbox: inbox)
@@ -102,13 +104,16 @@ struct UdevDiscoveryTests {
             Issue.record("no change event for ttyS0 from udevd within 2 s; saw \(result.seen)")
             return
         }
-        print("udev-source event: \(device) initialized=\(device.isInitialized) ID_*=\(device.udevProperties) links=\(device.devlinks)")
+        print(
+            "udev-source event: \(device) initialized=\(device.isInitialized) ID_*=\(device.udevProperties) links=\(device.devlinks)"
+        )
         #expect(device.isInitialized, "udevd processed it before re-broadcasting")
         #expect(device.devnode == "/dev/ttyS0")
     }
 
-    @Test("a netlink overflow (ENOBUFS) is reported and followed by a re-scan",
-          .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
+    @Test(
+        "a netlink overflow (ENOBUFS) is reported and followed by a re-scan",
+        .enabled(if: canTriggerUevent, "needs root and a writable /sys/class/tty/ttyS0/uevent"))
     func overflowTriggersResynchronization() throws {
         // The smallest socket buffer the kernel allows, then a burst of real uevents.
         let inbox = try Inbox<DiscoveryEvent>(capacity: 10_000)
@@ -133,18 +138,21 @@ struct UdevDiscoveryTests {
             if case .enumerated(let devices, _)? = result.match { rescan = devices }
         }
         guard let rescan else {
-            Issue.record("no re-scan after \(bursts) bursts of 2000 uevents into a minimal buffer; saw \(seen.count) events")
+            Issue.record(
+                "no re-scan after \(bursts) bursts of 2000 uevents into a minimal buffer; saw \(seen.count) events")
             return
         }
         #expect(rescan.contains { $0.sysname == "ttyS0" })
-        #expect(seen.contains { event in
-            if case .problem(let error) = event { return error.errno?.rawValue == ENOBUFS }
-            return false
-        })
+        #expect(
+            seen.contains { event in
+                if case .problem(let error) = event { return error.errno?.rawValue == ENOBUFS }
+                return false
+            })
     }
 
-    @Test("enumeration returns ttyS0 with its sysfs properties",
-          .enabled(if: hasTTYS0, "needs /sys/class/tty/ttyS0"))
+    @Test(
+        "enumeration returns ttyS0 with its sysfs properties",
+        .enabled(if: hasTTYS0, "needs /sys/class/tty/ttyS0"))
     func enumerationFindsTTYS0() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 16)
         let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
@@ -284,7 +292,9 @@ struct UdevDiscoveryTests {
         let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
         try discovery.start()
         defer { discovery.stop() }
-        #expect(waitUntil(timeout: .seconds(5)) { discovery.threadHasEnded }, "the udev thread kept running with its inbox closed")
+        #expect(
+            waitUntil(timeout: .seconds(5)) { discovery.threadHasEnded },
+            "the udev thread kept running with its inbox closed")
     }
 }
 
@@ -298,11 +308,14 @@ struct UdevPropertyTests {
 
     @Test func udevDatabaseFillsWhatSysfsLacks() {
         // A udev-source `remove`: sysfs is gone, the event still has usb_id's properties.
-        var device = DeviceProperties(action: .remove, sysname: "ttyACM0", devnode: "/dev/ttyACM0", udevProperties: [
-            "ID_USB_VENDOR_ID": "1546", "ID_USB_MODEL_ID": "01A8", "ID_USB_SERIAL_SHORT": "0123",
-            "ID_USB_MODEL_ENC": #"u-blox\x20GNSS\x20receiver"#, "ID_VENDOR_ENC": #"u-blox\x20AG\x20-\x20www.u-blox.com"#,
-            "ID_USB_INTERFACE_NUM": "00", "ID_USB_DRIVER": "cdc_acm",
-        ])
+        var device = DeviceProperties(
+            action: .remove, sysname: "ttyACM0", devnode: "/dev/ttyACM0",
+            udevProperties: [
+                "ID_USB_VENDOR_ID": "1546", "ID_USB_MODEL_ID": "01A8", "ID_USB_SERIAL_SHORT": "0123",
+                "ID_USB_MODEL_ENC": #"u-blox\x20GNSS\x20receiver"#,
+                "ID_VENDOR_ENC": #"u-blox\x20AG\x20-\x20www.u-blox.com"#,
+                "ID_USB_INTERFACE_NUM": "00", "ID_USB_DRIVER": "cdc_acm",
+            ])
         device.fillFromUdevDatabase()
         #expect(device.usbID == "1546:01a8")
         #expect(device.serialNumber == "0123")
@@ -318,10 +331,13 @@ struct UdevPropertyTests {
     }
 
     @Test func errorsReadAsLogLines() {
-        let error = DiscoveryError(operation: "udev_monitor_new_from_netlink(\"kernel\")", errno: Errno(rawValue: EPERM),
-                                   hint: "netlink uevent sockets may be blocked")
-        #expect(error.description
-            == #"discovery: udev_monitor_new_from_netlink("kernel") failed: Operation not permitted (errno 1); netlink uevent sockets may be blocked"#)
+        let error = DiscoveryError(
+            operation: "udev_monitor_new_from_netlink(\"kernel\")", errno: Errno(rawValue: EPERM),
+            hint: "netlink uevent sockets may be blocked")
+        #expect(
+            error.description
+                == #"discovery: udev_monitor_new_from_netlink("kernel") failed: Operation not permitted (errno 1); netlink uevent sockets may be blocked"#
+        )
         var thrown: DiscoveryError?
         do { try udevCheck(-ENOBUFS, "x()") } catch { thrown = error }
         #expect(thrown?.errno == Errno(rawValue: ENOBUFS))

@@ -13,15 +13,17 @@ struct UdevRulesTests {
 
     @Test("the committed udev/60-tmm-bridge.rules is what the table gives (else: make udev-rules)")
     func committedFileMatchesTable() throws {
-        let data = try #require(FileManager.default.contents(atPath: Self.committedPath),
-                                "\(Self.committedPath) is missing: run make udev-rules")
+        let data = try #require(
+            FileManager.default.contents(atPath: Self.committedPath),
+            "\(Self.committedPath) is missing: run make udev-rules")
         let committed = String(decoding: data, as: UTF8.self)
         let generated = UdevRules.text()
         guard committed != generated else { return }
         let old = committed.split(separator: "\n", omittingEmptySubsequences: false)
         let new = generated.split(separator: "\n", omittingEmptySubsequences: false)
         let line = (0..<min(old.count, new.count)).first { old[$0] != new[$0] } ?? min(old.count, new.count)
-        Issue.record("""
+        Issue.record(
+            """
             udev/\(UdevRules.fileName) drifted from Sources/Discovery/KnownReceivers.swift: run make udev-rules \
             and commit the result. First difference at line \(line + 1):
             committed: \(line < old.count ? String(old[line]) : "<end of file>")
@@ -77,10 +79,14 @@ struct UdevRulesTests {
     @Test("no table value can break a rule's quoting")
     func tableValuesAreQuotable() {
         for row in KnownReceivers.table {
-            let values = [row.id, row.brand, row.subsystem, row.kernelNamePrefix, row.vendorID, row.productID,
-                          row.interfaceNumber, row.interfaceName, row.driver].compactMap { $0 } + row.nameWords
+            let values =
+                [
+                    row.id, row.brand, row.subsystem, row.kernelNamePrefix, row.vendorID, row.productID,
+                    row.interfaceNumber, row.interfaceName, row.driver,
+                ].compactMap { $0 } + row.nameWords
             for value in values {
-                #expect(!value.contains("\"") && !value.contains("\n") && !value.contains("\\"), "row \(row.id): \(value)")
+                #expect(
+                    !value.contains("\"") && !value.contains("\n") && !value.contains("\\"), "row \(row.id): \(value)")
             }
             #expect(!row.summary.contains("\n"), "row \(row.id): the summary becomes a one-line comment")
         }

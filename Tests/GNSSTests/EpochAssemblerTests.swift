@@ -60,8 +60,9 @@ struct EpochAssemblerTests {
         #expect(h.emitted.map(\.after) == [2, 3, 5])
         #expect(h.decoder.assembler.closer == .rmc)
         #expect(h.decoder.assembler.period == 100_000_000)
-        #expect(h.emitted.map { $0.position.time?.nanosecondsOfDay }
-            == [48_499_600_000_000, 48_499_700_000_000, 48_499_800_000_000])
+        #expect(
+            h.emitted.map { $0.position.time?.nanosecondsOfDay }
+                == [48_499_600_000_000, 48_499_700_000_000, 48_499_800_000_000])
         #expect(h.decoder.assembler.statistics.closedByTimeChange == 1)
         #expect(h.decoder.assembler.statistics.closedByLearnedCloser == 2)
     }
@@ -131,10 +132,11 @@ struct EpochAssemblerTests {
         #expect(h.decoder.assembler.statistics.lateSentences == 1)
     }
 
-    @Test(arguments: [
-        (0, nil), (1, 1), (2, 5), (3, 4), (4, 2), (5, 2), (6, 5), (7, 4), (8, 5), (9, 4), (10, 5), (11, 2),
-        (12, 4), (13, 2),
-    ] as [(Int, Int?)])
+    @Test(
+        arguments: [
+            (0, nil), (1, 1), (2, 5), (3, 4), (4, 2), (5, 2), (6, 5), (7, 4), (8, 5), (9, 4), (10, 5), (11, 2),
+            (12, 4), (13, 2),
+        ] as [(Int, Int?)])
     func trimbleGGKQualityIsRemapped(_ ggk: Int, _ diffStatus: Int?) throws {
         var h = Harness()
         h.feed(["PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,\(ggk),06,1.7,EHT-6.777,M"])
@@ -194,9 +196,10 @@ struct EpochAssemblerTests {
             "GPGGA,000000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,",
         ])
         h.finish()
-        #expect(h.emitted.map { $0.position.time?.date } == [
-            CalendarDate(year: 1999, month: 12, day: 31), CalendarDate(year: 2000, month: 1, day: 1),
-        ])
+        #expect(
+            h.emitted.map { $0.position.time?.date } == [
+                CalendarDate(year: 1999, month: 12, day: 31), CalendarDate(year: 2000, month: 1, day: 1),
+            ])
     }
 
     @Test func gpsTimeAddsTheLeapSecondsInForce() throws {

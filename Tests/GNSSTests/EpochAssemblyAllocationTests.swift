@@ -4,7 +4,9 @@ import NMEA0183
 import TestSupport
 import Testing
 
-@Suite("Epoch assembly allocates nothing", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "Epoch assembly allocates nothing", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct EpochAssemblyAllocationTests {
     static let passes = 20
 

@@ -81,38 +81,50 @@ let receiverStyles: [ReceiverStyle] = [
     style("GGA first, RMC last (Trimble RTK, 10 Hz)", cycles: 30) { i in
         let t = base + 100 * i, v = values(i)
         return SyntheticCycle(
-            sentences: [gga("GN", hhmmss(t), quality: 4, satellites: 10), rmc("GN", hhmmss(t), knots: v.knots, course: v.course)],
+            sentences: [
+                gga("GN", hhmmss(t), quality: 4, satellites: 10),
+                rmc("GN", hhmmss(t), knots: v.knots, course: v.course),
+            ],
             time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 10)
     },
     style("talker switch: GN sentences, then GP ones (receiver drops GLONASS)", cycles: 30) { i in
         let t = base + 100 * i, v = values(i)
         let talker = i < 12 ? "GN" : "GP"
         return SyntheticCycle(
-            sentences: [gga(talker, hhmmss(t), quality: 2, satellites: 9), rmc(talker, hhmmss(t), knots: v.knots, course: v.course)],
+            sentences: [
+                gga(talker, hhmmss(t), quality: 2, satellites: 9),
+                rmc(talker, hhmmss(t), knots: v.knots, course: v.course),
+            ],
             time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 9)
     },
     style("RMC first, then GGA, GSA, GSV (u-blox 6)", cycles: 12) { i in
         let t = base + 1000 * i, v = values(i)
         let ids = [2, 5, 12, 15, 18, 21, 24]
         return SyntheticCycle(
-            sentences: [rmc("GP", hhmmss(t), knots: v.knots, course: v.course), "GPVTG,\(v.course),T,,M,\(v.knots),N,,K,A",
-                        gga("GP", hhmmss(t), satellites: 7), gsa("GP", pdop: v.pdop, ids: ids)] + gsv("GP", ids: ids, cycle: i),
+            sentences: [
+                rmc("GP", hhmmss(t), knots: v.knots, course: v.course), "GPVTG,\(v.course),T,,M,\(v.knots),N,,K,A",
+                gga("GP", hhmmss(t), satellites: 7), gsa("GP", pdop: v.pdop, ids: ids),
+            ] + gsv("GP", ids: ids, cycle: i),
             time: t, speedKnots: v.knots, course: v.course, pdop: v.pdop, satellitesInUse: 7, satellitesInView: 7)
     },
     style("one GGA per constellation, same time (SiRFstar V)", cycles: 12) { i in
         let t = base + 1000 * i, v = values(i)
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), satellites: 8), gga("GL", hhmmss(t), satellites: 2),
-                        gsa("GN", pdop: v.pdop, ids: [2, 5, 12, 15, 18, 21, 24, 29]), gsa("GN", pdop: v.pdop, ids: [65, 66]),
-                        rmc("GN", hhmmss(t), knots: v.knots, course: v.course)],
+            sentences: [
+                gga("GP", hhmmss(t), satellites: 8), gga("GL", hhmmss(t), satellites: 2),
+                gsa("GN", pdop: v.pdop, ids: [2, 5, 12, 15, 18, 21, 24, 29]), gsa("GN", pdop: v.pdop, ids: [65, 66]),
+                rmc("GN", hhmmss(t), knots: v.knots, course: v.course),
+            ],
             time: t, speedKnots: v.knots, course: v.course, pdop: v.pdop, satellitesInUse: 10)
     },
     style("GNS only, NMEA 4.10 GSA per system (multi-GNSS)", cycles: 12) { i in
         let t = base + 1000 * i, v = values(i)
         return SyntheticCycle(
-            sentences: ["GNGNS,\(hhmmss(t)),4807.03800,N,01131.00000,E,AAN,12,0.9,545.4,47.3,,,V",
-                        gsa("GN", pdop: v.pdop, ids: [2, 5, 12, 15, 18, 21], system: 1),
-                        gsa("GN", pdop: v.pdop, ids: [65, 66, 67, 68, 69, 70], system: 2)],
+            sentences: [
+                "GNGNS,\(hhmmss(t)),4807.03800,N,01131.00000,E,AAN,12,0.9,545.4,47.3,,,V",
+                gsa("GN", pdop: v.pdop, ids: [2, 5, 12, 15, 18, 21], system: 1),
+                gsa("GN", pdop: v.pdop, ids: [65, 66, 67, 68, 69, 70], system: 2),
+            ],
             time: t, pdop: v.pdop, satellitesInUse: 12)
     },
     style("GSA and GSV before the GGA (NMEA 4.10 system ids)", cycles: 12) { i in
@@ -126,15 +138,19 @@ let receiverStyles: [ReceiverStyle] = [
     style("GST last (SkyTraq, Septentrio)", cycles: 12) { i in
         let t = base + 1000 * i, v = values(i)
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), quality: 2, satellites: 9), rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
-                        gsa("GP", pdop: v.pdop, ids: [1, 3, 6, 9, 11, 14, 17, 19, 22]), gst("GP", hhmmss(t), sigma: v.sigma)],
+            sentences: [
+                gga("GP", hhmmss(t), quality: 2, satellites: 9), rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
+                gsa("GP", pdop: v.pdop, ids: [1, 3, 6, 9, 11, 14, 17, 19, 22]), gst("GP", hhmmss(t), sigma: v.sigma),
+            ],
             time: t, speedKnots: v.knots, course: v.course, sigmaLatitude: v.sigma, pdop: v.pdop, satellitesInUse: 9)
     },
     style("VTG after RMC, GLL mid-burst (Telit)", cycles: 12) { i in
         let t = base + 1000 * i, v = values(i)
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), satellites: 6), "GPGLL,4807.03800,N,01131.00000,E,\(hhmmss(t)),A,A",
-                        gsa("GP", pdop: v.pdop, ids: [1, 3, 6, 9, 11, 14])] + gsv("GP", ids: [1, 3, 6, 9, 11, 14], cycle: i)
+            sentences: [
+                gga("GP", hhmmss(t), satellites: 6), "GPGLL,4807.03800,N,01131.00000,E,\(hhmmss(t)),A,A",
+                gsa("GP", pdop: v.pdop, ids: [1, 3, 6, 9, 11, 14]),
+            ] + gsv("GP", ids: [1, 3, 6, 9, 11, 14], cycle: i)
                 + [rmc("GP", hhmmss(t), knots: v.knots, course: v.course), "GPVTG,\(v.course),T,,M,\(v.knots),N,,K,A"],
             time: t, speedKnots: v.knots, course: v.course, pdop: v.pdop, satellitesInUse: 6, satellitesInView: 6)
     },
@@ -142,8 +158,10 @@ let receiverStyles: [ReceiverStyle] = [
         let t = base + 1000 * i, v = values(i)
         let ids = [2, 5, 12, 15, 18, 21]
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), satellites: 6), rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
-                        gsa("GP", pdop: v.pdop, ids: ids)] + (i % 5 == 0 ? gsv("GP", ids: ids, cycle: i) : []),
+            sentences: [
+                gga("GP", hhmmss(t), satellites: 6), rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
+                gsa("GP", pdop: v.pdop, ids: ids),
+            ] + (i % 5 == 0 ? gsv("GP", ids: ids, cycle: i) : []),
             time: t, speedKnots: v.knots, course: v.course, pdop: v.pdop, satellitesInUse: 6, satellitesInView: 6)
     },
     style("GGA at 10 Hz, RMC at 1 Hz", cycles: 35, promptShare: 0.05) { i in
@@ -162,7 +180,8 @@ let receiverStyles: [ReceiverStyle] = [
         return SyntheticCycle(
             sentences: [gga("GN", hhmmss(t), quality: 5, satellites: 14)]
                 + (whole ? [rmc("GN", hhmmss(t), knots: v.knots, course: v.course)] : []),
-            time: t, speedKnots: speedExpected ? v.knots : nil, course: speedExpected ? v.course : nil, satellitesInUse: 14)
+            time: t, speedKnots: speedExpected ? v.knots : nil, course: speedExpected ? v.course : nil,
+            satellitesInUse: 14)
     },
     style("GST on every 3rd cycle only (after RMC)", cycles: 16, late: 1, promptShare: 0.25) { i in
         let t = base + 1000 * (i + 1), v = values(i)
@@ -171,17 +190,22 @@ let receiverStyles: [ReceiverStyle] = [
         // assembler waits for GST, and cycles without one close on the next GGA's new time.
         let sigmaExpected = withGST && i > 2
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), quality: 2, satellites: 9), rmc("GP", hhmmss(t), knots: v.knots, course: v.course)]
+            sentences: [
+                gga("GP", hhmmss(t), quality: 2, satellites: 9), rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
+            ]
                 + (withGST ? [gst("GP", hhmmss(t), sigma: v.sigma)] : []),
-            time: t, speedKnots: v.knots, course: v.course, sigmaLatitude: sigmaExpected ? v.sigma : nil, satellitesInUse: 9)
+            time: t, speedKnots: v.knots, course: v.course, sigmaLatitude: sigmaExpected ? v.sigma : nil,
+            satellitesInUse: 9)
     },
     style("GLL first, its time rounded its own way (Magellan eXplorist)", cycles: 12) { i in
         let t = base + 1000 * i + 300, v = values(i)
         // GLL says .295 or .305 for the .30 fix: one cycle, stamped with the GGA's time.
         let gllTime = hhmmss(t).prefix(7) + (i % 2 == 0 ? "295" : "305")
         return SyntheticCycle(
-            sentences: ["GPGLL,4807.03800,N,01131.00000,E,\(gllTime),A,A", gga("GP", hhmmss(t), satellites: 5),
-                        rmc("GP", hhmmss(t), knots: v.knots, course: v.course)],
+            sentences: [
+                "GPGLL,4807.03800,N,01131.00000,E,\(gllTime),A,A", gga("GP", hhmmss(t), satellites: 5),
+                rmc("GP", hhmmss(t), knots: v.knots, course: v.course),
+            ],
             time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 5)
     },
     style("ZDA two seconds ahead of the fixes, sometimes twice", cycles: 12, promptShare: 0.3) { i in
@@ -190,7 +214,9 @@ let receiverStyles: [ReceiverStyle] = [
         let t = base + 1000 * i, v = values(i)
         let zda = "GPZDA,\(hhmmss(t + 2000)),01,01,2026,00,00"
         return SyntheticCycle(
-            sentences: [gga("GP", hhmmss(t), satellites: 7), rmc("GP", hhmmss(t), knots: v.knots, course: v.course), zda]
+            sentences: [
+                gga("GP", hhmmss(t), satellites: 7), rmc("GP", hhmmss(t), knots: v.knots, course: v.course), zda,
+            ]
                 + (i % 3 == 1 ? [zda] : []),
             time: t, speedKnots: v.knots, course: v.course, satellitesInUse: 7)
     },
@@ -199,19 +225,23 @@ let receiverStyles: [ReceiverStyle] = [
         let pair = [gga("GP", hhmmss(t), satellites: 8), rmc("GP", hhmmss(t), knots: v.knots, course: v.course)]
         // Whichever sentence the assembler learns as closer comes first in the next cycle: after 4
         // late sentences it gives up on a closer and every cycle is complete again.
-        return SyntheticCycle(sentences: i % 2 == 0 ? pair : pair.reversed(), time: t, speedKnots: v.knots,
-                              course: v.course, satellitesInUse: 8)
+        return SyntheticCycle(
+            sentences: i % 2 == 0 ? pair : pair.reversed(), time: t, speedKnots: v.knots,
+            course: v.course, satellitesInUse: 8)
     },
     style("no fix: empty times, per-constellation GGA", cycles: 10) { _ in
         SyntheticCycle(
-            sentences: ["GPGGA,,,,,,0,00,99.99,,,,,,", "GLGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N",
-                        "GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99"],
+            sentences: [
+                "GPGGA,,,,,,0,00,99.99,,,,,,", "GLGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N",
+                "GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99",
+            ],
             time: nil, hasFix: false, satellitesInUse: 0)
     },
     style("no fix then fix: empty times give way to timed bursts", cycles: 12, promptShare: 0.5) { i in
         if i < 4 {
-            return SyntheticCycle(sentences: ["GPGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N"],
-                                  time: nil, hasFix: false, satellitesInUse: 0)
+            return SyntheticCycle(
+                sentences: ["GPGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N"],
+                time: nil, hasFix: false, satellitesInUse: 0)
         }
         let t = base + 1000 * i, v = values(i)
         return SyntheticCycle(
@@ -224,8 +254,9 @@ private func style(
     _ name: String, cycles: Int, late: Int = 0, promptShare: Double = 0.9, settle: Int = 0,
     _ burst: @escaping @Sendable (Int) -> SyntheticCycle
 ) -> ReceiverStyle {
-    ReceiverStyle(name: name, cycles: cycles, burst: burst, lateSentences: late, promptShare: promptShare,
-                  settleCycles: settle)
+    ReceiverStyle(
+        name: name, cycles: cycles, burst: burst, lateSentences: late, promptShare: promptShare,
+        settleCycles: settle)
 }
 
 @Suite("Epoch assembly per receiver style (synthetic bursts)", .tags(.unit))
@@ -238,8 +269,10 @@ struct EpochBurstTableTests {
         h.finish()
 
         // Exactly one epoch per cycle, in order, each with its own cycle's time.
-        try #require(h.emitted.count == cycles.count,
-                     "\(h.emitted.count) epochs for \(cycles.count) cycles: \(h.emitted.map { $0.position.time?.nanosecondsOfDay ?? -1 })")
+        try #require(
+            h.emitted.count == cycles.count,
+            "\(h.emitted.count) epochs for \(cycles.count) cycles: \(h.emitted.map { $0.position.time?.nanosecondsOfDay ?? -1 })"
+        )
         var seen = Set<Int64>()
         for (index, (epoch, cycle)) in zip(h.emitted.map(\.position), cycles).enumerated() {
             let label = "\(style.name), cycle \(index)"
@@ -250,7 +283,8 @@ struct EpochBurstTableTests {
             }
             if index < style.settleCycles { continue }
             #expect(epoch.hasFix == cycle.hasFix, "\(label): fix")
-            #expect(epoch.speed.map { ($0 / metresPerKnot * 1000).rounded() / 1000 } == cycle.speedKnots, "\(label): speed")
+            #expect(
+                epoch.speed.map { ($0 / metresPerKnot * 1000).rounded() / 1000 } == cycle.speedKnots, "\(label): speed")
             #expect(epoch.bearing == cycle.course, "\(label): course")
             #expect(epoch.sigmaLatitude == cycle.sigmaLatitude, "\(label): accuracy (GST)")
             if let pdop = cycle.pdop { #expect(epoch.pdop == pdop, "\(label): PDOP of its own GSA") }
@@ -262,14 +296,17 @@ struct EpochBurstTableTests {
 
         let stats = h.decoder.assembler.statistics
         #expect(stats.lateSentences == style.lateSentences, "\(style.name): \(stats)")
-        #expect(Double(stats.closedByLearnedCloser) >= style.promptShare * Double(cycles.count - 2),
-                "\(style.name): too few epochs emitted on their own last sentence: \(stats)")
+        #expect(
+            Double(stats.closedByLearnedCloser) >= style.promptShare * Double(cycles.count - 2),
+            "\(style.name): too few epochs emitted on their own last sentence: \(stats)")
     }
 
     @Test func perConstellationGGAsSumTheirSatellitesButACombinedOneIsTheTotal() throws {
         var h = Harness()
-        h.feed([gga("GP", "120000.00", satellites: 8), gga("GL", "120000.00", satellites: 2),
-                gga("GN", "120000.00", satellites: 11)])
+        h.feed([
+            gga("GP", "120000.00", satellites: 8), gga("GL", "120000.00", satellites: 2),
+            gga("GN", "120000.00", satellites: 11),
+        ])
         h.finish()
         #expect(h.emitted.count == 1)
         #expect(try #require(h.emitted.first).position.satellitesInUse == 11)
@@ -278,8 +315,10 @@ struct EpochBurstTableTests {
     @Test func aRepeatedSentenceWithTheSameTimeStaysInItsEpoch() throws {
         // Some receivers repeat a sentence within a burst; with the same time it is the same epoch.
         var h = Harness()
-        h.feed([gga("GP", "120000.00", satellites: 8), gga("GP", "120000.00", satellites: 8),
-                rmc("GP", "120000.00", knots: 3, course: 90), gga("GP", "120001.00", satellites: 8)])
+        h.feed([
+            gga("GP", "120000.00", satellites: 8), gga("GP", "120000.00", satellites: 8),
+            rmc("GP", "120000.00", knots: 3, course: 90), gga("GP", "120001.00", satellites: 8),
+        ])
         h.finish()
         #expect(h.emitted.map { $0.position.satellitesInUse } == [8, 8])
         #expect(h.emitted.first?.position.speed != nil)
@@ -287,9 +326,11 @@ struct EpochBurstTableTests {
 
     @Test func aSentenceForTheEpochJustEmittedNeverMakesASecondOne() {
         var h = Harness()
-        h.feed([gga("GP", "120000.00", satellites: 8), rmc("GP", "120000.00", knots: 3, course: 90),
-                gga("GP", "120001.00", satellites: 8), rmc("GP", "120001.00", knots: 3, course: 90),
-                gga("GP", "120002.00", satellites: 8), rmc("GP", "120002.00", knots: 3, course: 90)])
+        h.feed([
+            gga("GP", "120000.00", satellites: 8), rmc("GP", "120000.00", knots: 3, course: 90),
+            gga("GP", "120001.00", satellites: 8), rmc("GP", "120001.00", knots: 3, course: 90),
+            gga("GP", "120002.00", satellites: 8), rmc("GP", "120002.00", knots: 3, course: 90),
+        ])
         // A stray sentence stamped 12:00:02 after that epoch was emitted, then the next second.
         h.feed([gst("GP", "120002.00", sigma: 0.5), gga("GP", "120003.00", satellites: 8)])
         h.finish()

@@ -63,7 +63,9 @@ struct EpochStreamTests {
         #expect(emitted.map(cycleNumber) == [0, 1, 2, 3], "the device's last cycle comes out at its close")
 
         // A new receiver with another latitude: nothing of the old one is pending or learned.
-        for line in TestNMEA.cycle(10, latitude: "5000.0000000") { stream.sentence(line.span, now: 0) { emitted.append($0) } }
+        for line in TestNMEA.cycle(10, latitude: "5000.0000000") {
+            stream.sentence(line.span, now: 0) { emitted.append($0) }
+        }
         #expect(emitted.count == 4, "a fresh assembler learns the closer again: cycle 10 waits for the next cycle")
         stream.sentence(TestNMEA.cycle(11, latitude: "5000.0000000")[0], now: 0) { emitted.append($0) }
         #expect(emitted.map(cycleNumber) == [0, 1, 2, 3, 10])
@@ -83,7 +85,9 @@ struct EpochStreamTests {
         stream.sentence(TestNMEA.cycle(20)[2], now: 0) { emitted.append($0) }
         for n in 21..<23 { for line in TestNMEA.cycle(n) { stream.sentence(line.span, now: 0) { emitted.append($0) } } }
         stream.finish { emitted.append($0) }
-        #expect(!emitted.contains { cycleNumber($0) == 3 }, "the cut-off cycle is never emitted: \(emitted.map(cycleNumber))")
+        #expect(
+            !emitted.contains { cycleNumber($0) == 3 },
+            "the cut-off cycle is never emitted: \(emitted.map(cycleNumber))")
         #expect(emitted.map(cycleNumber).suffix(2) == [21, 22])
     }
 
@@ -100,7 +104,9 @@ struct EpochStreamTests {
     }
 }
 
-@Suite("EpochStream line by line allocates nothing", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "EpochStream line by line allocates nothing", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct EpochStreamAllocationTests {
     /// The gpsd thread's path: every line of every capture through `sentence`, as gpsd frames them.
     @Test func sentencesAllocateNothing() throws {

@@ -144,7 +144,9 @@ func gpsdEpochs(_ capture: String, in set: CaptureSet = .fixtures) throws -> [In
         if cls == "SKY" {
             // gpsd 3.22's SKY has no time: it belongs to the cycle gpsd was reading. gpsd 3.27's
             // (gpsd-head/) are partial, one constellation each: not comparable, skipped.
-            guard !capture.hasPrefix("gpsd-head/"), let key = sentenceTime, let used = object["uSat"] as? Int else { continue }
+            guard !capture.hasPrefix("gpsd-head/"), let key = sentenceTime, let used = object["uSat"] as? Int else {
+                continue
+            }
             epochs[key, default: GPSDEpoch()].uSat = used
             continue
         }
@@ -175,7 +177,9 @@ func gpsdEpochs(_ capture: String, in set: CaptureSet = .fixtures) throws -> [In
 /// Our positions for a capture, keyed by time of day in milliseconds (the last one for a time),
 /// how many positions each time of day had when that is more than one, and how many positions
 /// had no time at all.
-func ourEpochs(_ capture: String, in set: CaptureSet = .fixtures) throws
+func ourEpochs(
+    _ capture: String, in set: CaptureSet = .fixtures
+) throws
     -> (positions: [Int: Position], duplicates: [Int: Int], untimed: Int)
 {
     let bytes = try set.bytes(capture)
@@ -234,7 +238,8 @@ func compare(_ capture: String, in set: CaptureSet = .fixtures) throws -> [Diffe
         check(key, "gst.lon", p.sigmaLongitude, g.gstLon, tolerance: 0.0005)
         check(key, "gst.alt", p.sigmaAltitude, g.gstAlt, tolerance: 0.0005)
         if let used = g.uSat, p.sky.usedCount != used {
-            differ(key, "uSat", "ours \(p.sky.usedCount) (GGA \(p.satellitesInUse.map(String.init) ?? "-")), gpsd \(used)")
+            differ(
+                key, "uSat", "ours \(p.sky.usedCount) (GGA \(p.satellitesInUse.map(String.init) ?? "-")), gpsd \(used)")
         }
     }
     for (key, count) in duplicates {
@@ -279,10 +284,12 @@ struct GPSDComparisonTests {
         for capture in comparedCaptures { all += try compare(capture) }
         var text = "// knownDifferences, current assembler (\(all.count)):\n"
         for d in all {
-            let reason = knownDifferences[d].map { text in
-                SuiteCause.allCases.first { $0.text == text }.map { "SuiteCause.\($0).text" } ?? swiftLiteral(text)
-            } ?? "SuiteCause.todo.text"
-            text += "    Difference(capture: \(swiftLiteral(d.capture)), time: \(swiftLiteral(d.time)), "
+            let reason =
+                knownDifferences[d].map { text in
+                    SuiteCause.allCases.first { $0.text == text }.map { "SuiteCause.\($0).text" } ?? swiftLiteral(text)
+                } ?? "SuiteCause.todo.text"
+            text +=
+                "    Difference(capture: \(swiftLiteral(d.capture)), time: \(swiftLiteral(d.time)), "
                 + "field: \(swiftLiteral(d.field))):\n        \(reason),\n"
         }
         print(text)
@@ -323,7 +330,8 @@ let knownDifferences: [Difference: String] = [
     Difference(capture: "beidou-gb.log", time: "05:32:32.438", field: "uSat"): SuiteCause.untriaged.text,
     Difference(capture: "beidou-gb.log", time: "05:32:33.438", field: "uSat"): SuiteCause.untriaged.text,
     Difference(capture: "foretrex-201.log", time: "20:00:04.000", field: "altMSL"): SuiteCause.garminPGRMZ.text,
-    Difference(capture: "foretrex-201.log", time: "no time", field: "epochs without time (4)"): SuiteCause.noTimeWithoutFix.text,
+    Difference(capture: "foretrex-201.log", time: "no time", field: "epochs without time (4)"): SuiteCause
+        .noTimeWithoutFix.text,
     Difference(capture: "quectel.log", time: "02:20:23.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:24.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:28.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
@@ -333,13 +341,15 @@ let knownDifferences: [Difference: String] = [
     Difference(capture: "quectel.log", time: "02:20:34.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:35.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:36.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
-    Difference(capture: "quectel.log", time: "02:20:38.000", field: "fix gpsd does not report"): SuiteCause.fixLostEmptyTime.text,
+    Difference(capture: "quectel.log", time: "02:20:38.000", field: "fix gpsd does not report"): SuiteCause
+        .fixLostEmptyTime.text,
     Difference(capture: "quectel.log", time: "02:20:47.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:49.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:50.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:51.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "quectel.log", time: "02:20:52.000", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
-    Difference(capture: "quectel.log", time: "no time", field: "epochs without time (9)"): SuiteCause.noTimeWithoutFix.text,
+    Difference(capture: "quectel.log", time: "no time", field: "epochs without time (9)"): SuiteCause.noTimeWithoutFix
+        .text,
     Difference(capture: "quectelLC79D-1.log", time: "08:03:59.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
     Difference(capture: "quectelLC79D-1.log", time: "08:04:00.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
     Difference(capture: "quectelLC79D-1.log", time: "08:04:01.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
@@ -369,44 +379,81 @@ let knownDifferences: [Difference: String] = [
     Difference(capture: "quectelLC79D-1.log", time: "08:04:25.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
     Difference(capture: "quectelLC79D-1.log", time: "08:04:26.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
     Difference(capture: "quectelLC79D-1.log", time: "08:04:27.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "quectelLC79D-1.log", time: "no time", field: "epochs without time (1)"): SuiteCause.captureEndsMidCycle.text,
+    Difference(capture: "quectelLC79D-1.log", time: "no time", field: "epochs without time (1)"): SuiteCause
+        .captureEndsMidCycle.text,
     Difference(capture: "telit-he910.log", time: "10:54:47.408", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "telit-he910.log", time: "10:54:48.408", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
     Difference(capture: "telit-he910.log", time: "10:54:49.408", field: "uSat"): SuiteCause.gpsdNoSNRNotUsed.text,
-    Difference(capture: "telit-he910.log", time: "no time", field: "epochs without time (37)"): SuiteCause.noTimeWithoutFix.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:56.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:57.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:58.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:59.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:00.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:01.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:02.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:03.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:04.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:05.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:06.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:07.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:08.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:09.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:10.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:11.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:12.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:13.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:14.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:15.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:16.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:17.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:18.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:19.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:20.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:21.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:22.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:23.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:24.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "altHAE"): SuiteCause.ericssonAveragedPosition.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "lat"): SuiteCause.ericssonAveragedPosition.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "lon"): SuiteCause.ericssonAveragedPosition.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "altHAE"): SuiteCause.ericssonAveragedPosition.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "lat"): SuiteCause.ericssonAveragedPosition.text,
-    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "lon"): SuiteCause.ericssonAveragedPosition.text,
+    Difference(capture: "telit-he910.log", time: "no time", field: "epochs without time (37)"): SuiteCause
+        .noTimeWithoutFix.text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:56.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:57.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:58.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:39:59.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:00.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:01.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:02.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:03.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:04.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:05.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:06.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:07.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:08.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:09.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:10.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:11.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:12.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:13.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:14.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:15.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:16.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:17.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:18.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:19.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:20.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:21.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:22.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:23.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "ublox-zed-f9p-nmea.log", time: "00:40:24.000", field: "uSat"): SuiteCause.gpsdMultiGNSSUsed
+        .text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "altHAE"): SuiteCause
+        .ericssonAveragedPosition.text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "lat"): SuiteCause
+        .ericssonAveragedPosition.text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:37:13.000", field: "lon"): SuiteCause
+        .ericssonAveragedPosition.text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "altHAE"): SuiteCause
+        .ericssonAveragedPosition.text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "lat"): SuiteCause
+        .ericssonAveragedPosition.text,
+    Difference(capture: "gpsd-head/ericsson-gru04-02-70sec.log", time: "21:38:13.000", field: "lon"): SuiteCause
+        .ericssonAveragedPosition.text,
 ]

@@ -16,13 +16,16 @@ struct GPSDReportAssemblerTests {
     static let t0: Int64 = 1_555_967_961
 
     static func fix(_ seconds: Int64?, mode: Int = 3, status: Int = 0, latitude: Double = -45.877525200) -> GPSDFix {
-        GPSDFix(time: seconds.map { time($0) }, mode: mode, status: status, latitude: latitude, longitude: 170.500132800,
-                altitudeHAE: 29.3380, altitudeMSL: 27.5480, geoidSeparation: 5.124, speed: 0.307, track: 217.8765,
-                climb: 0.104, eph: 14.360, epv: 12.851)
+        GPSDFix(
+            time: seconds.map { time($0) }, mode: mode, status: status, latitude: latitude, longitude: 170.500132800,
+            altitudeHAE: 29.3380, altitudeMSL: 27.5480, geoidSeparation: 5.124, speed: 0.307, track: 217.8765,
+            climb: 0.104, eph: 14.360, epv: 12.851)
     }
 
     /// Plays the reports 1 ms apart, then lets the hold end.
-    static func run(_ reports: [GPSDReport], receiverAccuracy: Bool = false) -> (positions: [Position], GPSDReportAssembler) {
+    static func run(
+        _ reports: [GPSDReport], receiverAccuracy: Bool = false
+    ) -> (positions: [Position], GPSDReportAssembler) {
         var assembler = GPSDReportAssembler()
         assembler.receiverAccuracy = receiverAccuracy
         var positions: [Position] = []
@@ -61,7 +64,8 @@ struct GPSDReportAssemblerTests {
 
     @Test("GST of the same time gives hrms/vrms; of another time, none")
     func noise() throws {
-        let gst = GPSDNoise(time: Self.time(Self.t0), rms: 2.1, latitudeError: 0.03, longitudeError: 0.04, altitudeError: 0.05)
+        let gst = GPSDNoise(
+            time: Self.time(Self.t0), rms: 2.1, latitudeError: 0.03, longitudeError: 0.04, altitudeError: 0.05)
         let (same, _) = Self.run([.noise(gst), .fix(Self.fix(Self.t0))], receiverAccuracy: true)
         #expect(abs(try #require(same.first?.hrms) - 0.05) < 1e-12)
         #expect(same.first?.vrms == 0.05)
@@ -99,7 +103,9 @@ struct GPSDReportAssemblerTests {
         // 20 Hz: a quarter period, 12.5 ms.
         var fast = GPSDReportAssembler()
         for k: Int64 in 0..<3 {
-            fast.fix(GPSDFix(time: Self.time(Self.t0, k * 50_000_000), mode: 3, latitude: 1, longitude: 2), now: k) { _ in }
+            fast.fix(GPSDFix(time: Self.time(Self.t0, k * 50_000_000), mode: 3, latitude: 1, longitude: 2), now: k) {
+                _ in
+            }
         }
         #expect(fast.hold == 12_500_000)
     }
@@ -112,7 +118,8 @@ struct GPSDReportAssemblerTests {
     func lateReportsAreWaitedFor() {
         let period: Int64 = 100_000_000
         func fix(_ epoch: Int64, precise: Bool) -> GPSDFix {
-            GPSDFix(time: Self.time(Self.t0, epoch * period), mode: 3, latitude: precise ? 1.000000001 : 1.0, longitude: 2)
+            GPSDFix(
+                time: Self.time(Self.t0, epoch * period), mode: 3, latitude: precise ? 1.000000001 : 1.0, longitude: 2)
         }
         var assembler = GPSDReportAssembler()
         var served: [(time: UTCTimestamp?, latitude: Double?)] = []
@@ -167,7 +174,8 @@ struct GPSDReportAssemblerTests {
     @Test("A fix replaces a no-fix report of the same time; a late TPV is dropped")
     func noFixThenFixAndLate() {
         let (positions, assembler) = Self.run([
-            .fix(Self.fix(Self.t0, mode: 1)), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)), .fix(Self.fix(Self.t0)),
+            .fix(Self.fix(Self.t0, mode: 1)), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)),
+            .fix(Self.fix(Self.t0)),
         ])
         #expect(positions.map(\.hasFix) == [true, true])
         #expect(assembler.statistics.late == 1)
@@ -182,7 +190,8 @@ struct GPSDReportAssemblerTests {
     @Test("A TPV without time serves only the loss of a fix")
     func timelessNoFix() {
         let (positions, assembler) = Self.run([
-            .fix(Self.fix(nil, mode: 1)), .fix(Self.fix(Self.t0)), .fix(Self.fix(nil, mode: 1)), .fix(Self.fix(nil, mode: 1)),
+            .fix(Self.fix(nil, mode: 1)), .fix(Self.fix(Self.t0)), .fix(Self.fix(nil, mode: 1)),
+            .fix(Self.fix(nil, mode: 1)),
         ])
         #expect(positions.map(\.hasFix) == [true, false])
         #expect(assembler.statistics.repeated == 2)
@@ -202,15 +211,19 @@ struct GPSDReportAssemblerTests {
         sky.satellites.merge(Satellite(id: 29, constellation: .gps, elevation: 61, azimuth: 312, snr: 25))
         let dopsOnly = GPSDSky(time: Self.time(Self.t0 + 1), pdop: 6.4, hdop: 2.6, vdop: 5.8)
         // The first fix is served (by the second's arrival) before the DOPs-only SKY comes.
-        let (positions, _) = Self.run([.sky(sky), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)), .sky(dopsOnly),
-                                       .fix(Self.fix(Self.t0 + 2))])
+        let (positions, _) = Self.run([
+            .sky(sky), .fix(Self.fix(Self.t0)), .fix(Self.fix(Self.t0 + 1)), .sky(dopsOnly),
+            .fix(Self.fix(Self.t0 + 2)),
+        ])
         let first = try #require(positions.first)
         #expect(first.sky.count == 2 && first.satellitesUsed == 1 && first.satellitesInView == 2)
         #expect(first.pdop == 5.8 && first.hdop == 2.2 && first.vdop == 5.4)
         #expect(positions[2].sky.count == 2 && positions[2].hdop == 2.6)
     }
 
-    @Test("Checked: a fix out of range, without a position or at a time no epoch can hold is dropped (Fuzz/run-gpsd-json.sh's findings)")
+    @Test(
+        "Checked: a fix out of range, without a position or at a time no epoch can hold is dropped (Fuzz/run-gpsd-json.sh's findings)"
+    )
     func invalidFixes() {
         var outside = Self.fix(Self.t0, latitude: 92.57)
         var noLongitude = Self.fix(Self.t0 + 1)
@@ -218,7 +231,9 @@ struct GPSDReportAssemblerTests {
         var year720 = Self.fix(nil)
         year720.time = UTCTimestamp(date: CalendarDate(year: 720, month: 1, day: 1), nanosecondsOfDay: 0)
         outside.status = 2
-        let (positions, assembler) = Self.run([.fix(outside), .fix(noLongitude), .fix(year720), .fix(Self.fix(Self.t0 + 2))])
+        let (positions, assembler) = Self.run([
+            .fix(outside), .fix(noLongitude), .fix(year720), .fix(Self.fix(Self.t0 + 2)),
+        ])
         #expect(positions.count == 1 && positions[0].time == Self.time(Self.t0 + 2))
         #expect(assembler.statistics.invalid == 3)
         #expect(year720.time?.unixNanoseconds == nil, "no trap: nil")
@@ -248,11 +263,13 @@ struct GPSDReportAssemblerTests {
         #expect(served == [Self.time(Self.t0 + 1)])
     }
 
-    @Test("gpsd's mode and status map to TMM's quality", arguments: [
-        (1, 2, FixQuality.noFix), (0, 0, .noFix), (2, 0, .autonomous), (3, 1, .autonomous), (3, 2, .dgps),
-        (3, 3, .rtkFixed), (3, 4, .rtkFloat), (3, 5, .estimated), (3, 6, .autonomous), (3, 7, .manual),
-        (3, 8, .simulated), (3, 9, .pps), (3, 42, .autonomous),
-    ])
+    @Test(
+        "gpsd's mode and status map to TMM's quality",
+        arguments: [
+            (1, 2, FixQuality.noFix), (0, 0, .noFix), (2, 0, .autonomous), (3, 1, .autonomous), (3, 2, .dgps),
+            (3, 3, .rtkFixed), (3, 4, .rtkFloat), (3, 5, .estimated), (3, 6, .autonomous), (3, 7, .manual),
+            (3, 8, .simulated), (3, 9, .pps), (3, 42, .autonomous),
+        ])
     func quality(mode: Int, status: Int, expected: FixQuality) {
         #expect(FixQuality(gpsdMode: mode, status: status) == expected)
     }
@@ -264,7 +281,9 @@ struct GPSDReportAssemblerTests {
         #expect(t.nanosecondsOfDay == (21 * 3600 + 19 * 60 + 21) * 1_000_000_000 + 500_000_000)
         #expect(t.unixNanoseconds == Self.t0 * 1_000_000_000 + 500_000_000)
         let before = UTCTimestamp(unixSeconds: -1)
-        #expect(before.date == CalendarDate(year: 1969, month: 12, day: 31) && before.nanosecondsOfDay == 86_399_000_000_000)
+        #expect(
+            before.date == CalendarDate(year: 1969, month: 12, day: 31) && before.nanosecondsOfDay == 86_399_000_000_000
+        )
     }
 
     @Test("Satellite numbers and constellations from gpsd's SKY")

@@ -34,7 +34,8 @@ struct GPSDSuiteComparisonTests {
         if let reason = gpsdSuiteCapturesWithoutFixes[capture] {
             #expect(timed.isEmpty, "listed as without timed fixes (\(reason)) but gpsd has \(timed.count)")
         } else {
-            #expect(!timed.isEmpty, "gpsd reports no timed fix for this capture: list it in gpsdSuiteCapturesWithoutFixes")
+            #expect(
+                !timed.isEmpty, "gpsd reports no timed fix for this capture: list it in gpsdSuiteCapturesWithoutFixes")
             #expect(matched * 10 >= timed.count * 9, "only \(matched) of \(timed.count) gpsd fixes matched")
         }
     }
@@ -43,7 +44,8 @@ struct GPSDSuiteComparisonTests {
         // The fetch script's rule picked exactly these captures (a partial fetch or a changed
         // rule fails here), and the tables name no other capture.
         let fetched = Set(GPSDSuite.captureNames)
-        #expect(fetched == Set(gpsdSuiteCaptures), "fetched: \(fetched.symmetricDifference(gpsdSuiteCaptures).sorted())")
+        #expect(
+            fetched == Set(gpsdSuiteCaptures), "fetched: \(fetched.symmetricDifference(gpsdSuiteCaptures).sorted())")
         let tableCaptures = Set(gpsdSuiteKnownDifferences.keys.map(\.capture))
             .union(gpsdSuiteCapturesWithoutFixes.keys)
         #expect(tableCaptures.isSubset(of: fetched), "\(tableCaptures.subtracting(fetched).sorted())")
@@ -66,7 +68,8 @@ struct GPSDSuiteComparisonTests {
         if printDetails {
             print(all.map { "// \($0.capture) \($0.time) \($0.field): \($0.detail)" }.joined(separator: "\n"))
         }
-        #expect(Set(all) == Set(gpsdSuiteKnownDifferences.keys), "the table above differs from gpsdSuiteKnownDifferences")
+        #expect(
+            Set(all) == Set(gpsdSuiteKnownDifferences.keys), "the table above differs from gpsdSuiteKnownDifferences")
     }
 }
 
@@ -90,7 +93,8 @@ func epochDump(_ capture: String, in set: CaptureSet) throws -> String {
     func show(_ value: Double?) -> String { value.map { "\($0)" } ?? "-" }
     for p in positions {
         let time = p.time.map { formatTime(Int((Double($0.nanosecondsOfDay) / 1e6).rounded())) } ?? "no time"
-        text += "//   \(time) \(p.quality) lat \(show(p.latitude)) lon \(show(p.longitude)) alt \(show(p.mslHeight)) "
+        text +=
+            "//   \(time) \(p.quality) lat \(show(p.latitude)) lon \(show(p.longitude)) alt \(show(p.mslHeight)) "
             + "speed \(show(p.speed)) track \(show(p.bearing)) GGA sats \(p.satellitesInUse.map(String.init) ?? "-") "
             + "used \(p.sky.usedCount) of \(p.sky.count)\n"
     }

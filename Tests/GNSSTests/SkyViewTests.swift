@@ -11,7 +11,8 @@ private struct ReferenceSky {
     var overflowed = 0
 
     mutating func merge(_ satellite: Satellite) {
-        if let i = satellites.firstIndex(where: { $0.id == satellite.id && $0.constellation == satellite.constellation }) {
+        if let i = satellites.firstIndex(where: { $0.id == satellite.id && $0.constellation == satellite.constellation }
+        ) {
             if let elevation = satellite.elevation { satellites[i].elevation = elevation }
             if let azimuth = satellite.azimuth { satellites[i].azimuth = azimuth }
             if let snr = satellite.snr { satellites[i].snr = max(snr, satellites[i].snr ?? 0) }
@@ -24,7 +25,9 @@ private struct ReferenceSky {
     }
 
     mutating func markUsed(_ id: UInt16, in constellation: Constellation) -> Bool {
-        guard let i = satellites.firstIndex(where: { $0.id == id && $0.constellation == constellation }) else { return false }
+        guard let i = satellites.firstIndex(where: { $0.id == id && $0.constellation == constellation }) else {
+            return false
+        }
         satellites[i].used = true
         return true
     }
@@ -83,7 +86,8 @@ struct SkyViewTests {
                 // Few ids and constellations, so that most merges meet a satellite already there.
                 let satellite = Satellite(
                     id: UInt16(below(step % 3 == 0 ? 65_536 : 200)), constellation: Constellation.allCases[below(4)],
-                    elevation: below(5) == 0 ? nil : Int16(below(180) - 90), azimuth: below(5) == 0 ? nil : Int16(below(360)),
+                    elevation: below(5) == 0 ? nil : Int16(below(180) - 90),
+                    azimuth: below(5) == 0 ? nil : Int16(below(360)),
                     snr: below(4) == 0 ? nil : UInt8(below(256)), used: below(3) == 0)
                 sky.merge(satellite)
                 reference.merge(satellite)
@@ -91,10 +95,15 @@ struct SkyViewTests {
             #expect(sky.count == reference.satellites.count, "seed \(seed), step \(step)")
             guard sky.count == reference.satellites.count else { return }
             if step % 97 == 0 || step > 19_900 {
-                for i in 0..<sky.count { #expect(sky[i] == reference.satellites[i], "seed \(seed), step \(step), #\(i)") }
+                for i in 0..<sky.count {
+                    #expect(sky[i] == reference.satellites[i], "seed \(seed), step \(step), #\(i)")
+                }
                 for satellite in reference.satellites.prefix(20) {
-                    #expect(sky.index(of: satellite.id, in: satellite.constellation)
-                        == reference.satellites.firstIndex { $0.id == satellite.id && $0.constellation == satellite.constellation })
+                    #expect(
+                        sky.index(of: satellite.id, in: satellite.constellation)
+                            == reference.satellites.firstIndex {
+                                $0.id == satellite.id && $0.constellation == satellite.constellation
+                            })
                 }
             }
         }

@@ -6,7 +6,9 @@ import GPSD
 import TestSupport
 import Testing
 
-@Suite("gpsd's reports to epochs allocate nothing", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "gpsd's reports to epochs allocate nothing", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct GPSDReportAllocationTests {
     static let passes = 20
 
@@ -17,7 +19,9 @@ struct GPSDReportAllocationTests {
         var bytes: [UInt8] = []
         for line in try Fixtures.lines("../gpsd-json/" + name) {
             let text = String(decoding: line, as: UTF8.self)
-            guard text.hasPrefix("$") || ["TPV", "SKY", "GST"].contains(where: { text.hasPrefix("{\"class\":\"\($0)\"") })
+            guard
+                text.hasPrefix("$")
+                    || ["TPV", "SKY", "GST"].contains(where: { text.hasPrefix("{\"class\":\"\($0)\"") })
             else { continue }
             bytes += line
             bytes += [0x0D, 0x0A]
@@ -25,7 +29,9 @@ struct GPSDReportAllocationTests {
         return bytes
     }
 
-    @Test("GPSDCaptureReader.feed + GPSDReportAssembler, steady state", arguments: ["sirfstarv.log.watch", "ublox-neo-m8t.log.watch"])
+    @Test(
+        "GPSDCaptureReader.feed + GPSDReportAssembler, steady state",
+        arguments: ["sirfstarv.log.watch", "ublox-neo-m8t.log.watch"])
     func readerAndAssemblerAllocateNothing(_ name: String) throws {
         let bytes = try Self.epochLines(name)
         let reader = try #require(GPSDCaptureReader())
@@ -57,7 +63,8 @@ struct GPSDReportAllocationTests {
         let allocations = countAllocations {
             for i in 0..<Self.passes { pass(chunk: i % 2 == 0 ? 4096 : 97) }
         }
-        #expect(perPass > 20 && epochs >= Self.passes * (perPass - 1), "\(epochs) epochs, \(perPass) in the warm-up pass")
+        #expect(
+            perPass > 20 && epochs >= Self.passes * (perPass - 1), "\(epochs) epochs, \(perPass) in the warm-up pass")
         #expect(satellites > 0 && lastLatitude != 0)
         #expect(reader.statistics.refused == 0 && reader.statistics.reports > 0)
         #expect(allocations == 0, "\(allocations) allocations over \(epochs) epochs of \(name)")

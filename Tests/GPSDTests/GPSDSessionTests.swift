@@ -119,7 +119,9 @@ final class InputHarness {
 
     /// Writes `epochs` to the pty at `interval` (a 20 Hz receiver by default), draining events as
     /// it goes.
-    func play(_ epochs: ArraySlice<[UInt8]>, to pty: borrowing Pseudoterminal, interval: Duration = .milliseconds(50)) throws {
+    func play(
+        _ epochs: ArraySlice<[UInt8]>, to pty: borrowing Pseudoterminal, interval: Duration = .milliseconds(50)
+    ) throws {
         for epoch in epochs {
             try pty.controller.writeAll(epoch)
             sleep(for: interval)  // the receiver's pace, not a wait for a result
@@ -142,7 +144,8 @@ final class InputHarness {
             }
         }
         guard active else {
-            throw GPSDTestFailure("gpsd never reported \(path) active: \(log.events.suffix(5)) \(messages.all.suffix(5))")
+            throw GPSDTestFailure(
+                "gpsd never reported \(path) active: \(log.events.suffix(5)) \(messages.all.suffix(5))")
         }
     }
 }
@@ -152,15 +155,19 @@ struct GPSDTestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-
-@Suite("gpsd session with a private gpsd and pty receivers", .tags(.integration), .serialized, .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
+@Suite(
+    "gpsd session with a private gpsd and pty receivers", .tags(.integration), .serialized,
+    .enabled(if: gpsdInstalled, "needs gpsd (apt-get install gpsd)"))
 struct GPSDSessionTests {
     @Test func plugStreamUnplugReplug() throws {
         let epochs = try trimbleEpochs()
         let h = try InputHarness()
         defer { h.shutdown() }
-        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .gpsd(.connected(let r)) = $0 { !r.isEmpty } else { false } } },
-                "connected with gpsd's release")
+        #expect(
+            h.log.wait(milliseconds: 3000) {
+                $0.contains { if case .gpsd(.connected(let r)) = $0 { !r.isEmpty } else { false } }
+            },
+            "connected with gpsd's release")
 
         // Plug: announce the pty receiver to gpsd and stream.
         var path = ""
@@ -182,8 +189,9 @@ struct GPSDSessionTests {
         // gpsd (`-path`); gpsd closes the device and input is lost at once.
         let unplugged = monotonicNanoseconds()
         try h.session.removeDevice(path)
-        #expect(h.log.waitForChange(milliseconds: 2000) { $0 == .inputLost(.receiverRemoved(path: path)) },
-                "input lost after unplug: \(h.log.events.suffix(3))")
+        #expect(
+            h.log.waitForChange(milliseconds: 2000) { $0 == .inputLost(.receiverRemoved(path: path)) },
+            "input lost after unplug: \(h.log.events.suffix(3))")
         #expect(monotonicNanoseconds() - unplugged < 1_000_000_000)
 
         // Replug: a new pty (a new name, as ttyACM0 -> ttyACM1); positions resume within
@@ -236,7 +244,8 @@ struct GPSDSessionTests {
         let epochs = try trimbleEpochs()
         let h = try InputHarness()
         defer { h.shutdown() }
-        #expect(h.log.wait(milliseconds: 3000) { $0.contains { if case .gpsd(.connected) = $0 { true } else { false } } })
+        #expect(
+            h.log.wait(milliseconds: 3000) { $0.contains { if case .gpsd(.connected) = $0 { true } else { false } } })
         // Unchanged ids, so nothing changes but the broadcast to every thread, the session's
         // among them, which spends nearly all its time in that wait.
         // Spread over 0.1 s on purpose, so that many land while the session waits.
@@ -264,7 +273,10 @@ struct GPSDSessionTests {
             try h.play(epochs[0..<5], to: pty)
         }  // pty closed without telling gpsd: gpsd keeps the device open, no data arrives
         let timeout = Int(h.session.configuration.silenceTimeout / 1_000_000)
-        #expect(h.log.waitForChange(milliseconds: timeout + 1500) { if case .inputLost(.receiverSilent) = $0 { true } else { false } })
+        #expect(
+            h.log.waitForChange(milliseconds: timeout + 1500) {
+                if case .inputLost(.receiverSilent) = $0 { true } else { false }
+            })
     }
 
     @Test func noDescriptorLeaksAcrossStartAndStop() throws {
@@ -325,7 +337,8 @@ struct GPSDBadInputTests {
         let session = GPSDSession(configuration, log: Messages().logger)
         try session.start(feeding: log.consumer)
         defer { session.stop() }
-        #expect(log.waitForChange(milliseconds: 2000) { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } })
+        #expect(
+            log.waitForChange(milliseconds: 2000) { if case .inputLost(.gpsdUnreachable) = $0 { true } else { false } })
         // Reported once, not once per retry: a fixed window on purpose, what is tested is that
         // nothing more comes in it.
         sleep(for: .milliseconds(500))
@@ -337,7 +350,10 @@ struct GPSDBadInputTests {
     @Test func garbageAndHugeLinesFromAFakeGPSDDoNotCrashTheSession() throws {
         // A fake "gpsd" that greets, then sends garbage, a 100 KB line and NMEA, then hangs up.
         let server = try FakeGPSD { client in
-            var script = Array(#"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#.utf8) + [10]
+            var script =
+                Array(#"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#.utf8) + [
+                    10
+                ]
             script += Array("\u{1}\u{2}garbage\u{7f}\n{not json\n".utf8)
             script += [UInt8](repeating: UInt8(ascii: "A"), count: 100_000) + [10]
             script += Array("$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n".utf8)
@@ -351,8 +367,9 @@ struct GPSDBadInputTests {
             let before = openDescriptorCount()
             let session = GPSDSession(GPSDSession.Configuration(port: server.port), log: Messages().logger)
             try session.start(feeding: log.consumer)
-            #expect(log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) },
-                    "the hang-up is reported: \(log.events)")
+            #expect(
+                log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) },
+                "the hang-up is reported: \(log.events)")
             session.stop()
             counts.append((before, openDescriptorCount()))
             if counts.last!.after <= before { break }
@@ -385,7 +402,9 @@ struct GPSDBadInputTests {
         #expect(log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) }, "\(log.events)")
         session.stop()
         let versions = log.events.compactMap { if case .gpsd(.connected(let release)) = $0 { release } else { nil } }
-        let lists = log.events.compactMap { if case .gpsd(.devices(let devices)) = $0 { devices.map(\.path) } else { nil } }
+        let lists = log.events.compactMap {
+            if case .gpsd(.devices(let devices)) = $0 { devices.map(\.path) } else { nil }
+        }
         #expect(versions == ["3.22"])
         #expect(lists == [["/dev/pts/7"]])
         #expect(session.statistics.otherLines >= 2)

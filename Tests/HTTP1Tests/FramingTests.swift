@@ -91,7 +91,8 @@ struct FramingTests {
         ("HTTP/1.1", ["Expect: 200-ok"], false, .unsupportedExpectation),
     ])
     func expect(_ version: String, _ fields: [String], _ expects: Bool, _ error: HTTPRequestError?) throws {
-        let request = "PUT / \(version)\r\nHost: a\r\nContent-Length: 2\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
+        let request =
+            "PUT / \(version)\r\nHost: a\r\nContent-Length: 2\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
         if let error {
             #expect(rejection(request) == error)
             #expect(error.status == .expectationFailed)

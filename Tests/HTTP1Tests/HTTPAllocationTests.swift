@@ -7,7 +7,9 @@ import Testing
 
 @testable import HTTP1
 
-@Suite("HTTP parsing allocates nothing", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "HTTP parsing allocates nothing", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct HTTPAllocationTests {
     private let pipeline = bytes(
         tmmGet

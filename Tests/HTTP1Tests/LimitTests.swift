@@ -9,7 +9,8 @@ struct LimitTests {
     /// A head of exactly `length` bytes: one padding field sized to fit.
     private func head(ofLength length: Int) -> [UInt8] {
         let fixed = "GET / HTTP/1.1\r\nHost: a\r\nX: \r\n\r\n"
-        return bytes("GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: length - fixed.utf8.count) + "\r\n\r\n")
+        return bytes(
+            "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: length - fixed.utf8.count) + "\r\n\r\n")
     }
 
     @Test func headBytes() throws {
@@ -24,7 +25,9 @@ struct LimitTests {
         #expect(throws: HTTPRequestError.headerSectionTooLarge) { try HTTPRequestHead.parse(over.span) }
         // One byte short of the limit and incomplete: needs more; at the limit and incomplete: 431.
         #expect(try HTTPRequestHead.parse(Array(over[0..<8191]).span) == .needMore)
-        #expect(throws: HTTPRequestError.headerSectionTooLarge) { try HTTPRequestHead.parse(Array(over[0..<8192]).span) }
+        #expect(throws: HTTPRequestError.headerSectionTooLarge) {
+            try HTTPRequestHead.parse(Array(over[0..<8192]).span)
+        }
         #expect(HTTPRequestError.headerSectionTooLarge.status == .requestHeaderFieldsTooLarge)
     }
 
@@ -71,7 +74,8 @@ struct LimitTests {
     }
 
     @Test func methodLength() throws {
-        let atLimit = try completeHead(String(repeating: "M", count: HTTPLimits.maxMethodLength) + " / HTTP/1.1\r\nHost: a\r\n\r\n")
+        let atLimit = try completeHead(
+            String(repeating: "M", count: HTTPLimits.maxMethodLength) + " / HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(atLimit.method == .other)
         #expect(atLimit.methodRange.count == 32)
         #expect(rejection(String(repeating: "M", count: HTTPLimits.maxMethodLength + 1)) == .methodTooLong)

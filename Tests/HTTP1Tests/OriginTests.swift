@@ -69,13 +69,17 @@ struct OriginTests {
     }
 
     @Test func everyRefusalSaysWhatAnOriginLooksLike() {
-        let all: [HTTPOriginError] = [.notSchemeHostPort, .invalidScheme, .hasPath, .hasUserinfo, .fileScheme, .emptyHost,
-                                      .invalidHost, .invalidPort]
+        let all: [HTTPOriginError] = [
+            .notSchemeHostPort, .invalidScheme, .hasPath, .hasUserinfo, .fileScheme, .emptyHost,
+            .invalidHost, .invalidPort,
+        ]
         #expect(Set(all.map(\.description)).count == all.count)
         #expect(HTTPOriginError.fileScheme.description.contains("null"))
     }
 
-    private let listed = HTTPOriginPolicy.only([try! HTTPOrigin("https://app.example"), try! HTTPOrigin("http://localhost:8080")])
+    private let listed = HTTPOriginPolicy.only([
+        try! HTTPOrigin("https://app.example"), try! HTTPOrigin("http://localhost:8080"),
+    ])
 
     private func decision(_ policy: HTTPOriginPolicy, _ fields: String) throws -> HTTPOriginDecision {
         let text = "GET /api/v1/tmmInfo HTTP/1.1\r\nHost: localhost\r\n" + fields + "\r\n"
@@ -121,8 +125,9 @@ struct OriginTests {
         #expect(HTTPOriginDecision.any.corsHeaders == .allowAnyOrigin)
         #expect(HTTPOriginDecision.any.preflightHeaders(maxAgeSeconds: 600) == .preflight(maxAgeSeconds: 600))
         #expect(HTTPOriginDecision.allowed("https://a.example").corsHeaders == .allowOrigin("https://a.example"))
-        #expect(HTTPOriginDecision.allowed("https://a.example").preflightHeaders(maxAgeSeconds: 600)
-            == .preflightForOrigin("https://a.example", maxAgeSeconds: 600))
+        #expect(
+            HTTPOriginDecision.allowed("https://a.example").preflightHeaders(maxAgeSeconds: 600)
+                == .preflightForOrigin("https://a.example", maxAgeSeconds: 600))
         for decision in [HTTPOriginDecision.absent, .refused("https://evil.example")] {
             #expect(decision.corsHeaders == .varyOrigin)
             #expect(decision.preflightHeaders(maxAgeSeconds: 600) == .varyOrigin)

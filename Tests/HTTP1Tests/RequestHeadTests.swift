@@ -27,7 +27,9 @@ struct RequestHeadTests {
         #expect(optionalString(head.query(in: span)) == "format=locationV2")
         #expect(string(head.name(at: 1, in: span)) == "Authorization")
         #expect(string(head.value(at: 1, in: span)) == "Basic /T6VQF4SQ/Ix/H8ZfFOrSEzj8qpHsFmA3ug569bPpV0=")
-        #expect(optionalString(head.value(of: "authorization", in: span)) == "Basic /T6VQF4SQ/Ix/H8ZfFOrSEzj8qpHsFmA3ug569bPpV0=")
+        #expect(
+            optionalString(head.value(of: "authorization", in: span))
+                == "Basic /T6VQF4SQ/Ix/H8ZfFOrSEzj8qpHsFmA3ug569bPpV0=")
         #expect(head.string(of: "HOST", in: span) == "localhost:9637")
         #expect(optionalString(head.value(of: "Cookie", in: span)) == nil)
         #expect(head.count(of: "accept", in: span) == 1)

@@ -79,16 +79,22 @@ struct RequestReaderTests {
     }
 
     @Test func pipelinedRequestsComeOutInOrder() throws {
-        let input = bytes(get + put + chunkedPut + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /api/v1/te")
+        let input = bytes(
+            get + put + chunkedPut + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /api/v1/te")
         var reader = HTTPRequestReader()
         let batch = reader.readAll(in: input.span)
         #expect(batch.error == nil && !batch.endsConnection && !batch.sendContinue)
         #expect(batch.requests.map(\.head.method) == [.get, .put, .put, .options])
-        #expect(batch.requests.map { string($0.body(in: input.span)) }
-            == ["", "{\"isConnected\":true}", "{\"isConnected\": false}", ""])
-        #expect(batch.requests.map { $0.head.normalizedPath(in: input.span) } == Array(repeating: "/api/v1/receiver", count: 4))
+        #expect(
+            batch.requests.map { string($0.body(in: input.span)) }
+                == ["", "{\"isConnected\":true}", "{\"isConnected\": false}", ""])
+        #expect(
+            batch.requests.map { $0.head.normalizedPath(in: input.span) }
+                == Array(repeating: "/api/v1/receiver", count: 4))
         // Each request starts where the previous one ended.
-        for (a, b) in zip(batch.requests, batch.requests.dropFirst()) { #expect(a.range.upperBound == b.range.lowerBound) }
+        for (a, b) in zip(batch.requests, batch.requests.dropFirst()) {
+            #expect(a.range.upperBound == b.range.lowerBound)
+        }
         #expect(batch.end == input.count - "GET /api/v1/te".utf8.count)
         // The rest arrives; reading continues from `end`.
         let more = input + bytes("stInfo HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -108,7 +114,8 @@ struct RequestReaderTests {
     }
 
     @Test func readingStopsAfterAWebSocketUpgrade() {
-        let upgrade = "GET /locationV2 HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        let upgrade =
+            "GET /locationV2 HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
             + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
         let input = bytes(upgrade) + [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D]  // a masked frame follows
         var reader = HTTPRequestReader()
@@ -153,7 +160,8 @@ struct RequestReaderTests {
         }
         // Chunked, via the batch helper.
         var chunked = HTTPRequestReader()
-        let chunkedHead = bytes("PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunkedHead = bytes(
+            "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
         #expect(chunked.readAll(in: chunkedHead.span).sendContinue)
     }
 
@@ -168,7 +176,8 @@ struct RequestReaderTests {
     }
 
     @Test func http10KeepAliveAndClose() {
-        let input = bytes("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n")
+        let input = bytes(
+            "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n")
         var reader = HTTPRequestReader()
         let batch = reader.readAll(in: input.span)
         #expect(batch.requests.count == 2)

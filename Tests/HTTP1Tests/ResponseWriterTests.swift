@@ -12,57 +12,66 @@ struct ResponseWriterTests {
     @Test func jsonResponseKeptAlive() {
         var writer = HTTPResponseWriter()
         let body = bytes("{\"port\":9639}")
-        writer.writeResponse(.ok, date: date, contentType: "application/json", body: body.span, keepAlive: true,
-                             cors: .allowAnyOrigin)
-        #expect(text(writer) == "HTTP/1.1 200 OK\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Access-Control-Allow-Origin: *\r\n"
-            + "Content-Type: application/json\r\n"
-            + "Content-Length: 13\r\n"
-            + "\r\n"
-            + "{\"port\":9639}")
+        writer.writeResponse(
+            .ok, date: date, contentType: "application/json", body: body.span, keepAlive: true,
+            cors: .allowAnyOrigin)
+        #expect(
+            text(writer) == "HTTP/1.1 200 OK\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Access-Control-Allow-Origin: *\r\n"
+                + "Content-Type: application/json\r\n"
+                + "Content-Length: 13\r\n"
+                + "\r\n"
+                + "{\"port\":9639}")
     }
 
     @Test func preflight() {
         var writer = HTTPResponseWriter()
-        writer.writeResponse(.noContent, date: date, body: Span(), keepAlive: true,
-                             cors: .preflight(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge))
-        #expect(text(writer) == "HTTP/1.1 204 No Content\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Access-Control-Allow-Origin: *\r\n"
-            + "Access-Control-Allow-Methods: GET, PUT, OPTIONS\r\n"
-            + "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
-            + "Access-Control-Max-Age: 600\r\n"
-            + "Access-Control-Allow-Private-Network: true\r\n"
-            + "\r\n")
+        writer.writeResponse(
+            .noContent, date: date, body: Span(), keepAlive: true,
+            cors: .preflight(maxAgeSeconds: HTTPCORSHeaders.defaultMaxAge))
+        #expect(
+            text(writer) == "HTTP/1.1 204 No Content\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Access-Control-Allow-Origin: *\r\n"
+                + "Access-Control-Allow-Methods: GET, PUT, OPTIONS\r\n"
+                + "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
+                + "Access-Control-Max-Age: 600\r\n"
+                + "Access-Control-Allow-Private-Network: true\r\n"
+                + "\r\n")
     }
 
     @Test func aListedOriginIsEchoedWithVary() {
         var writer = HTTPResponseWriter()
-        writer.writeResponse(.ok, date: date, body: bytes("pong").span, keepAlive: true,
-                             cors: .allowOrigin("https://app.example"))
-        #expect(text(writer) == "HTTP/1.1 200 OK\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Access-Control-Allow-Origin: https://app.example\r\n"
-            + "Vary: Origin\r\n"
-            + "Content-Length: 4\r\n"
-            + "\r\n"
-            + "pong")
+        writer.writeResponse(
+            .ok, date: date, body: bytes("pong").span, keepAlive: true,
+            cors: .allowOrigin("https://app.example"))
+        #expect(
+            text(writer) == "HTTP/1.1 200 OK\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Access-Control-Allow-Origin: https://app.example\r\n"
+                + "Vary: Origin\r\n"
+                + "Content-Length: 4\r\n"
+                + "\r\n"
+                + "pong")
         writer.removeAll()
-        writer.writeResponse(.noContent, date: date, body: Span(), keepAlive: true,
-                             cors: .preflightForOrigin("http://localhost:8080", maxAgeSeconds: 600))
-        #expect(text(writer) == "HTTP/1.1 204 No Content\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Access-Control-Allow-Origin: http://localhost:8080\r\n"
-            + "Access-Control-Allow-Methods: GET, PUT, OPTIONS\r\n"
-            + "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
-            + "Access-Control-Max-Age: 600\r\n"
-            + "Access-Control-Allow-Private-Network: true\r\n"
-            + "Vary: Origin\r\n"
-            + "\r\n")
+        writer.writeResponse(
+            .noContent, date: date, body: Span(), keepAlive: true,
+            cors: .preflightForOrigin("http://localhost:8080", maxAgeSeconds: 600))
+        #expect(
+            text(writer) == "HTTP/1.1 204 No Content\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Access-Control-Allow-Origin: http://localhost:8080\r\n"
+                + "Access-Control-Allow-Methods: GET, PUT, OPTIONS\r\n"
+                + "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
+                + "Access-Control-Max-Age: 600\r\n"
+                + "Access-Control-Allow-Private-Network: true\r\n"
+                + "Vary: Origin\r\n"
+                + "\r\n")
         writer.removeAll()
         writer.writeResponse(.forbidden, date: nil, body: Span(), keepAlive: false, cors: .varyOrigin)
-        #expect(text(writer) == "HTTP/1.1 403 Forbidden\r\nVary: Origin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        #expect(
+            text(writer) == "HTTP/1.1 403 Forbidden\r\nVary: Origin\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     }
 
     @Test func closeAndHTTP10KeepAlive() {
@@ -70,16 +79,20 @@ struct ResponseWriterTests {
         writer.writeResponse(.ok, date: nil, body: bytes("pong").span, keepAlive: false)
         #expect(text(writer) == "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npong")
         writer.removeAll()
-        writer.writeResponse(.ok, date: nil, contentType: "text/plain", body: bytes("pong").span, keepAlive: true,
-                             requestVersion: .http1_0)
-        #expect(text(writer)
-            == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: keep-alive\r\n\r\npong")
+        writer.writeResponse(
+            .ok, date: nil, contentType: "text/plain", body: bytes("pong").span, keepAlive: true,
+            requestVersion: .http1_0)
+        #expect(
+            text(writer)
+                == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: keep-alive\r\n\r\npong"
+        )
     }
 
     @Test func headResponseHasTheLengthButNoBody() {
         var writer = HTTPResponseWriter()
-        writer.writeResponse(.ok, date: nil, contentType: "application/json", body: bytes("{}").span, keepAlive: true,
-                             isHeadRequest: true)
+        writer.writeResponse(
+            .ok, date: nil, contentType: "application/json", body: bytes("{}").span, keepAlive: true,
+            isHeadRequest: true)
         #expect(text(writer) == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
     }
 
@@ -91,16 +104,18 @@ struct ResponseWriterTests {
 
     @Test func methodNotAllowedWithAllow() {
         var writer = HTTPResponseWriter()
-        writer.writeError(.methodNotAllowed, message: "use GET or PUT", date: date, keepAlive: true,
-                          cors: .allowAnyOrigin, extraHeaders: [("Allow", "GET, PUT, OPTIONS")])
+        writer.writeError(
+            .methodNotAllowed, message: "use GET or PUT", date: date, keepAlive: true,
+            cors: .allowAnyOrigin, extraHeaders: [("Allow", "GET, PUT, OPTIONS")])
         let body = "{\"error\":\"use GET or PUT\",\"Reason\":\"use GET or PUT\"}"
-        #expect(text(writer) == "HTTP/1.1 405 Method Not Allowed\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Access-Control-Allow-Origin: *\r\n"
-            + "Allow: GET, PUT, OPTIONS\r\n"
-            + "Content-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n"
-            + "\r\n" + body)
+        #expect(
+            text(writer) == "HTTP/1.1 405 Method Not Allowed\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Access-Control-Allow-Origin: *\r\n"
+                + "Allow: GET, PUT, OPTIONS\r\n"
+                + "Content-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n"
+                + "\r\n" + body)
     }
 
     @Test func parserErrorClosesTheConnection() {
@@ -108,12 +123,13 @@ struct ResponseWriterTests {
         writer.writeError(.whitespaceBeforeColon, date: date)
         let message = HTTPRequestError.whitespaceBeforeColon.message
         let body = "{\"error\":\"\(message)\",\"Reason\":\"\(message)\"}"
-        #expect(text(writer) == "HTTP/1.1 400 Bad Request\r\n"
-            + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
-            + "Content-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n"
-            + "Connection: close\r\n"
-            + "\r\n" + body)
+        #expect(
+            text(writer) == "HTTP/1.1 400 Bad Request\r\n"
+                + "Date: Thu, 22 Feb 2024 18:00:00 GMT\r\n"
+                + "Content-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n"
+                + "Connection: close\r\n"
+                + "\r\n" + body)
     }
 
     @Test func statusesOfParserErrors() {
@@ -142,8 +158,9 @@ struct ResponseWriterTests {
         writer.writeHeader("Connection", "Upgrade")
         writer.writeHeader("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         writer.endHead()
-        #expect(text(writer) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+        #expect(
+            text(writer) == "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
         // 1xx never gets Content-Length, even through writeResponse.
         writer.removeAll()
         writer.writeResponse(.switchingProtocols, date: nil, body: bytes("x").span, keepAlive: true)

@@ -28,13 +28,15 @@ struct InputTrackerTests {
     @Test func positionsMakeInputLiveAndBringItBackAfterALoss() {
         var tracker = InputTracker()
         #expect(tracker.state == .waiting)
-        #expect(apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([a]))], to: &tracker)
+        #expect(
+            apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([a]))], to: &tracker)
                 == [.receiverConnected(path: a.path)])
         #expect(tracker.gpsdRelease == "3.22")
         #expect(tracker.state == .waiting, "a receiver open is not input yet")
         #expect(apply([.position(position(1))], to: &tracker) == [.position(position(1))])
         #expect(tracker.state == .live)
-        #expect(apply([.gpsd(.quiet(seconds: 3)), .position(position(2))], to: &tracker)
+        #expect(
+            apply([.gpsd(.quiet(seconds: 3)), .position(position(2))], to: &tracker)
                 == [.inputLost(.receiverSilent(seconds: 3)), .inputRestored, .position(position(2))])
     }
 
@@ -42,8 +44,9 @@ struct InputTrackerTests {
         var tracker = InputTracker()
         var changes = apply([.gpsd(.devices([a])), .gpsd(.device(b))], to: &tracker)
         #expect(changes == [.receiverConnected(path: a.path), .receiverConnected(path: b.path)])
-        changes = apply([.position(position(1)), .position(position(2)), .position(position(1)), .position(position(2))],
-                        to: &tracker)
+        changes = apply(
+            [.position(position(1)), .position(position(2)), .position(position(1)), .position(position(2))],
+            to: &tracker)
         #expect(changes.count == 4 && tracker.state == .live)
         // A closes: its receiver goes, the input stays live on B.
         changes = apply([.gpsd(.device(closed(a))), .position(position(2))], to: &tracker)
@@ -59,11 +62,14 @@ struct InputTrackerTests {
 
     @Test func aQuietStreamIsALossOnlyWhileAReceiverIsOpenAndOnlyOnce() {
         var tracker = InputTracker()
-        #expect(apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([])), .gpsd(.quiet(seconds: 3))], to: &tracker) == [],
-                "no receiver: nothing to lose")
+        #expect(
+            apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([])), .gpsd(.quiet(seconds: 3))], to: &tracker)
+                == [],
+            "no receiver: nothing to lose")
         #expect(tracker.state == .waiting)
         _ = apply([.gpsd(.device(a))], to: &tracker)
-        #expect(apply([.gpsd(.quiet(seconds: 3)), .gpsd(.quiet(seconds: 3))], to: &tracker)
+        #expect(
+            apply([.gpsd(.quiet(seconds: 3)), .gpsd(.quiet(seconds: 3))], to: &tracker)
                 == [.inputLost(.receiverSilent(seconds: 3))])
     }
 
@@ -71,20 +77,25 @@ struct InputTrackerTests {
         var tracker = InputTracker()
         _ = apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([b, a])), .position(position(1))], to: &tracker)
         var changes = apply([.gpsd(.connectionLost)], to: &tracker)
-        #expect(changes == [.receiverDisconnected(path: a.path), .receiverDisconnected(path: b.path),
-                            .inputLost(.gpsdConnectionLost)])
+        #expect(
+            changes == [
+                .receiverDisconnected(path: a.path), .receiverDisconnected(path: b.path),
+                .inputLost(.gpsdConnectionLost),
+            ])
         #expect(tracker.gpsdRelease == nil && tracker.activeDevices.isEmpty)
         // Retries that fail while the loss stands add nothing.
         #expect(apply([.gpsd(.unreachable("connection refused"))], to: &tracker) == [])
         // gpsd is back (restarted: it lists only what was re-added so far).
-        changes = apply([.gpsd(.connected(release: "3.22")), .gpsd(.devices([a])), .position(position(3))], to: &tracker)
+        changes = apply(
+            [.gpsd(.connected(release: "3.22")), .gpsd(.devices([a])), .position(position(3))], to: &tracker)
         #expect(changes == [.receiverConnected(path: a.path), .inputRestored, .position(position(3))])
         #expect(tracker.gpsdRelease == "3.22" && tracker.state == .live)
     }
 
     @Test func noGPSDAtStartIsALossBeforeAnyPosition() {
         var tracker = InputTracker()
-        #expect(apply([.gpsd(.unreachable("connection refused"))], to: &tracker)
+        #expect(
+            apply([.gpsd(.unreachable("connection refused"))], to: &tracker)
                 == [.inputLost(.gpsdUnreachable("connection refused"))])
         #expect(tracker.state == .lost)
     }

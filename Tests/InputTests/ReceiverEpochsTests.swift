@@ -12,8 +12,10 @@ struct ReceiverEpochsTests {
     static let day: Int64 = 1_555_891_200
 
     static func tpv(_ secondOfDay: Int64, latitude: Double = -45.8775252) -> GPSDReport {
-        .fix(GPSDFix(time: UTCTimestamp(unixSeconds: day + secondOfDay), mode: 3, status: 0, latitude: latitude,
-                     longitude: 170.5001328, altitudeHAE: 29.338, altitudeMSL: 27.548, geoidSeparation: 5.124))
+        .fix(
+            GPSDFix(
+                time: UTCTimestamp(unixSeconds: day + secondOfDay), mode: 3, status: 0, latitude: latitude,
+                longitude: 170.5001328, altitudeHAE: 29.338, altitudeMSL: 27.548, geoidSeparation: 5.124))
     }
 
     /// One NMEA cycle (GGA + RMC) at 21:19:SS, positions as gpsd's pseudo-NMEA rounds them.
@@ -35,10 +37,13 @@ struct ReceiverEpochsTests {
         }
     }
 
-    @Test("Drivers: NMEA families and the unnamed start on the parser, every other driver on gpsd's reports",
-          arguments: [("NMEA0183", EpochSource.nmea), ("", .nmea), ("MTK-3301", .nmea), ("Ashtech", .nmea),
-                      ("u-blox", .gpsdReports), ("SiRF", .gpsdReports), ("Trimble TSIP", .gpsdReports),
-                      ("GREIS", .gpsdReports), ("Skytraq", .gpsdReports), ("Navcom NCT", .gpsdReports)])
+    @Test(
+        "Drivers: NMEA families and the unnamed start on the parser, every other driver on gpsd's reports",
+        arguments: [
+            ("NMEA0183", EpochSource.nmea), ("", .nmea), ("MTK-3301", .nmea), ("Ashtech", .nmea),
+            ("u-blox", .gpsdReports), ("SiRF", .gpsdReports), ("Trimble TSIP", .gpsdReports),
+            ("GREIS", .gpsdReports), ("Skytraq", .gpsdReports), ("Navcom NCT", .gpsdReports),
+        ])
     func driverSource(driver: String, source: EpochSource) {
         #expect(GPSDDriver(driver).source == source)
     }

@@ -18,8 +18,12 @@ private func epoch(_ latitude: Double, quality: FixQuality = .rtkFixed) -> Posit
 }
 
 /// A's epochs are at latitude 1, B's at 2; `at` in tenths of a second.
-private func fromA(_ tenth: Int64) -> ReceiverInputEvent { .receiverPosition(path: a.path, epoch(1), at: tenth * 100_000_000) }
-private func fromB(_ tenth: Int64) -> ReceiverInputEvent { .receiverPosition(path: b.path, epoch(2), at: tenth * 100_000_000) }
+private func fromA(_ tenth: Int64) -> ReceiverInputEvent {
+    .receiverPosition(path: a.path, epoch(1), at: tenth * 100_000_000)
+}
+private func fromB(_ tenth: Int64) -> ReceiverInputEvent {
+    .receiverPosition(path: b.path, epoch(2), at: tenth * 100_000_000)
+}
 
 private func apply(_ events: [ReceiverInputEvent], to tracker: inout InputTracker) -> [InputChange] {
     var changes: [InputChange] = []
@@ -37,7 +41,10 @@ struct ReceiverFailoverTests {
     @Test func onlyTheFirstOpenedIsPublishedAndTheOtherIsTracked() {
         var tracker = InputTracker(streams: .perReceiver)
         var changes = apply([.gpsd(.devices([a])), .gpsd(.device(b))], to: &tracker)
-        #expect(changes == [.receiverConnected(path: a.path), .servedReceiver(path: a.path), .receiverConnected(path: b.path)])
+        #expect(
+            changes == [
+                .receiverConnected(path: a.path), .servedReceiver(path: a.path), .receiverConnected(path: b.path),
+            ])
         changes = apply([fromA(0), fromB(0), fromA(1), fromB(1), fromA(2), fromB(2)], to: &tracker)
         #expect(published(changes) == [1, 1, 1], "never a mix")
         #expect(tracker.served == a.path && tracker.state == .live)
@@ -57,20 +64,27 @@ struct ReceiverFailoverTests {
         var changes = apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker)
         #expect(changes == [], "the removal waits for A's watch")
         changes = apply([fromA(1), .receiverClosed(path: a.path), fromB(1)], to: &tracker)
-        #expect(changes == [.position(epoch(1)), .receiverDisconnected(path: a.path),
-                            .inputLost(.receiverRemoved(path: a.path)), .servedReceiver(path: b.path),
-                            .inputRestored, .position(epoch(2))])
+        #expect(
+            changes == [
+                .position(epoch(1)), .receiverDisconnected(path: a.path),
+                .inputLost(.receiverRemoved(path: a.path)), .servedReceiver(path: b.path),
+                .inputRestored, .position(epoch(2)),
+            ])
         // A watch that saw the device gone first: the main session's close removes at once.
         _ = apply([.gpsd(.device(a)), .receiverWatching(path: a.path), .receiverClosed(path: a.path)], to: &tracker)
-        #expect(apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker) == [.receiverDisconnected(path: a.path)])
+        #expect(
+            apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker) == [.receiverDisconnected(path: a.path)])
     }
 
     @Test func theServedOneUnpluggedIsALossAndTheOtherOnesFirstEpochTheRestore() {
         var tracker = InputTracker(streams: .perReceiver)
         _ = apply([.gpsd(.devices([a, b])), fromA(0), fromB(0)], to: &tracker)
         var changes = apply([.gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker)
-        #expect(changes == [.receiverDisconnected(path: a.path), .inputLost(.receiverRemoved(path: a.path)),
-                            .servedReceiver(path: b.path)])
+        #expect(
+            changes == [
+                .receiverDisconnected(path: a.path), .inputLost(.receiverRemoved(path: a.path)),
+                .servedReceiver(path: b.path),
+            ])
         changes = apply([fromA(1), fromB(1)], to: &tracker)
         #expect(changes == [.inputRestored, .position(epoch(2))], "A's late last cycle is dropped, B's epoch restores")
         // A comes back: B keeps serving (no preference), A is tracked again from scratch.
@@ -83,18 +97,23 @@ struct ReceiverFailoverTests {
         var tracker = InputTracker(streams: .perReceiver)
         _ = apply([.gpsd(.devices([a, b])), fromA(0), fromB(0)], to: &tracker)
         var changes = apply([.receiverQuiet(path: a.path, seconds: 3), fromB(1)], to: &tracker)
-        #expect(changes == [.inputLost(.receiverSilent(seconds: 3)), .servedReceiver(path: b.path), .inputRestored,
-                            .position(epoch(2))])
+        #expect(
+            changes == [
+                .inputLost(.receiverSilent(seconds: 3)), .servedReceiver(path: b.path), .inputRestored,
+                .position(epoch(2)),
+            ])
         changes = apply([fromA(2), fromB(2)], to: &tracker)
         #expect(published(changes) == [2], "A speaks again: B stays served")
 
         var preferring = InputTracker(streams: .perReceiver, preferences: [.path(a.path)])
-        _ = apply([.gpsd(.devices([a, b])), fromA(0), fromB(0), .receiverQuiet(path: a.path, seconds: 3), fromB(1)],
-                  to: &preferring)
+        _ = apply(
+            [.gpsd(.devices([a, b])), fromA(0), fromB(0), .receiverQuiet(path: a.path, seconds: 3), fromB(1)],
+            to: &preferring)
         #expect(preferring.served == b.path)
         changes = apply([fromA(2), fromB(2)], to: &preferring)
-        #expect(changes == [.servedReceiver(path: a.path), .position(epoch(1))],
-                "the preferred receiver takes over with its first epoch, seamlessly: the input never stopped")
+        #expect(
+            changes == [.servedReceiver(path: a.path), .position(epoch(1))],
+            "the preferred receiver takes over with its first epoch, seamlessly: the input never stopped")
     }
 
     @Test func aPreferredReceiverIsServedOnceItDeliversWhateverTheOpeningOrder() {
@@ -121,12 +140,18 @@ struct ReceiverFailoverTests {
         var tracker = InputTracker(streams: .perReceiver)
         _ = apply([.gpsd(.devices([a, b])), fromA(0)], to: &tracker)
         var changes = apply([.gpsd(.connectionLost)], to: &tracker)
-        #expect(changes == [.receiverDisconnected(path: a.path), .receiverDisconnected(path: b.path),
-                            .servedReceiver(path: nil), .inputLost(.gpsdConnectionLost)])
+        #expect(
+            changes == [
+                .receiverDisconnected(path: a.path), .receiverDisconnected(path: b.path),
+                .servedReceiver(path: nil), .inputLost(.gpsdConnectionLost),
+            ])
         #expect(tracker.receivers.isEmpty && tracker.served == nil)
         changes = apply([.gpsd(.devices([b])), fromB(5)], to: &tracker)
-        #expect(changes == [.receiverConnected(path: b.path), .servedReceiver(path: b.path), .inputRestored,
-                            .position(epoch(2))])
+        #expect(
+            changes == [
+                .receiverConnected(path: b.path), .servedReceiver(path: b.path), .inputRestored,
+                .position(epoch(2)),
+            ])
         // Not the served one: no loss.
         changes = apply([.gpsd(.device(a)), .gpsd(.device(GPSDDevice(path: a.path)))], to: &tracker)
         #expect(changes == [.receiverConnected(path: a.path), .receiverDisconnected(path: a.path)])

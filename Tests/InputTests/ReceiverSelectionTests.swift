@@ -39,19 +39,24 @@ struct ReceiverSelectionTests {
     @Test func nothingDeliveringKeepsTheCurrentOneElseTheFirstOpen() {
         #expect(choose([silent(usb), silent(acm)], current: acm.path) == acm.path)
         #expect(choose([silent(usb), silent(acm)]) == usb.path)
-        #expect(choose([silent(acm), silent(usb)], prefer: [.serialNumber("6110B")]) == acm.path,
-                "a preferred one open but silent is named before the others")
+        #expect(
+            choose([silent(acm), silent(usb)], prefer: [.serialNumber("6110B")]) == acm.path,
+            "a preferred one open but silent is named before the others")
     }
 
     @Test func preferencesWinInTheirOrderOnceTheReceiverDelivers() {
         let prefer: [ReceiverPreference] = [.path("/dev/rfcomm0"), .serialNumber("6110B")]
         #expect(choose([usb, acm, rfcomm], current: usb.path, prefer: prefer) == rfcomm.path)
-        #expect(choose([usb, acm, silent(rfcomm)], current: rfcomm.path, prefer: prefer) == acm.path,
-                "the first preference silent: the second")
-        #expect(choose([usb, silent(acm)], current: usb.path, prefer: prefer) == usb.path,
-                "preferred ones not delivering yet: the current one stays")
-        #expect(choose([usb, acm], current: usb.path, prefer: prefer) == acm.path,
-                "a preferred receiver that comes back and delivers takes over again")
-        #expect(choose([usb, acm], current: acm.path, prefer: [.serialNumber("nope"), .path("/dev/nope")]) == acm.path)
+        #expect(
+            choose([usb, acm, silent(rfcomm)], current: rfcomm.path, prefer: prefer) == acm.path,
+            "the first preference silent: the second")
+        #expect(
+            choose([usb, silent(acm)], current: usb.path, prefer: prefer) == usb.path,
+            "preferred ones not delivering yet: the current one stays")
+        #expect(
+            choose([usb, acm], current: usb.path, prefer: prefer) == acm.path,
+            "a preferred receiver that comes back and delivers takes over again")
+        #expect(
+            choose([usb, acm], current: acm.path, prefer: [.serialNumber("nope"), .path("/dev/nope")]) == acm.path)
     }
 }

@@ -24,26 +24,31 @@ struct LogFormatTests {
         #expect(LogFormat.journal.line("ready", level: .notice) == "<5>ready\n")
         #expect(LogFormat.journal.line("bad", level: .error) == "<3>bad\n")
         #expect(LogFormat.journal.line("chat", level: .debug) == "<7>chat\n")
-        #expect(LogFormat.journal.line("one\ntwo", level: .warning) == "<4>one\\x0Atwo\n",
-                "journald reads each line as an entry: a message is one")
+        #expect(
+            LogFormat.journal.line("one\ntwo", level: .warning) == "<4>one\\x0Atwo\n",
+            "journald reads each line as an entry: a message is one")
     }
 
     /// A value another party chose (a USB product or serial string, a path, a header) cannot make
     /// a line of its own, forge journald's priority prefix, or move text on a terminal.
-    @Test("Control and reordering characters are escaped, on scalars, never split into entries", arguments: [
-        ("product\r\n<0>PANIC", "product\\x0D\\x0A<0>PANIC"),
-        ("a\nb", "a\\x0Ab"),
-        ("a\rb", "a\\x0Db"),
-        ("bell\u{07}esc\u{1B}[2J", "bell\\x07esc\\x1B[2J"),
-        ("nul\u{0}del\u{7F}", "nul\\x00del\\x7F"),
-        ("nel\u{85}csi\u{9B}", "nel\\x85csi\\x9B"),
-        ("ls\u{2028}ps\u{2029}", "ls\\u{2028}ps\\u{2029}"),
-        ("rlo\u{202E}gnp.exe", "rlo\\u{202E}gnp.exe"),
-        ("isolate\u{2066}x\u{2069}", "isolate\\u{2066}x\\u{2069}"),
-        ("tab\tkept, é, 北京, 🛰", "tab\tkept, é, 北京, 🛰"),
-    ])
+    @Test(
+        "Control and reordering characters are escaped, on scalars, never split into entries",
+        arguments: [
+            ("product\r\n<0>PANIC", "product\\x0D\\x0A<0>PANIC"),
+            ("a\nb", "a\\x0Ab"),
+            ("a\rb", "a\\x0Db"),
+            ("bell\u{07}esc\u{1B}[2J", "bell\\x07esc\\x1B[2J"),
+            ("nul\u{0}del\u{7F}", "nul\\x00del\\x7F"),
+            ("nel\u{85}csi\u{9B}", "nel\\x85csi\\x9B"),
+            ("ls\u{2028}ps\u{2029}", "ls\\u{2028}ps\\u{2029}"),
+            ("rlo\u{202E}gnp.exe", "rlo\\u{202E}gnp.exe"),
+            ("isolate\u{2066}x\u{2069}", "isolate\\u{2066}x\\u{2069}"),
+            ("tab\tkept, é, 北京, 🛰", "tab\tkept, é, 北京, 🛰"),
+        ])
     func controlCharactersAreEscaped(value: String, written: String) {
-        #expect(LogFormat.journal.line("receiver connected: \(value)", level: .info) == "<6>receiver connected: \(written)\n")
+        #expect(
+            LogFormat.journal.line("receiver connected: \(value)", level: .info)
+                == "<6>receiver connected: \(written)\n")
         #expect(LogFormat.plain(program: "p").line(value, level: .info) == "p: \(written)\n")
     }
 }
@@ -62,7 +67,9 @@ struct JournalStreamTests {
         #expect(!JournalStream.matches(nil, device: 8, inode: 1_234_567), "unset")
     }
 
-    @Test(arguments: ["", ":", "8", "8:", ":5", "8:5:1", " 8:5", "8:5 ", "-8:5", "+8:5", "0x8:5", "a:b", "99999999999999999999:5"])
+    @Test(arguments: [
+        "", ":", "8", "8:", ":5", "8:5:1", " 8:5", "8:5 ", "-8:5", "+8:5", "0x8:5", "a:b", "99999999999999999999:5",
+    ])
     func malformedValuesNeverMatch(_ value: String) {
         #expect(JournalStream.parse(value) == nil, "\(value)")
         #expect(!JournalStream.matches(value, device: 8, inode: 5))
@@ -77,7 +84,9 @@ struct JournalStreamTests {
         #expect(fstat(ends[1], &status) == 0)
         let named = "\(status.st_dev):\(status.st_ino)"
         #expect(Logger.format(of: ends[1], journalStream: named, program: "p") == .journal)
-        #expect(Logger.format(of: ends[1], journalStream: "\(status.st_dev):\(status.st_ino + 1)", program: "p") == .plain(program: "p"))
+        #expect(
+            Logger.format(of: ends[1], journalStream: "\(status.st_dev):\(status.st_ino + 1)", program: "p")
+                == .plain(program: "p"))
         #expect(Logger.format(of: ends[1], journalStream: "garbage", program: "p") == .plain(program: "p"))
         #expect(Logger.format(of: ends[1], journalStream: nil, program: "p") == .plain(program: "p"))
         #expect(Logger.format(of: -1, journalStream: named, program: "p") == .plain(program: "p"), "a closed stderr")
@@ -98,7 +107,10 @@ struct RepeatSuppressorTests {
         }
         #expect(summaries.isEmpty)
         #expect(suppressor.due(now: window - 1).isEmpty, "the window has not ended")
-        #expect(suppressor.due(now: window) == [.init(level: .warning, text: "gpsd gone (repeated 4 times in the last 10 s)")])
+        #expect(
+            suppressor.due(now: window) == [
+                .init(level: .warning, text: "gpsd gone (repeated 4 times in the last 10 s)")
+            ])
         #expect(suppressor.trackedCount == 0)
         #expect(suppressor.admit("gpsd gone", level: .warning, now: window + 1, summaries: &summaries), "a new window")
     }
@@ -126,8 +138,13 @@ struct RepeatSuppressorTests {
         #expect(suppressor.admit("TLS failed (1 so far)", key: "tls", level: .warning, now: 0, summaries: &summaries))
         #expect(!suppressor.admit("TLS failed (2 so far)", key: "tls", level: .warning, now: 1, summaries: &summaries))
         #expect(!suppressor.admit("TLS failed (3 so far)", key: "tls", level: .warning, now: 2, summaries: &summaries))
-        #expect(suppressor.admit("TLS failed (1 so far)", level: .warning, now: 3, summaries: &summaries), "no key: the text is the key")
-        #expect(suppressor.flushAll(now: Self.second) == [.init(level: .warning, text: "TLS failed (3 so far) (repeated 2 times in the last 1 s)")])
+        #expect(
+            suppressor.admit("TLS failed (1 so far)", level: .warning, now: 3, summaries: &summaries),
+            "no key: the text is the key")
+        #expect(
+            suppressor.flushAll(now: Self.second) == [
+                .init(level: .warning, text: "TLS failed (3 so far) (repeated 2 times in the last 1 s)")
+            ])
     }
 
     @Test("the table is bounded: the oldest entry makes room and its summary is written then")
@@ -151,8 +168,10 @@ private final class Capture: Sendable {
     let now = Mutex<Int64>(0)
 
     func logger(_ format: LogFormat = .journal, level: LogLevel = .info) -> Logger {
-        Logger(format: format, level: level, suppression: .init(window: 10_000_000_000, capacity: 4),
-               clock: { [self] in now.withLock { $0 } }) { [self] line in lines.withLock { $0.append(line) } }
+        Logger(
+            format: format, level: level, suppression: .init(window: 10_000_000_000, capacity: 4),
+            clock: { [self] in now.withLock { $0 } }
+        ) { [self] line in lines.withLock { $0.append(line) } }
     }
 
     var written: [String] { lines.withLock { $0 } }

@@ -11,7 +11,9 @@ func captureCorpus() throws -> [UInt8] {
     return all
 }
 
-@Suite("Zero heap allocations per sentence", .tags(.unit), .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
+@Suite(
+    "Zero heap allocations per sentence", .tags(.unit),
+    .enabled(if: isOptimizedBuild, Comment(rawValue: allocationTestsNeedOptimizedBuild)))
 struct AllocationTests {
     /// Passes over the corpus in the measured run: about 117 000 sentences.
     static let passes = 20

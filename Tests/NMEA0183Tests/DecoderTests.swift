@@ -80,7 +80,8 @@ struct DecoderTests {
     }
 
     /// The row's line must pass validation, be of `kind`, and fail to decode with the row's error.
-    static func expectRejected(_ row: DecodeRow, kind: SentenceKind, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectRejected(_ row: DecodeRow, kind: SentenceKind, sourceLocation: SourceLocation = #_sourceLocation)
+    {
         let line = row.line
         do {
             let s = try NMEASentence(validating: line.span)
@@ -122,7 +123,8 @@ struct DecoderTests {
 
     @Test func ggaSouthEastNoDGPS() throws {
         // ublox-zed-f9p-nmea.log
-        let gga = try #require(try Self.message("$GNGGA,003956.00,4552.65403,S,17030.00668,E,1,12,0.64,14.2,M,1.8,M,,*56").gga)
+        let gga = try #require(
+            try Self.message("$GNGGA,003956.00,4552.65403,S,17030.00668,E,1,12,0.64,14.2,M,1.8,M,,*56").gga)
         #expect(gga.time == utc(0, 39, 56))
         #expect(gga.latitude == coord(-455_265_403, 5))
         #expect(gga.longitude == coord(1_703_000_668, 5))
@@ -204,7 +206,8 @@ struct DecoderTests {
 
     @Test func gnsBeiDouCapture() throws {
         // beidou-gb.log
-        let gns = try #require(try Self.message("$GNGNS,053232.438,3114.8789,N,12135.2442,E,ANNA,07,1.2,153.8,8.3,,0000*5F").gns)
+        let gns = try #require(
+            try Self.message("$GNGNS,053232.438,3114.8789,N,12135.2442,E,ANNA,07,1.2,153.8,8.3,,0000*5F").gns)
         #expect(gns.time == utc(5, 32, 32, 438_000_000))
         #expect(gns.latitude == coord(31_148_789, 4))
         #expect(gns.longitude == coord(121_352_442, 4))
@@ -244,7 +247,8 @@ struct DecoderTests {
 
     @Test func gnsWithNavigationalStatus() throws {
         // The NMEA 4.10 example from the GNS documentation (checksum 0E is correct).
-        let gns = try #require(try Self.message("$GNGNS,122310.2,3722.425671,N,12258.856215,W,DAAA,14,0.9,1005.543,6.5,,,S*0E").gns)
+        let gns = try #require(
+            try Self.message("$GNGNS,122310.2,3722.425671,N,12258.856215,W,DAAA,14,0.9,1005.543,6.5,,,S*0E").gns)
         #expect(gns.time == utc(12, 23, 10, 200_000_000))
         #expect(gns.latitude == coord(3_722_425_671, 6))
         #expect(gns.longitude == coord(-12_258_856_215, 6))
@@ -259,10 +263,11 @@ struct DecoderTests {
         #expect(gns.navigationalStatus == ascii("S"))
     }
 
-    @Test(arguments: [
-        ("", nil), ("N", "N"), ("NNNN", "N"), ("ANNA", "A"), ("DAAA", "D"), ("AFRD", "R"), ("FAAP", "F"),
-        ("SEM", "E"), ("SM", "M"), ("ES", "E"), ("PDAE", "P"), ("XS", "S"), ("NFRRRRRR", "R"),
-    ] as [(String, Unicode.Scalar?)])
+    @Test(
+        arguments: [
+            ("", nil), ("N", "N"), ("NNNN", "N"), ("ANNA", "A"), ("DAAA", "D"), ("AFRD", "R"), ("FAAP", "F"),
+            ("SEM", "E"), ("SM", "M"), ("ES", "E"), ("PDAE", "P"), ("XS", "S"), ("NFRRRRRR", "R"),
+        ] as [(String, Unicode.Scalar?)])
     func gnsBestMode(_ modes: String, _ best: Unicode.Scalar?) throws {
         let gns = try #require(try Self.message(Self.with(Self.gnsBody, 6, modes)).gns)
         #expect(gns.modes.count == modes.utf8.count)
@@ -337,7 +342,8 @@ struct DecoderTests {
 
     @Test func rmcWarningWithWestVariation() throws {
         // sl869.log: receiver warning; variation 0.0 W.
-        let rmc = try #require(try Self.message("$GPRMC,102136.000,V,3340.8472,S,15117.3205,E,0.0,0.0,251112,0.0,W*79").rmc)
+        let rmc = try #require(
+            try Self.message("$GPRMC,102136.000,V,3340.8472,S,15117.3205,E,0.0,0.0,251112,0.0,W*79").rmc)
         #expect(rmc.time == utc(10, 21, 36))
         #expect(rmc.status == ascii("V"))
         #expect(rmc.latitude == coord(-33_408_472, 4))
@@ -359,8 +365,10 @@ struct DecoderTests {
 
     @Test func rmcVariationWithoutDirectionAndTheModeMovedUp() throws {
         // gpsd's motorola-t805.log: the variation's E/W is left out, the FAA mode takes its place.
-        let rmc = try #require(try Self.message(
-            "$GPRMC,212615.879,A,3723.6567,N,12202.2690,W,0.78,237.93,181207,0,A*62").rmc)
+        let rmc = try #require(
+            try Self.message(
+                "$GPRMC,212615.879,A,3723.6567,N,12202.2690,W,0.78,237.93,181207,0,A*62"
+            ).rmc)
         #expect(rmc.magneticVariation == nil)
         #expect(rmc.faaMode == ascii("A"))
         #expect(rmc.speedKnots == dec(78, 2))
@@ -593,7 +601,8 @@ struct DecoderTests {
     }
 
     @Test func gsaTwelveSatellitesWithGapsAndThreeDigitIDs() throws {
-        let gsa = try #require(try Self.message(Self.sentence("GPGSA,M,2,1,,203,4,5,6,7,8,9,10,11,999,1.0,2.0,3.0")).gsa)
+        let gsa = try #require(
+            try Self.message(Self.sentence("GPGSA,M,2,1,,203,4,5,6,7,8,9,10,11,999,1.0,2.0,3.0")).gsa)
         #expect(gsa.selectionMode == ascii("M"))
         #expect(gsa.fixMode == 2)
         #expect(Self.ids(gsa) == [1, 203, 4, 5, 6, 7, 8, 9, 10, 11, 999])
@@ -634,7 +643,9 @@ struct DecoderTests {
             self.snr = snr
         }
 
-        var description: String { "(\(id), \(elevation.map(String.init) ?? "-"), \(azimuth.map(String.init) ?? "-"), \(snr.map(String.init) ?? "-"))" }
+        var description: String {
+            "(\(id), \(elevation.map(String.init) ?? "-"), \(azimuth.map(String.init) ?? "-"), \(snr.map(String.init) ?? "-"))"
+        }
     }
 
     static func sats(_ gsv: GSV) -> [Sat] {
@@ -654,12 +665,14 @@ struct DecoderTests {
         #expect(gsv.satellitesInView == 12)
         #expect(gsv.signalID == 1)
         #expect(!gsv.isLastOfGroup)
-        #expect(Self.sats(gsv) == [Sat(5, 6, 110, 19), Sat(10, 24, 284, 34), Sat(13, 37, 124, 29), Sat(15, 63, 83, 11)])
+        #expect(
+            Self.sats(gsv) == [Sat(5, 6, 110, 19), Sat(10, 24, 284, 34), Sat(13, 37, 124, 29), Sat(15, 63, 83, 11)])
     }
 
     @Test func gsvFourSatellitesWithoutSignalID() throws {
         // beidou-gb.log
-        let gsv = try #require(try Self.message("$GPGSV,6,1,21,05,00,000,27,06,00,000,24,07,00,000,24,11,00,000,22*7C").gsv)
+        let gsv = try #require(
+            try Self.message("$GPGSV,6,1,21,05,00,000,27,06,00,000,24,07,00,000,24,11,00,000,22*7C").gsv)
         #expect(gsv.totalSentences == 6)
         #expect(gsv.sentenceNumber == 1)
         #expect(gsv.satellitesInView == 21)
@@ -769,13 +782,16 @@ struct DecoderTests {
         DecodeRow("number > total", with(gsvBody, 2, "4"), bad(2)),
         DecodeRow("number empty", with(gsvBody, 2, ""), bad(2)),
         DecodeRow("satellites in view with a letter", with(gsvBody, 3, "1Z"), bad(3)),
-        DecodeRow("two stray fields after a satellite", sentence("GPGSV,1,1,01,05,06,110,19,1,2"),
-                  .tooFewFields(needed: 12, found: 10)),
-        DecodeRow("three stray fields after a satellite", sentence("GPGSV,1,1,01,05,06,110,19,1,2,3"),
-                  .tooFewFields(needed: 12, found: 11)),
+        DecodeRow(
+            "two stray fields after a satellite", sentence("GPGSV,1,1,01,05,06,110,19,1,2"),
+            .tooFewFields(needed: 12, found: 10)),
+        DecodeRow(
+            "three stray fields after a satellite", sentence("GPGSV,1,1,01,05,06,110,19,1,2,3"),
+            .tooFewFields(needed: 12, found: 11)),
         DecodeRow("half a satellite", sentence("GPGSV,1,1,01,05,06"), .tooFewFields(needed: 8, found: 6)),
         DecodeRow("five satellites", sentence(gsvBodyWithoutSignal + ",16,11,248,10"), .tooManyFields),
-        DecodeRow("five satellites and a signal id", sentence(gsvBodyWithoutSignal + ",16,11,248,10,1"), .tooManyFields),
+        DecodeRow(
+            "five satellites and a signal id", sentence(gsvBodyWithoutSignal + ",16,11,248,10,1"), .tooManyFields),
         DecodeRow("signal id with a letter", with(gsvBody, 20, "L"), bad(20)),
         DecodeRow("signal id 16", with(gsvBody, 20, "16"), bad(20)),
         DecodeRow("satellite id with a letter", with(gsvBody, 4, "O5"), bad(4)),
@@ -970,8 +986,10 @@ struct DecoderTests {
         #expect(ggk.ellipsoidalHeight == nil)
     }
 
-    @Test(arguments: [("EHT-6.777", dec(-6777, 3)), ("EHT+12.5", dec(125, 1)), ("EHT0", dec(0, 0)),
-                      ("EHT1234.5678", dec(12_345_678, 4))])
+    @Test(arguments: [
+        ("EHT-6.777", dec(-6777, 3)), ("EHT+12.5", dec(125, 1)), ("EHT0", dec(0, 0)),
+        ("EHT1234.5678", dec(12_345_678, 4)),
+    ])
     func ggkHeight(_ field: String, _ height: NMEADecimal) throws {
         let ggk = try #require(try Self.message(Self.with(Self.ggkBody, 11, field)).ggk)
         #expect(ggk.ellipsoidalHeight == height)
@@ -1016,7 +1034,8 @@ struct DecoderTests {
     // MARK: Every table starts from a sentence that decodes
 
     @Test(arguments: [
-        ggaBody, gnsBody, rmcBody, rmc410Body, gllBody, vtgBody, vtgOldBody, gsaBody, gsvBody, gstBody, zdaBody, hdtBody,
+        ggaBody, gnsBody, rmcBody, rmc410Body, gllBody, vtgBody, vtgOldBody, gsaBody, gsvBody, gstBody, zdaBody,
+        hdtBody,
         ggkBody,
     ])
     func baseSentencesDecode(_ body: String) throws {

@@ -315,9 +315,10 @@ struct FieldValueTests {
         #expect(Self.ns(0, 0, 0) < Self.ns(0, 0, 0, 1))
         #expect(Self.ns(12, 0, 0) < Self.ns(23, 59, 60))
         #expect(!(Self.ns(12, 0, 0) < Self.ns(12, 0, 0)))
-        #expect([Self.ns(3, 0, 0), Self.ns(1, 0, 0), Self.ns(2, 0, 0)].sorted() == [
-            Self.ns(1, 0, 0), Self.ns(2, 0, 0), Self.ns(3, 0, 0),
-        ])
+        #expect(
+            [Self.ns(3, 0, 0), Self.ns(1, 0, 0), Self.ns(2, 0, 0)].sorted() == [
+                Self.ns(1, 0, 0), Self.ns(2, 0, 0), Self.ns(3, 0, 0),
+            ])
     }
 
     // MARK: Date

@@ -240,7 +240,8 @@ struct FramerTests {
     }
 
     @Test func commentLinesAreSkipped() {
-        let text = "# Name: test\r\n#\n# $GPGGA inside a comment is not a sentence\n" + Self.hdt + "\r\n"
+        let text =
+            "# Name: test\r\n#\n# $GPGGA inside a comment is not a sentence\n" + Self.hdt + "\r\n"
             + "#trailing comment " + Self.zda + "\r\n" + Self.zda + "\n"
         let out = Self.frame(text)
         #expect(out.sentences.map(TestLine.text) == [Self.hdt, Self.zda])

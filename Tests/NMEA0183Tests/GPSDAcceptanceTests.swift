@@ -45,8 +45,11 @@ struct GPSDAcceptanceTests {
         #expect(extra.isEmpty, "accepted but gpsd rejected: \(extra.map { String(decoding: $0, as: UTF8.self) })")
         // Everything gpsd accepted from the data (not its comment-header quirk), we accept.
         let acceptedSet = Set(accepted)
-        let missing = gpsdAccepted.filter { !acceptedSet.contains($0) && !echoes.contains(String(decoding: $0, as: UTF8.self)) }
-        #expect(missing.isEmpty, "gpsd accepted but we rejected: \(missing.map { String(decoding: $0, as: UTF8.self) })")
+        let missing = gpsdAccepted.filter {
+            !acceptedSet.contains($0) && !echoes.contains(String(decoding: $0, as: UTF8.self))
+        }
+        #expect(
+            missing.isEmpty, "gpsd accepted but we rejected: \(missing.map { String(decoding: $0, as: UTF8.self) })")
         // The comment echoes really are in gpsd's output (the list is not stale).
         for echo in echoes { #expect(gpsdAccepted.contains(Array(echo.utf8)), "\(echo) not in \(capture).chk") }
         // And the rejections are exactly the documented ones. The et-332 GSA is abandoned by the

@@ -106,8 +106,9 @@ struct AcceptRow: Sendable, CustomTestStringConvertible {
     }
 
     init(_ name: String, _ text: String, bytes: String? = nil, hasChecksum: Bool = true, fieldCount: Int) {
-        self.init(name, Array(text.utf8), bytes: bytes.map { Array($0.utf8) }, hasChecksum: hasChecksum,
-                  fieldCount: fieldCount)
+        self.init(
+            name, Array(text.utf8), bytes: bytes.map { Array($0.utf8) }, hasChecksum: hasChecksum,
+            fieldCount: fieldCount)
     }
 }
 
@@ -144,8 +145,9 @@ struct SentenceValidationTests {
         RejectRow("`!` start (AIS encapsulation)", "!GPHDT,123.456,T*32", .missingStart),
         RejectRow("too long: 161 bytes", FramerTests.line(length: 161), .tooLong(161)),
         RejectRow("too long: 200 bytes", FramerTests.line(length: 200), .tooLong(200)),
-        RejectRow("too long after trailing spaces are removed", FramerTests.line(length: 161) + [0x20, 0x20],
-                  .tooLong(161)),
+        RejectRow(
+            "too long after trailing spaces are removed", FramerTests.line(length: 161) + [0x20, 0x20],
+            .tooLong(161)),
         RejectRow("non-printable byte 0x01", hdtWith(0x01), .invalidByte(offset: 9)),
         RejectRow("non-printable byte ESC", hdtWith(0x1B), .invalidByte(offset: 9)),
         RejectRow("non-printable byte TAB", hdtWith(0x09), .invalidByte(offset: 9)),
@@ -156,8 +158,9 @@ struct SentenceValidationTests {
         RejectRow("embedded $ right after the start", sentence("$GPHDT,123.456,T"), .invalidByte(offset: 1)),
         RejectRow("non-printable byte after `*`", Array("$GPHDT,123.456,T*3".utf8) + [0x01], .invalidByte(offset: 18)),
         RejectRow("$ after `*`", "$GPHDT,123.456,T*3$", .invalidByte(offset: 18)),
-        RejectRow("non-printable without a checksum", Array("$GPTXT,a".utf8) + [0x00] + Array("b".utf8),
-                  .invalidByte(offset: 8)),
+        RejectRow(
+            "non-printable without a checksum", Array("$GPTXT,a".utf8) + [0x00] + Array("b".utf8),
+            .invalidByte(offset: 8)),
         RejectRow("lower-case address", sentence("gphdt,123.456,T"), .invalidAddress),
         RejectRow("mixed-case address", sentence("GPHdT,123.456,T"), .invalidAddress),
         RejectRow("empty address", sentence(",123.456,T"), .invalidAddress),
@@ -178,13 +181,17 @@ struct SentenceValidationTests {
         RejectRow("stray `*` inside a field", "$GPHDT,123*456,T*32", .malformedChecksum),
         RejectRow("bad checksum", "$GPHDT,123.456,T*33", .badChecksum(expected: 0x33, computed: 0x32)),
         RejectRow("bad checksum, lower-case hex", "$GPHDT,123.456,T*3a", .badChecksum(expected: 0x3A, computed: 0x32)),
-        RejectRow("bad checksum checked before the address", "$gphdt,123.456,T*00",
-                  .badChecksum(expected: 0x00, computed: 0x12)),  // 0x32 with five letters' 0x20 bit flipped
-        RejectRow("bad checksum (firefly-II.log GGA)", "$GPGGA,005947.00,3715.6616,N,12157.6709,W,,11,0.8,86.0,M,-30.1,M,,*54",
-                  .badChecksum(expected: 0x54, computed: 0x56)),
-        RejectRow("Trimble manual GGK example (checksum 48 is wrong, 4B is right)",
-                  "$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*48",
-                  .badChecksum(expected: 0x48, computed: 0x4B)),
+        RejectRow(
+            "bad checksum checked before the address", "$gphdt,123.456,T*00",
+            .badChecksum(expected: 0x00, computed: 0x12)),  // 0x32 with five letters' 0x20 bit flipped
+        RejectRow(
+            "bad checksum (firefly-II.log GGA)",
+            "$GPGGA,005947.00,3715.6616,N,12157.6709,W,,11,0.8,86.0,M,-30.1,M,,*54",
+            .badChecksum(expected: 0x54, computed: 0x56)),
+        RejectRow(
+            "Trimble manual GGK example (checksum 48 is wrong, 4B is right)",
+            "$PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M*48",
+            .badChecksum(expected: 0x48, computed: 0x4B)),
     ]
 
     @Test(arguments: rejections)
@@ -198,27 +205,35 @@ struct SentenceValidationTests {
 
     static let acceptances: [AcceptRow] = [
         AcceptRow("real GGA (nmea-rtk.log)", rtkGGA, fieldCount: 15),
-        AcceptRow("real RMC with NMEA 4.10 status (ublox)", "$GNRMC,003956.00,A,4552.65403,S,17030.00668,E,0.025,,120419,,,A,V*07",
-                  fieldCount: 14),
-        AcceptRow("lower-case hex checksum, correct", "$GNGGA,132819.60,4134.49795459,N,09345.03431408,W,2,10,0.9,278.161,M,-31.442,M,6.6,0133*6a",
-                  fieldCount: 15),
-        AcceptRow("no checksum (sl869.log)", "$GPTXT,TELIT SW Version: SL869 v3.1.2.1 -STD -N96", hasChecksum: false,
-                  fieldCount: 2),
+        AcceptRow(
+            "real RMC with NMEA 4.10 status (ublox)",
+            "$GNRMC,003956.00,A,4552.65403,S,17030.00668,E,0.025,,120419,,,A,V*07",
+            fieldCount: 14),
+        AcceptRow(
+            "lower-case hex checksum, correct",
+            "$GNGGA,132819.60,4134.49795459,N,09345.03431408,W,2,10,0.9,278.161,M,-31.442,M,6.6,0133*6a",
+            fieldCount: 15),
+        AcceptRow(
+            "no checksum (sl869.log)", "$GPTXT,TELIT SW Version: SL869 v3.1.2.1 -STD -N96", hasChecksum: false,
+            fieldCount: 2),
         AcceptRow("trailing spaces trimmed", "$GPHDT,123.456,T*32   ", bytes: "$GPHDT,123.456,T*32", fieldCount: 3),
-        AcceptRow("trailing spaces trimmed without checksum", "$GPTXT,ab  ", bytes: "$GPTXT,ab", hasChecksum: false,
-                  fieldCount: 2),
+        AcceptRow(
+            "trailing spaces trimmed without checksum", "$GPTXT,ab  ", bytes: "$GPTXT,ab", hasChecksum: false,
+            fieldCount: 2),
         AcceptRow("spaces before `*` are data", sentence("GPTXT,ab  "), fieldCount: 2),
         AcceptRow("exactly 160 bytes", FramerTests.line(length: 160), fieldCount: 2),
-        AcceptRow("160 bytes plus trailing spaces", FramerTests.line(length: 160) + [0x20, 0x20, 0x20],
-                  bytes: FramerTests.line(length: 160), fieldCount: 2),
+        AcceptRow(
+            "160 bytes plus trailing spaces", FramerTests.line(length: 160) + [0x20, 0x20, 0x20],
+            bytes: FramerTests.line(length: 160), fieldCount: 2),
         AcceptRow("exactly 64 fields", sentence("GPTXT" + String(repeating: ",", count: 63)), fieldCount: 64),
         AcceptRow("only empty fields", sentence("GPGSA,,,"), fieldCount: 4),
         AcceptRow("address only", sentence("GPHDT"), fieldCount: 1),
         AcceptRow("address only, no checksum", "$GPHDT", hasChecksum: false, fieldCount: 1),
         AcceptRow("address with digits", sentence("A1B2C,1"), fieldCount: 2),
-        AcceptRow("Trimble GGK, checksum recomputed",
-                  sentence("PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M"),
-                  fieldCount: 13),
+        AcceptRow(
+            "Trimble GGK, checksum recomputed",
+            sentence("PTNL,GGK,172814.00,071296,3723.46587704,N,12202.26957864,W,3,06,1.7,EHT-6.777,M"),
+            fieldCount: 13),
         AcceptRow("checksum 00", "$AA*00", fieldCount: 1),
     ]
 

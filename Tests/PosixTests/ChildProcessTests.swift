@@ -65,10 +65,11 @@ struct ChildProcessTests {
         defer { try? SignalDescriptor.unblock([SIGUSR2]) }
         let (ended, output) = try run("grep -E '^(SigBlk|SigIgn):' /proc/self/status")
         #expect(ended == .exited(0))
-        let fields = Dictionary(uniqueKeysWithValues: output.split(separator: "\n").map { line in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces))
-        })
+        let fields = Dictionary(
+            uniqueKeysWithValues: output.split(separator: "\n").map { line in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces))
+            })
         #expect(fields["SigBlk"].map { UInt64($0, radix: 16) == 0 } == true, "blocked: \(output)")
         let ignored = fields["SigIgn"].flatMap { UInt64($0, radix: 16) } ?? 0
         #expect(ignored & (1 << (UInt64(SIGPIPE) - 1)) == 0, "SIGPIPE ignored in the child: \(output)")

@@ -46,7 +46,9 @@ struct EventLoopTests {
         try loop.register(quiet.read, interest: .readable) { _ in seen.append("quiet") }
         try loop.register(talking.read, interest: .readable) { [unowned loop] event in
             var byte: UInt8 = 0
-            while Glibc.read(talking.read, &byte, 1) == 1 { seen.append("talking read \(Character(UnicodeScalar(byte)))") }
+            while Glibc.read(talking.read, &byte, 1) == 1 {
+                seen.append("talking read \(Character(UnicodeScalar(byte)))")
+            }
             if event.isHangUp {
                 seen.append("talking hung up")
                 try? loop.deregister(talking.read)
@@ -169,7 +171,9 @@ struct EventLoopTests {
             let start = monotonicNanoseconds()
             loop.schedule(afterNanoseconds: 3_000_000) { _ in fired.append(("third", loop.turns)) }
             loop.schedule(afterNanoseconds: 1_000_000) { _ in fired.append(("first", loop.turns)) }
-            loop.schedule(afterNanoseconds: 2_000_000) { _ in fired.append(("second", loop.turns)); loop.stop() }
+            loop.schedule(afterNanoseconds: 2_000_000) { _ in
+                fired.append(("second", loop.turns)); loop.stop()
+            }
             // This handler is busy past all three deadlines (work, not a sleep: the condition is
             // the clock), so all three are due when the turn reaches its timers.
             while monotonicNanoseconds() - start < 5_000_000 {}

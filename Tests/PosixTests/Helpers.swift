@@ -83,7 +83,11 @@ var hasIPv6Loopback: Bool {
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, CInt(line.count), file) != nil {
-        if String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("00000000000000000000000000000001") { return true }
+        if String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix(
+            "00000000000000000000000000000001")
+        {
+            return true
+        }
     }
     return false
 }

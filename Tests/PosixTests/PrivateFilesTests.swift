@@ -85,9 +85,13 @@ struct PrivateFilesTests {
         // A plain read (the configuration file, a capture) does not care who owns the file...
         #expect(try AtomicFile.read(path) == Array("planted\n".utf8))
         // ...a read of the daemon's own file does, on the very descriptor read.
-        let error = #expect(throws: AtomicFile.Failure.self) { _ = try AtomicFile.read(path, trusting: .ours(mode: 0o600)) }
-        #expect(error?.description == "read \(path): it belongs to uid 65534 (nobody), not to this user (uid 0); another user put it there: remove it, and look at what else is in \(dir.path)",
-                "\(String(describing: error))")
+        let error = #expect(throws: AtomicFile.Failure.self) {
+            _ = try AtomicFile.read(path, trusting: .ours(mode: 0o600))
+        }
+        #expect(
+            error?.description
+                == "read \(path): it belongs to uid 65534 (nobody), not to this user (uid 0); another user put it there: remove it, and look at what else is in \(dir.path)",
+            "\(String(describing: error))")
         #expect(error?.isUntrusted == true)
         // The user a root daemon drops to owns what it wrote after the drop.
         #expect(try AtomicFile.read(path, trusting: .ours(mode: 0o644, alsoOwnedBy: 65534)) == Array("planted\n".utf8))
@@ -99,17 +103,25 @@ struct PrivateFilesTests {
         let path = dir.path + "/settings.json"
         try AtomicFile.write(Array("{}".utf8), to: path, mode: 0o600)
         #expect(symlink(path, dir.path + "/link") == 0)
-        let linked = #expect(throws: AtomicFile.Failure.self) { _ = try AtomicFile.read(dir.path + "/link", trusting: .ours(mode: 0o600)) }
+        let linked = #expect(throws: AtomicFile.Failure.self) {
+            _ = try AtomicFile.read(dir.path + "/link", trusting: .ours(mode: 0o600))
+        }
         #expect(linked?.description.contains("it is a symbolic link") == true, "\(String(describing: linked))")
 
         #expect(chmod(path, 0o620) == 0)
-        let writable = #expect(throws: AtomicFile.Failure.self) { _ = try AtomicFile.read(path, trusting: .ours(mode: 0o600)) }
-        #expect(writable?.description.contains("writable by its group or others (mode 0620)") == true, "\(String(describing: writable))")
+        let writable = #expect(throws: AtomicFile.Failure.self) {
+            _ = try AtomicFile.read(path, trusting: .ours(mode: 0o600))
+        }
+        #expect(
+            writable?.description.contains("writable by its group or others (mode 0620)") == true,
+            "\(String(describing: writable))")
 
         #expect(chmod(path, 0o644) == 0)
         #expect(try AtomicFile.read(path, trusting: .ours(mode: 0o600)) == Array("{}".utf8))
         var info = stat()
-        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600, "a secret readable by others is narrowed to its mode")
+        #expect(
+            stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600,
+            "a secret readable by others is narrowed to its mode")
     }
 
     /// The temporary file of a replacement is the daemon's own: a leftover (a crash, or a root

@@ -12,7 +12,8 @@ private func record(_ type: UInt8, _ body: [UInt8]) -> [UInt8] {
 
 /// A handshake message header (type, 24-bit length) and `body` bytes of it.
 private func message(_ type: UInt8, declared: Int, body: Int) -> [UInt8] {
-    [type, UInt8(declared >> 16), UInt8((declared >> 8) & 0xFF), UInt8(declared & 0xFF)] + [UInt8](repeating: 0x41, count: body)
+    [type, UInt8(declared >> 16), UInt8((declared >> 8) & 0xFF), UInt8(declared & 0xFF)]
+        + [UInt8](repeating: 0x41, count: body)
 }
 
 /// Feeds `stream` in reads of `piece` bytes; returns the first refusal.

@@ -31,14 +31,18 @@ struct LocalCertificateAuthorityTests {
         #expect(text.status == 0, "\(text.errors)")
         let server = text.output
         #expect(server.contains("Subject: CN = tmm-api-local.fieldsystems.trimble.com"))
-        #expect(server.contains("DNS:tmm-api-local.fieldsystems.trimble.com, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1"))
+        #expect(
+            server.contains(
+                "DNS:tmm-api-local.fieldsystems.trimble.com, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1"
+            ))
         #expect(server.contains("TLS Web Server Authentication"))
         #expect(server.contains("CA:FALSE"))
         #expect(server.contains("Signature Algorithm: ecdsa-with-SHA256"))
         #expect(server.contains("ASN1 OID: prime256v1"))
 
         // Validity at most 825 days (iOS): the span between the two dates openssl prints.
-        let dates = try Tools.run("/usr/bin/openssl", ["x509", "-in", paths.server, "-noout", "-startdate", "-enddate"])
+        let dates = try Tools.run(
+            "/usr/bin/openssl", ["x509", "-in", paths.server, "-noout", "-startdate", "-enddate"])
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
@@ -57,29 +61,41 @@ struct LocalCertificateAuthorityTests {
         #expect(ca.contains("CA:TRUE, pathlen:0"))
         #expect(ca.contains("Certificate Sign, CRL Sign"))
 
-        let verify = try Tools.run("/usr/bin/openssl", ["verify", "-CAfile", paths.ca, "-purpose", "sslserver",
-                                                        "-verify_hostname", LocalCertificateAuthority.hostName, paths.server])
+        let verify = try Tools.run(
+            "/usr/bin/openssl",
+            [
+                "verify", "-CAfile", paths.ca, "-purpose", "sslserver",
+                "-verify_hostname", LocalCertificateAuthority.hostName, paths.server,
+            ])
         #expect(verify.status == 0, "\(verify.output) \(verify.errors)")
-        let loopback = try Tools.run("/usr/bin/openssl", ["verify", "-CAfile", paths.ca, "-verify_ip", "127.0.0.1", paths.server])
+        let loopback = try Tools.run(
+            "/usr/bin/openssl", ["verify", "-CAfile", paths.ca, "-verify_ip", "127.0.0.1", paths.server])
         #expect(loopback.status == 0, "\(loopback.output) \(loopback.errors)")
-        let otherName = try Tools.run("/usr/bin/openssl", ["verify", "-CAfile", paths.ca, "-verify_hostname", "example.com", paths.server])
+        let otherName = try Tools.run(
+            "/usr/bin/openssl", ["verify", "-CAfile", paths.ca, "-verify_hostname", "example.com", paths.server])
         #expect(otherName.status != 0)
 
         #expect(materials.chain[0].commonName == LocalCertificateAuthority.hostName)
         #expect(materials.chain[0].covers(host: "localhost"))
         #expect(materials.chain[0].covers(ipAddress: "::1"))
         #expect(!materials.chain[0].covers(host: "example.com"))
-        #expect(try LocalCertificateAuthority.authorityPEM(stateDirectory: state) == Array(try Data(contentsOf: URL(fileURLWithPath: paths.ca))))
+        #expect(
+            try LocalCertificateAuthority.authorityPEM(stateDirectory: state)
+                == Array(try Data(contentsOf: URL(fileURLWithPath: paths.ca))))
     }
 
     @Test func laterStartsReuseTheFiles() throws {
         let state = try Tools.temporaryDirectory("reuse")
         _ = try LocalCertificateAuthority.load(stateDirectory: state)
         let paths = files(state)
-        let before = try [paths.ca, paths.caKey, paths.server, paths.serverKey].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let before = try [paths.ca, paths.caKey, paths.server, paths.serverKey].map {
+            try Data(contentsOf: URL(fileURLWithPath: $0))
+        }
         let again = try LocalCertificateAuthority.load(stateDirectory: state)
         #expect(again.change == .reused)
-        let after = try [paths.ca, paths.caKey, paths.server, paths.serverKey].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        let after = try [paths.ca, paths.caKey, paths.server, paths.serverKey].map {
+            try Data(contentsOf: URL(fileURLWithPath: $0))
+        }
         #expect(before == after)
     }
 
@@ -102,10 +118,12 @@ struct LocalCertificateAuthorityTests {
         let paths = files(state)
         // A certificate that expires in 10 days, from the right CA: inside the renewal margin.
         let caKey = try PrivateKey(pem: Array(try Data(contentsOf: URL(fileURLWithPath: paths.caKey))))
-        let short = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 10,
-                                                isAuthority: false,
-                                                subjectAlternativeNames: LocalCertificateAuthority.subjectAlternativeNames),
-                                          for: first.key, by: (first.authority, caKey))
+        let short = try Certificate.issue(
+            .init(
+                commonName: LocalCertificateAuthority.hostName, validityDays: 10,
+                isAuthority: false,
+                subjectAlternativeNames: LocalCertificateAuthority.subjectAlternativeNames),
+            for: first.key, by: (first.authority, caKey))
         try Data(try short.pem()).write(to: URL(fileURLWithPath: paths.server))
         let renewed = try LocalCertificateAuthority.load(stateDirectory: state)
         guard case .renewed(let reason) = renewed.change else { Issue.record("not renewed: \(renewed.change)"); return }
@@ -114,11 +132,14 @@ struct LocalCertificateAuthorityTests {
 
         // Signed by another authority (a CA made again by someone): re-issued by ours.
         let otherKey = try PrivateKey.generate(.p256)
-        let other = try Certificate.issue(.init(commonName: "another CA", validityDays: 30, isAuthority: true), for: otherKey, by: nil)
-        let foreign = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 300,
-                                                  isAuthority: false,
-                                                  subjectAlternativeNames: LocalCertificateAuthority.subjectAlternativeNames),
-                                            for: renewed.key, by: (other, otherKey))
+        let other = try Certificate.issue(
+            .init(commonName: "another CA", validityDays: 30, isAuthority: true), for: otherKey, by: nil)
+        let foreign = try Certificate.issue(
+            .init(
+                commonName: LocalCertificateAuthority.hostName, validityDays: 300,
+                isAuthority: false,
+                subjectAlternativeNames: LocalCertificateAuthority.subjectAlternativeNames),
+            for: renewed.key, by: (other, otherKey))
         try Data(try foreign.pem()).write(to: URL(fileURLWithPath: paths.server))
         let again = try LocalCertificateAuthority.load(stateDirectory: state)
         #expect(again.change == .renewed(reason: "the server certificate was not issued by this CA"))
@@ -133,13 +154,21 @@ struct LocalCertificateAuthorityTests {
         let issued = try LocalCertificateAuthority.issueServerCertificate(by: (loaded.authority, loaded.authorityKey))
         #expect(issued.certificate.isIssued(by: loaded.authority))
         #expect(issued.certificate.isCertified(issued.key) && !issued.certificate.isCertified(loaded.key))
-        #expect(LocalCertificateAuthority.renewalReason(issued.certificate, key: issued.key, authority: loaded.authority) == nil)
+        #expect(
+            LocalCertificateAuthority.renewalReason(issued.certificate, key: issued.key, authority: loaded.authority)
+                == nil)
         let file = state + "/reissued.pem"
         try Data(try issued.certificate.pem()).write(to: URL(fileURLWithPath: file))
-        let verify = try Tools.run("/usr/bin/openssl", ["verify", "-CAfile", files(state).ca, "-verify_hostname",
-                                                        LocalCertificateAuthority.hostName, file])
+        let verify = try Tools.run(
+            "/usr/bin/openssl",
+            [
+                "verify", "-CAfile", files(state).ca, "-verify_hostname",
+                LocalCertificateAuthority.hostName, file,
+            ])
         #expect(verify.status == 0, "\(verify.output) \(verify.errors)")
-        #expect(throws: Never.self) { _ = try TLSServerContext(chain: [issued.certificate, loaded.authority], key: issued.key) }
+        #expect(throws: Never.self) {
+            _ = try TLSServerContext(chain: [issued.certificate, loaded.authority], key: issued.key)
+        }
     }
 
     @Test func aDamagedAuthorityIsAnErrorNamingTheFile() throws {
@@ -185,11 +214,14 @@ struct ConfiguredCertificateTests {
     @Test func aGoodPairLoadsAndAForeignOneWarns() throws {
         let dir = try Tools.temporaryDirectory("configured")
         let caKey = try PrivateKey.generate(.p256)
-        let ca = try Certificate.issue(.init(commonName: "test CA", validityDays: 30, isAuthority: true), for: caKey, by: nil)
+        let ca = try Certificate.issue(
+            .init(commonName: "test CA", validityDays: 30, isAuthority: true), for: caKey, by: nil)
         let key = try PrivateKey.generate(.rsa(bits: 2048))
-        let good = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 200, isAuthority: false,
-                                               subjectAlternativeNames: ["DNS:\(LocalCertificateAuthority.hostName)"]),
-                                         for: key, by: (ca, caKey))
+        let good = try Certificate.issue(
+            .init(
+                commonName: LocalCertificateAuthority.hostName, validityDays: 200, isAuthority: false,
+                subjectAlternativeNames: ["DNS:\(LocalCertificateAuthority.hostName)"]),
+            for: key, by: (ca, caKey))
         try Data(try good.pem() + ca.pem()).write(to: URL(fileURLWithPath: dir + "/chain.pem"))
         try Data(try key.pem()).write(to: URL(fileURLWithPath: dir + "/key.pem"))
         let loaded = try ConfiguredCertificate.load(certificate: dir + "/chain.pem", key: dir + "/key.pem")
@@ -198,8 +230,10 @@ struct ConfiguredCertificateTests {
         // An RSA certificate serves too (the TLS 1.2 list has the ECDHE-RSA suites).
         #expect(throws: Never.self) { _ = try TLSServerContext(chain: loaded.chain, key: loaded.key) }
 
-        let other = try Certificate.issue(.init(commonName: "example.com", validityDays: 10, isAuthority: false,
-                                                subjectAlternativeNames: ["DNS:example.com"]), for: key, by: (ca, caKey))
+        let other = try Certificate.issue(
+            .init(
+                commonName: "example.com", validityDays: 10, isAuthority: false,
+                subjectAlternativeNames: ["DNS:example.com"]), for: key, by: (ca, caKey))
         try Data(try other.pem()).write(to: URL(fileURLWithPath: dir + "/other.pem"))
         let warned = try ConfiguredCertificate.load(certificate: dir + "/other.pem", key: dir + "/key.pem")
         #expect(warned.warnings.count == 2)
@@ -210,16 +244,21 @@ struct ConfiguredCertificateTests {
     @Test func mismatchesAndMissingFilesAreErrorsNamingTheFile() throws {
         let dir = try Tools.temporaryDirectory("mismatch")
         let key = try PrivateKey.generate(.p256)
-        let certificate = try Certificate.issue(.init(commonName: LocalCertificateAuthority.hostName, validityDays: 100,
-                                                      isAuthority: false), for: key, by: nil)
+        let certificate = try Certificate.issue(
+            .init(
+                commonName: LocalCertificateAuthority.hostName, validityDays: 100,
+                isAuthority: false), for: key, by: nil)
         try Data(try certificate.pem()).write(to: URL(fileURLWithPath: dir + "/c.pem"))
         try Data(try PrivateKey.generate(.p256).pem()).write(to: URL(fileURLWithPath: dir + "/wrong.key"))
-        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/c.pem", key: dir + "/wrong.key") }
-            throws: { "\($0)".contains("wrong.key: not the private key of the first certificate") }
-        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/none.pem", key: dir + "/wrong.key") }
-            throws: { "\($0)".contains("none.pem: no such file (tls-certificate)") }
+        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/c.pem", key: dir + "/wrong.key") } throws: {
+            "\($0)".contains("wrong.key: not the private key of the first certificate")
+        }
+        #expect {
+            _ = try ConfiguredCertificate.load(certificate: dir + "/none.pem", key: dir + "/wrong.key")
+        } throws: { "\($0)".contains("none.pem: no such file (tls-certificate)") }
         try Data("junk".utf8).write(to: URL(fileURLWithPath: dir + "/junk.pem"))
-        #expect { _ = try ConfiguredCertificate.load(certificate: dir + "/junk.pem", key: dir + "/wrong.key") }
-            throws: { "\($0)".hasPrefix(dir + "/junk.pem: ") }
+        #expect {
+            _ = try ConfiguredCertificate.load(certificate: dir + "/junk.pem", key: dir + "/wrong.key")
+        } throws: { "\($0)".hasPrefix(dir + "/junk.pem: ") }
     }
 }

@@ -12,7 +12,8 @@ struct RSAKeyTests {
 
     private func encrypt(_ plaintext: String, with key: PrivateKey, firstByteZero: Bool = false) throws -> [UInt8] {
         let jwk = try key.rsaPublicJWK()
-        let encryptor = PythonTools.command("peers.rsa_encrypt", [jwk.n, jwk.e, plaintext] + (firstByteZero ? ["first-byte-zero"] : []))
+        let encryptor = PythonTools.command(
+            "peers.rsa_encrypt", [jwk.n, jwk.e, plaintext] + (firstByteZero ? ["first-byte-zero"] : []))
         let run = try Tools.run(encryptor.executable, encryptor.arguments)
         try #require(run.status == 0, "\(run.errors)")
         return Array(try #require(Data(base64Encoded: run.output.trimmingCharacters(in: .whitespacesAndNewlines))))
@@ -80,7 +81,9 @@ struct RSAKeyTests {
         #expect(String(decoding: pem, as: UTF8.self).hasPrefix("-----BEGIN PRIVATE KEY-----"))
         let again = try PrivateKey(pem: pem)
         #expect(try again.rsaPublicJWK().n == key.rsaPublicJWK().n)
-        #expect(throws: CryptoError.self) { _ = try PrivateKey(pem: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8)) }
+        #expect(throws: CryptoError.self) {
+            _ = try PrivateKey(pem: Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8))
+        }
         #expect(throws: CryptoError.self) { _ = try PrivateKey(pem: []) }
     }
 }

@@ -18,7 +18,9 @@ struct TLSClientSessionTests {
 
     /// Moves bytes between the two sessions until neither has output; returns the plaintext
     /// each received.
-    private func shuttle(_ client: TLSClientSession, _ server: TLSServerSession) throws -> (client: [UInt8], server: [UInt8]) {
+    private func shuttle(
+        _ client: TLSClientSession, _ server: TLSServerSession
+    ) throws -> (client: [UInt8], server: [UInt8]) {
         var toClient: [UInt8] = [], toServer: [UInt8] = []
         var atClient: [UInt8] = [], atServer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)
@@ -86,14 +88,17 @@ struct TLSClientSessionTests {
     @Test func aChainFromAnotherAuthorityIsRefused() throws {
         let (serverContext, _) = try Self.materials.get()
         let other = try LocalCertificateAuthority.load(stateDirectory: try Tools.temporaryDirectory("other"))
-        let client = try TLSClientSession(context: try TLSClientContext(trusting: [try #require(other.chain.last)]),
-                                          serverName: "127.0.0.1")
+        let client = try TLSClientSession(
+            context: try TLSClientContext(trusting: [try #require(other.chain.last)]),
+            serverName: "127.0.0.1")
         let server = try TLSServerSession(context: serverContext)
         try client.start()
         let error = #expect(throws: TLSClientSession.Failure.self) { _ = try shuttle(client, server) }
         #expect(error?.reason.contains("certificate verify failed") == true, "\(String(describing: error))")
         // The server sends its CA with the leaf: a root this client does not trust.
-        #expect(error?.reason.contains("self-signed certificate in certificate chain") == true, "\(String(describing: error))")
+        #expect(
+            error?.reason.contains("self-signed certificate in certificate chain") == true,
+            "\(String(describing: error))")
         #expect(!client.isEstablished)
     }
 

@@ -60,7 +60,9 @@ private final class LoopbackServer: @unchecked Sendable {
             session.takeOutput(appendingTo: &out)
             var offset = 0
             while offset < out.count {
-                let sent = out[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = out[offset...].withUnsafeBytes {
+                    send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if sent <= 0 { return }
                 offset += sent
             }
@@ -72,7 +74,9 @@ private final class LoopbackServer: @unchecked Sendable {
             do {
                 while true {
                     if poisonErrorQueue && session.isEstablished { queueUnrelatedError() }
-                    guard case .bytes = try session.readPlaintext(appendingTo: &plaintext, maxCount: 4_096) else { break }
+                    guard case .bytes = try session.readPlaintext(appendingTo: &plaintext, maxCount: 4_096) else {
+                        break
+                    }
                 }
             } catch {
                 flush()  // the alert
@@ -86,7 +90,8 @@ private final class LoopbackServer: @unchecked Sendable {
                 #expect(taken == 4)
                 session.close()
                 flush()
-                return "\(session.protocolVersion) \(session.applicationProtocol ?? "none") \(session.serverName ?? "no SNI")"
+                return
+                    "\(session.protocolVersion) \(session.applicationProtocol ?? "none") \(session.serverName ?? "no SNI")"
             }
         }
         return "closed before ping"
@@ -108,11 +113,15 @@ struct TLSServerSessionTests {
     static let materials = Result { () throws -> (TLSServerContext, String) in
         let state = try Tools.temporaryDirectory("session")
         let loaded = try LocalCertificateAuthority.load(stateDirectory: state)
-        return (try TLSServerContext(chain: loaded.chain, key: loaded.key),
-                LocalCertificateAuthority.directory(inStateDirectory: state) + "/ca.pem")
+        return (
+            try TLSServerContext(chain: loaded.chain, key: loaded.key),
+            LocalCertificateAuthority.directory(inStateDirectory: state) + "/ca.pem"
+        )
     }
 
-    private func connect(alpn: String, highest: String, poisonErrorQueue: Bool = false) throws -> (client: String, server: String?) {
+    private func connect(
+        alpn: String, highest: String, poisonErrorQueue: Bool = false
+    ) throws -> (client: String, server: String?) {
         let (context, caFile) = try Self.materials.get()
         let server = try LoopbackServer()
         server.poisonErrorQueue = poisonErrorQueue
@@ -162,7 +171,9 @@ struct TLSServerSessionTests {
         let session = try TLSServerSession(context: context)
         Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { session.receive($0) }
         var plaintext: [UInt8] = []
-        #expect(throws: TLSServerSession.Failure.self) { _ = try session.readPlaintext(appendingTo: &plaintext, maxCount: 100) }
+        #expect(throws: TLSServerSession.Failure.self) {
+            _ = try session.readPlaintext(appendingTo: &plaintext, maxCount: 100)
+        }
         #expect(plaintext.isEmpty)
         // A truncated ClientHello is just "more input needed".
         let partial = try TLSServerSession(context: context)

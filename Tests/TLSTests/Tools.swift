@@ -30,8 +30,9 @@ enum Tools {
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         errorsRead.wait()
         process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                       errors: String(decoding: errorData.value, as: UTF8.self))
+        return ToolRun(
+            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+            errors: String(decoding: errorData.value, as: UTF8.self))
     }
 
     /// A fresh private directory under the test temporary area.

@@ -21,12 +21,15 @@ func referenceSHA256(_ input: Span<UInt8>) -> InlineArray<32, UInt8> {
     let bitLength = UInt64(message.count) * 8
     message.append(0x80)
     while message.count % 64 != 56 { message.append(0) }
-    for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+        message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+    }
     func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
     var w = [UInt32](repeating: 0, count: 64)
     for chunk in stride(from: 0, to: message.count, by: 64) {
         for t in 0..<16 {
-            w[t] = UInt32(message[chunk + 4 * t]) << 24 | UInt32(message[chunk + 4 * t + 1]) << 16
+            w[t] =
+                UInt32(message[chunk + 4 * t]) << 24 | UInt32(message[chunk + 4 * t + 1]) << 16
                 | UInt32(message[chunk + 4 * t + 2]) << 8 | UInt32(message[chunk + 4 * t + 3])
         }
         for t in 16..<64 {
@@ -78,8 +81,9 @@ struct AccessCodeV1Tests {
     @Test func referenceSHA256MatchesKnownDigests() {
         #expect(sha("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(sha("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(sha("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
-            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            sha("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
         #expect(sha(String(repeating: "a", count: 1000)).hasPrefix("41edece42d63e8d9"))
     }
 
@@ -113,12 +117,16 @@ struct AccessCodeV1Tests {
     }
 
     @Test func documentVectors() {
-        #expect(AccessCodeV1.code(applicationID: vectorID, unixSeconds: vectorSecond, sha256: referenceSHA256) == vectorCodeNow)
-        #expect(AccessCodeV1.code(applicationID: vectorID, unixSeconds: vectorSecond - 1, sha256: referenceSHA256)
-            == vectorCodePrevious)
+        #expect(
+            AccessCodeV1.code(applicationID: vectorID, unixSeconds: vectorSecond, sha256: referenceSHA256)
+                == vectorCodeNow)
+        #expect(
+            AccessCodeV1.code(applicationID: vectorID, unixSeconds: vectorSecond - 1, sha256: referenceSHA256)
+                == vectorCodePrevious)
         // The ID is lower-cased before hashing.
-        #expect(AccessCodeV1.code(applicationID: vectorID.lowercased(), unixSeconds: vectorSecond, sha256: referenceSHA256)
-            == vectorCodeNow)
+        #expect(
+            AccessCodeV1.code(applicationID: vectorID.lowercased(), unixSeconds: vectorSecond, sha256: referenceSHA256)
+                == vectorCodeNow)
     }
 
     @Test func verifyAcceptsTheNeighbouringSeconds() throws {
@@ -126,21 +134,31 @@ struct AccessCodeV1Tests {
         let other = try #require(GUID("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"))
         let ids = [other, id]
         for now in (vectorSecond - 1)...(vectorSecond + 1) {
-            #expect(AccessCodeV1.verify(headerValue: "Basic " + vectorCodeNow, registeredIDs: ids, now: now,
-                                        sha256: referenceSHA256) == id)
+            #expect(
+                AccessCodeV1.verify(
+                    headerValue: "Basic " + vectorCodeNow, registeredIDs: ids, now: now,
+                    sha256: referenceSHA256) == id)
         }
         for now in [vectorSecond - 2, vectorSecond + 2, 0, Int64.min, Int64.max] {
-            #expect(AccessCodeV1.verify(headerValue: "Basic " + vectorCodeNow, registeredIDs: ids, now: now,
-                                        sha256: referenceSHA256) == nil)
+            #expect(
+                AccessCodeV1.verify(
+                    headerValue: "Basic " + vectorCodeNow, registeredIDs: ids, now: now,
+                    sha256: referenceSHA256) == nil)
         }
         // The MAUI retry: the previous second's code, checked at the current second.
-        #expect(AccessCodeV1.verify(headerValue: "Basic " + vectorCodePrevious, registeredIDs: ids, now: vectorSecond,
-                                    sha256: referenceSHA256) == id)
+        #expect(
+            AccessCodeV1.verify(
+                headerValue: "Basic " + vectorCodePrevious, registeredIDs: ids, now: vectorSecond,
+                sha256: referenceSHA256) == id)
         // Unregistered ID.
-        #expect(AccessCodeV1.verify(headerValue: "Basic " + vectorCodeNow, registeredIDs: [other], now: vectorSecond,
-                                    sha256: referenceSHA256) == nil)
-        #expect(AccessCodeV1.verify(headerValue: "Basic " + vectorCodeNow, registeredIDs: [GUID](), now: vectorSecond,
-                                    sha256: referenceSHA256) == nil)
+        #expect(
+            AccessCodeV1.verify(
+                headerValue: "Basic " + vectorCodeNow, registeredIDs: [other], now: vectorSecond,
+                sha256: referenceSHA256) == nil)
+        #expect(
+            AccessCodeV1.verify(
+                headerValue: "Basic " + vectorCodeNow, registeredIDs: [GUID](), now: vectorSecond,
+                sha256: referenceSHA256) == nil)
     }
 
     static let headerCases: [(String, Bool)] = {
@@ -167,7 +185,8 @@ struct AccessCodeV1Tests {
     @Test(arguments: headerCases)
     func headerForms(header: String, accepted: Bool) throws {
         let id = try #require(GUID(vectorID))
-        let result = AccessCodeV1.verify(headerValue: header, registeredIDs: [id], now: vectorSecond, sha256: referenceSHA256)
+        let result = AccessCodeV1.verify(
+            headerValue: header, registeredIDs: [id], now: vectorSecond, sha256: referenceSHA256)
         #expect((result != nil) == accepted)
     }
 
@@ -184,9 +203,10 @@ struct AccessCodeV1Tests {
 struct AccessCodeV1PresentedDigestTests {
     @Test func theDocumentVectorDecodesToItsDigest() throws {
         let digest = try #require(AccessCodeV1.presentedDigest(headerValue: "Basic " + vectorCodeNow))
-        let expected = AccessCodeV1.digest(idBytes: Array(vectorID.lowercased().utf8),
-                                           timestamp: AccessCodeV1.timestampUTF8(unixSeconds: vectorSecond),
-                                           sha256: referenceSHA256)
+        let expected = AccessCodeV1.digest(
+            idBytes: Array(vectorID.lowercased().utf8),
+            timestamp: AccessCodeV1.timestampUTF8(unixSeconds: vectorSecond),
+            sha256: referenceSHA256)
         #expect(digest == (0..<32).map { expected[$0] })
         #expect(AccessCodeV1.presentedDigest(headerValue: "  basic\t" + vectorCodeNow + " ") != nil)
     }
@@ -202,7 +222,9 @@ struct AccessCodeV1PresentedDigestTests {
     func nonCanonicalCodesAreRefused(_ code: String) {
         let header = code.hasPrefix("Bearer") ? code : "Basic " + code
         #expect(AccessCodeV1.presentedDigest(headerValue: header) == nil, "\(code)")
-        #expect(AccessCodeV1.verify(headerValue: header, registeredIDs: [GUID(vectorID)!], now: vectorSecond,
-                                    sha256: referenceSHA256) == nil)
+        #expect(
+            AccessCodeV1.verify(
+                headerValue: header, registeredIDs: [GUID(vectorID)!], now: vectorSecond,
+                sha256: referenceSHA256) == nil)
     }
 }

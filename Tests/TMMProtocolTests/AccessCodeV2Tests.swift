@@ -16,11 +16,14 @@ struct AccessCodeV2ClaimTests {
 
     @Test func theDocumentedPlaintextIsAccepted() {
         let plaintext = AccessCodeV2.plaintext(applicationID: Self.id, unixSeconds: Self.now)
-        #expect(String(decoding: plaintext, as: UTF8.self) == "12345678-1234-1234-1234-123456789abc 2024-02-22T18:00:00Z")
-        #expect(claim("12345678-1234-1234-1234-123456789abc 2024-02-22T18:00:00Z")
+        #expect(
+            String(decoding: plaintext, as: UTF8.self) == "12345678-1234-1234-1234-123456789abc 2024-02-22T18:00:00Z")
+        #expect(
+            claim("12345678-1234-1234-1234-123456789abc 2024-02-22T18:00:00Z")
                 == .success(.init(applicationID: Self.id, unixSeconds: Self.now)))
         // The GUID in capitals names the same application.
-        #expect(claim("12345678-1234-1234-1234-123456789ABC 2024-02-22T18:00:00Z")
+        #expect(
+            claim("12345678-1234-1234-1234-123456789ABC 2024-02-22T18:00:00Z")
                 == .success(.init(applicationID: Self.id, unixSeconds: Self.now)))
     }
 
@@ -43,7 +46,8 @@ struct AccessCodeV2ClaimTests {
 
     @Test(arguments: window)
     func timestampWindow(_ row: WindowRow) {
-        let text = String(decoding: AccessCodeV2.plaintext(applicationID: Self.id, unixSeconds: Self.now + row.offset), as: UTF8.self)
+        let text = String(
+            decoding: AccessCodeV2.plaintext(applicationID: Self.id, unixSeconds: Self.now + row.offset), as: UTF8.self)
         switch claim(text) {
         case .success(let claim):
             #expect(row.expected == nil)
@@ -84,18 +88,23 @@ struct AccessCodeV2ClaimTests {
     @Test func theNilUUIDIsNoApplication() {
         let refused = claim("00000000-0000-0000-0000-000000000000 2024-02-22T18:00:00Z")
         #expect(refused == .failure(.nilApplicationID))
-        #expect(AccessCodeV2.Refusal.nilApplicationID.description
-            == "00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID")
+        #expect(
+            AccessCodeV2.Refusal.nilApplicationID.description
+                == "00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID"
+        )
     }
 
     @Test func leapDayAndCenturyDatesParse() {
         // 2024-02-29 and 2000-02-29 exist; the times are exact seconds.
         let leap = GUID("00000000-0000-0000-0000-000000000001")!
-        #expect(claim("00000000-0000-0000-0000-000000000001 2024-02-29T00:00:00Z", now: 1_709_164_800)
+        #expect(
+            claim("00000000-0000-0000-0000-000000000001 2024-02-29T00:00:00Z", now: 1_709_164_800)
                 == .success(.init(applicationID: leap, unixSeconds: 1_709_164_800)))
-        #expect(claim("00000000-0000-0000-0000-000000000001 2000-02-29T23:59:59Z", now: 951_868_799)
+        #expect(
+            claim("00000000-0000-0000-0000-000000000001 2000-02-29T23:59:59Z", now: 951_868_799)
                 == .success(.init(applicationID: leap, unixSeconds: 951_868_799)))
-        #expect(claim("00000000-0000-0000-0000-000000000001 1970-01-01T00:00:00Z", now: 0)
+        #expect(
+            claim("00000000-0000-0000-0000-000000000001 1970-01-01T00:00:00Z", now: 0)
                 == .success(.init(applicationID: leap, unixSeconds: 0)))
     }
 

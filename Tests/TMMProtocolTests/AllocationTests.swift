@@ -5,8 +5,9 @@ import TMMProtocol
 
 @Suite("Location encoding allocations", .tags(.unit))
 struct LocationAllocationTests {
-    static let identity = ReceiverIdentity(receiverModel: "R12i \"Zürich\"\n", receiverSerialNumber: "6123456789",
-                                           appVersion: "0.1.0")
+    static let identity = ReceiverIdentity(
+        receiverModel: "R12i \"Zürich\"\n", receiverSerialNumber: "6123456789",
+        appVersion: "0.1.0")
     static let samples = [Sample.fix, Sample.noFix, Sample.noFixWithTime, Sample.sparseFix, Position()]
     static let epochs = 10_000
 
@@ -19,8 +20,10 @@ struct LocationAllocationTests {
     }
 
     /// Encodes `epochs` positions with both encoders and a bare writer; returns the allocations.
-    static func encodeEpochs(_ v2: inout LocationV2Encoder, _ v1: inout LocationV1Encoder,
-                             _ writer: inout JSONWriter, total: inout Int) -> UInt64 {
+    static func encodeEpochs(
+        _ v2: inout LocationV2Encoder, _ v1: inout LocationV1Encoder,
+        _ writer: inout JSONWriter, total: inout Int
+    ) -> UInt64 {
         countAllocations {
             for i in 0..<epochs {
                 let position = position(i)

@@ -125,8 +125,10 @@ struct JSONWriterFastPathTests {
     @Test func widestSatelliteObjectFits() throws {
         var position = Position()
         position.sky.merge(Satellite(id: 1, constellation: .gps))
-        position.sky.merge(Satellite(id: 65_535, constellation: .irnss, elevation: -32_768, azimuth: -32_768,
-                                     snr: 255, used: false))
+        position.sky.merge(
+            Satellite(
+                id: 65_535, constellation: .irnss, elevation: -32_768, azimuth: -32_768,
+                snr: 255, used: false))
         let wide = #"{"Id":65535,"Elv":-32768,"Azm":-32768,"Snr":255,"Use":false,"Type":7}"#
         let v2 = try RawJSON.member("satelliteView", in: Sample.v2(position))
         #expect(v2 == #"[{"Id":1,"Elv":null,"Azm":null,"Snr":null,"Use":false,"Type":0},"# + wide + "]")

@@ -9,8 +9,10 @@ import Testing
 import TMMProtocol
 
 /// The message `Message` writes for `position` into a writer that remembers nothing.
-private func withoutMemory<Message: LocationMessage>(_: Message.Type, _ position: Position,
-                                                     _ identity: ReceiverIdentity) -> String {
+private func withoutMemory<Message: LocationMessage>(
+    _: Message.Type, _ position: Position,
+    _ identity: ReceiverIdentity
+) -> String {
     var writer = JSONWriter()
     Message.write(position, identity: identity, to: &writer)
     return String(decoding: writer.bytes, as: UTF8.self)
@@ -35,8 +37,10 @@ struct LocationMemoryTests {
         for id in 1...24 {
             let constellation: Constellation = id % 3 == 0 ? .glonass : .gps
             let snr = UInt8(30 + id % 20)
-            satellites.append(Satellite(id: UInt16(id), constellation: constellation, elevation: Int16(id * 3),
-                                        azimuth: Int16(id * 14), snr: snr, used: id % 2 == 0))
+            satellites.append(
+                Satellite(
+                    id: UInt16(id), constellation: constellation, elevation: Int16(id * 3),
+                    azimuth: Int16(id * 14), snr: snr, used: id % 2 == 0))
         }
         for epoch in 0..<2000 {
             switch random.below(10) {
@@ -51,16 +55,20 @@ struct LocationMemoryTests {
             case 3 where !satellites.isEmpty:
                 satellites[random.below(satellites.count)].used.toggle()
             case 4 where satellites.count < SkyView.capacity:  // a satellite rises, anywhere in the list
-                satellites.insert(Satellite(id: UInt16(100 + random.below(900)), constellation: .galileo,
-                                            elevation: 5, azimuth: Int16(random.below(360)), snr: 20),
-                                  at: random.below(satellites.count + 1))
+                satellites.insert(
+                    Satellite(
+                        id: UInt16(100 + random.below(900)), constellation: .galileo,
+                        elevation: 5, azimuth: Int16(random.below(360)), snr: 20),
+                    at: random.below(satellites.count + 1))
             case 5 where !satellites.isEmpty:  // one sets
                 satellites.remove(at: random.below(satellites.count))
             case 6:  // a constellation's set replaced
                 satellites.removeAll { $0.constellation == .glonass }
                 for id in 0..<random.below(10) {
-                    satellites.append(Satellite(id: UInt16(65 + id), constellation: .glonass,
-                                                elevation: Int16(random.below(90)), snr: UInt8(random.below(50))))
+                    satellites.append(
+                        Satellite(
+                            id: UInt16(65 + id), constellation: .glonass,
+                            elevation: Int16(random.below(90)), snr: UInt8(random.below(50))))
                 }
             case 7:
                 satellites.removeAll()
@@ -169,8 +177,10 @@ struct LocationMemoryTests {
         position.sigmaAltitude = widest
         position.satellitesInUse = Int.min
         for id in 0..<SkyView.capacity {
-            position.sky.merge(Satellite(id: UInt16(65_535 - id), constellation: .irnss, elevation: -32_768,
-                                         azimuth: -32_768, snr: 255, used: false))
+            position.sky.merge(
+                Satellite(
+                    id: UInt16(65_535 - id), constellation: .irnss, elevation: -32_768,
+                    azimuth: -32_768, snr: 255, used: false))
         }
         let control = String(repeating: "\u{01}", count: 40)
         let identity = ReceiverIdentity(receiverModel: control, receiverSerialNumber: control, appVersion: control)

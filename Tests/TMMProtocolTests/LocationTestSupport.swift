@@ -8,11 +8,14 @@ enum Sample {
     static let identity = ReceiverIdentity(
         receiverModel: "R12i", receiverSerialNumber: "6123456789", appVersion: "3.4.1")
 
-    static func time(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int,
-                     nanoseconds: Int64 = 0) -> UTCTimestamp {
+    static func time(
+        _ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int,
+        nanoseconds: Int64 = 0
+    ) -> UTCTimestamp {
         let seconds = Int64(hour * 3600 + minute * 60 + second)
-        return UTCTimestamp(date: CalendarDate(year: year, month: month, day: day),
-                            nanosecondsOfDay: seconds * 1_000_000_000 + nanoseconds)
+        return UTCTimestamp(
+            date: CalendarDate(year: year, month: month, day: day),
+            nanosecondsOfDay: seconds * 1_000_000_000 + nanoseconds)
     }
 
     /// The §8.7 fix: RTK fixed at -43.52961234, 172.63623456, 2024-02-22 18:00:00 UTC. The sky is
@@ -132,8 +135,9 @@ enum RawJSON {
         var i = 1
         while i < bytes.count - 1 {
             let keyEnd = endOfValue(bytes, from: i)
-            let key = try JSONSerialization.jsonObject(
-                with: Data(bytes[i..<keyEnd]), options: .fragmentsAllowed) as? String
+            let key =
+                try JSONSerialization.jsonObject(
+                    with: Data(bytes[i..<keyEnd]), options: .fragmentsAllowed) as? String
             guard let key, bytes[keyEnd] == UInt8(ascii: ":") else {
                 throw ScanError(description: "bad key at \(i) in \(text)")
             }
@@ -226,12 +230,13 @@ func typeProblems(_ text: String, expected table: [(key: String, kind: Kind)]) t
 /// Checks that Foundation's view of a value agrees with the raw kind.
 func foundationProblems(key: String, kind: Kind, value: Any?) -> [String] {
     guard let value else { return ["\(key): missing in JSONSerialization output"] }
-    let ok = switch kind {
-    case .null: value is NSNull
-    case .string: value is String
-    case .array: value is [Any]
-    case .object: value is [String: Any]
-    case .double, .integer, .bool: value is NSNumber
-    }
+    let ok =
+        switch kind {
+        case .null: value is NSNull
+        case .string: value is String
+        case .array: value is [Any]
+        case .object: value is [String: Any]
+        case .double, .integer, .bool: value is NSNumber
+        }
     return ok ? [] : ["\(key): JSONSerialization gave \(type(of: value)) for a \(kind)"]
 }

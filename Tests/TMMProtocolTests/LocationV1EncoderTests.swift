@@ -82,13 +82,14 @@ struct LocationV1EncoderTests {
     /// Whatever is unknown, V1 numbers are never null and only the documented fields may be.
     @Test(arguments: ["fix", "noFix", "noFixWithTime", "sparseFix", "empty"])
     func onlyDocumentedFieldsAreNull(_ name: String) throws {
-        let position = switch name {
-        case "fix": Sample.fix
-        case "noFix": Sample.noFix
-        case "noFixWithTime": Sample.noFixWithTime
-        case "sparseFix": Sample.sparseFix
-        default: Position()
-        }
+        let position =
+            switch name {
+            case "fix": Sample.fix
+            case "noFix": Sample.noFix
+            case "noFixWithTime": Sample.noFixWithTime
+            case "sparseFix": Sample.sparseFix
+            default: Position()
+            }
         let text = Sample.v1(position, identity: ReceiverIdentity(appVersion: "0.1.0"))
         let members = try RawJSON.members(text)
         #expect(members.map(\.key) == Self.types.map(\.key))
@@ -105,8 +106,10 @@ struct LocationV1EncoderTests {
         let text = Sample.v1(Sample.sparseFix)
         #expect(try RawJSON.member("latitude", in: text) == "1.5")
         #expect(try RawJSON.member("longitude", in: text) == "-2.25")
-        for key in ["altitude", "speed", "bearing", "accuracy", "verticalAccuracyMeters", "pdop", "hdop", "vdop",
-                    "diffAge", "vrms", "hrms", "utcTime"] {
+        for key in [
+            "altitude", "speed", "bearing", "accuracy", "verticalAccuracyMeters", "pdop", "hdop", "vdop",
+            "diffAge", "vrms", "hrms", "utcTime",
+        ] {
             #expect(try RawJSON.member(key, in: text) == "0.0", "\(key)")
         }
         #expect(try RawJSON.member("diffStatus", in: text) == "1")

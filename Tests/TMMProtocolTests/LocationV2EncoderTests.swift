@@ -155,9 +155,11 @@ struct LocationV2EncoderTests {
         var position = Sample.fix
         position.quality = .noFix
         let text = Sample.v2(position)
-        for key in ["latitude", "longitude", "altitude", "speed", "bearing", "hrms", "vrms", "pdop", "hdop",
-                    "vdop", "diffAge", "diffStatus", "solutionType", "mslHeight", "undulation", "accuracy",
-                    "verticalAccuracyMeters"] {
+        for key in [
+            "latitude", "longitude", "altitude", "speed", "bearing", "hrms", "vrms", "pdop", "hdop",
+            "vdop", "diffAge", "diffStatus", "solutionType", "mslHeight", "undulation", "accuracy",
+            "verticalAccuracyMeters",
+        ] {
             #expect(try RawJSON.member(key, in: text) == "null", "\(key)")
         }
         #expect(try RawJSON.member("diffID", in: text) == #""-1""#)
@@ -175,8 +177,9 @@ struct LocationV2EncoderTests {
     }
 
     @Test func identityStringsAreEscaped() throws {
-        let identity = ReceiverIdentity(receiverModel: "R\"12\"\\i\n", receiverSerialNumber: "Zürich",
-                                        appVersion: "0.1.0")
+        let identity = ReceiverIdentity(
+            receiverModel: "R\"12\"\\i\n", receiverSerialNumber: "Zürich",
+            appVersion: "0.1.0")
         let text = Sample.v2(Sample.fix, identity: identity)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(object["receiverModel"] as? String == "R\"12\"\\i\n")
@@ -190,8 +193,10 @@ struct LocationV2EncoderTests {
         var position = Sample.fix
         position.sky.removeAll()
         for i in 0..<SkyView.capacity {
-            position.sky.merge(Satellite(id: UInt16(300 + i), constellation: .beidou, elevation: -10,
-                                         azimuth: 359, snr: 55, used: false))
+            position.sky.merge(
+                Satellite(
+                    id: UInt16(300 + i), constellation: .beidou, elevation: -10,
+                    azimuth: 359, snr: 55, used: false))
         }
         #expect(position.sky.count == SkyView.capacity)
         var encoder = LocationV2Encoder()
@@ -218,10 +223,11 @@ struct LocationV2EncoderTests {
 
 @Suite("Location field mapping (V1 and V2)", .tags(.unit))
 struct LocationFieldMappingTests {
-    @Test(arguments: [
-        (nil, "\"-1\""), (0, "\"0000\""), (7, "\"0007\""), (123, "\"0123\""), (133, "\"0133\""),
-        (1023, "\"1023\""), (9999, "\"9999\""), (10_000, "\"-1\""), (-5, "\"-1\""),
-    ] as [(Int?, String)])
+    @Test(
+        arguments: [
+            (nil, "\"-1\""), (0, "\"0000\""), (7, "\"0007\""), (123, "\"0123\""), (133, "\"0133\""),
+            (1023, "\"1023\""), (9999, "\"9999\""), (10_000, "\"-1\""), (-5, "\"-1\""),
+        ] as [(Int?, String)])
     func diffID(station: Int?, expected: String) throws {
         var position = Sample.fix
         position.diffStationID = station
@@ -239,52 +245,70 @@ struct LocationFieldMappingTests {
     }
 
     static let timeCases: [TimeCase] = [
-        TimeCase(name: "whole second", time: Sample.time(2024, 2, 22, 18, 0, 0),
-                 utcTime: "180000.0", utcTimeStamp: #""2024-02-22T18:00:00Z""#,
-                 gpsTimeStamp: #""2024-02-22T18:00:18Z""#),
-        TimeCase(name: "tenths", time: Sample.time(2020, 3, 18, 13, 28, 19, nanoseconds: 600_000_000),
-                 utcTime: "132819.6", utcTimeStamp: #""2020-03-18T13:28:19.600Z""#,
-                 gpsTimeStamp: #""2020-03-18T13:28:37.600Z""#),
-        TimeCase(name: "hundredths", time: Sample.time(2024, 7, 1, 12, 0, 0, nanoseconds: 50_000_000),
-                 utcTime: "120000.05", utcTimeStamp: #""2024-07-01T12:00:00.050Z""#,
-                 gpsTimeStamp: #""2024-07-01T12:00:18.050Z""#),
-        TimeCase(name: "sub-millisecond is truncated", time: Sample.time(2024, 7, 1, 12, 0, 0, nanoseconds: 999_999),
-                 utcTime: "120000.0", utcTimeStamp: #""2024-07-01T12:00:00Z""#,
-                 gpsTimeStamp: #""2024-07-01T12:00:18Z""#),
-        TimeCase(name: "last millisecond of the day",
-                 time: Sample.time(2024, 7, 1, 23, 59, 59, nanoseconds: 999_900_000),
-                 utcTime: "235959.999", utcTimeStamp: #""2024-07-01T23:59:59.999Z""#,
-                 gpsTimeStamp: #""2024-07-02T00:00:17.999Z""#),
-        TimeCase(name: "midnight", time: Sample.time(2024, 1, 1, 0, 0, 0),
-                 utcTime: "0.0", utcTimeStamp: #""2024-01-01T00:00:00Z""#,
-                 gpsTimeStamp: #""2024-01-01T00:00:18Z""#),
-        TimeCase(name: "small hour", time: Sample.time(2024, 1, 1, 0, 0, 7, nanoseconds: 100_000_000),
-                 utcTime: "7.1", utcTimeStamp: #""2024-01-01T00:00:07.100Z""#,
-                 gpsTimeStamp: #""2024-01-01T00:00:25.100Z""#),
-        TimeCase(name: "GPS time crosses the year", time: Sample.time(2024, 12, 31, 23, 59, 50),
-                 utcTime: "235950.0", utcTimeStamp: #""2024-12-31T23:59:50Z""#,
-                 gpsTimeStamp: #""2025-01-01T00:00:08Z""#),
-        TimeCase(name: "leap second",
-                 time: UTCTimestamp(date: CalendarDate(year: 2016, month: 12, day: 31),
-                                    nanosecondsOfDay: 86_400_500_000_000),
-                 utcTime: "235960.5", utcTimeStamp: #""2016-12-31T23:59:60.500Z""#,
-                 gpsTimeStamp: #""2017-01-01T00:00:17.500Z""#),
-        TimeCase(name: "no date", time: UTCTimestamp(date: nil, nanosecondsOfDay: 8 * 3_600_000_000_000),
-                 utcTime: "80000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
-        TimeCase(name: "before GPS time", time: Sample.time(1979, 12, 31, 10, 0, 0),
-                 utcTime: "100000.0", utcTimeStamp: #""1979-12-31T10:00:00Z""#, gpsTimeStamp: "null"),
-        TimeCase(name: "invalid date", time: Sample.time(2023, 2, 30, 10, 0, 0),
-                 utcTime: "100000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
-        TimeCase(name: "year beyond 9999", time: Sample.time(10_000, 1, 1, 10, 0, 0),
-                 utcTime: "100000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
-        TimeCase(name: "GPS time beyond 9999", time: Sample.time(9999, 12, 31, 23, 59, 59),
-                 utcTime: "235959.0", utcTimeStamp: #""9999-12-31T23:59:59Z""#, gpsTimeStamp: "null"),
-        TimeCase(name: "negative time of day", time: UTCTimestamp(date: nil, nanosecondsOfDay: -1),
-                 utcTime: "null", utcTimeStamp: "null", gpsTimeStamp: "null"),
-        TimeCase(name: "time of day too large",
-                 time: UTCTimestamp(date: CalendarDate(year: 2024, month: 1, day: 1),
-                                    nanosecondsOfDay: 86_401_000_000_000),
-                 utcTime: "null", utcTimeStamp: "null", gpsTimeStamp: "null"),
+        TimeCase(
+            name: "whole second", time: Sample.time(2024, 2, 22, 18, 0, 0),
+            utcTime: "180000.0", utcTimeStamp: #""2024-02-22T18:00:00Z""#,
+            gpsTimeStamp: #""2024-02-22T18:00:18Z""#),
+        TimeCase(
+            name: "tenths", time: Sample.time(2020, 3, 18, 13, 28, 19, nanoseconds: 600_000_000),
+            utcTime: "132819.6", utcTimeStamp: #""2020-03-18T13:28:19.600Z""#,
+            gpsTimeStamp: #""2020-03-18T13:28:37.600Z""#),
+        TimeCase(
+            name: "hundredths", time: Sample.time(2024, 7, 1, 12, 0, 0, nanoseconds: 50_000_000),
+            utcTime: "120000.05", utcTimeStamp: #""2024-07-01T12:00:00.050Z""#,
+            gpsTimeStamp: #""2024-07-01T12:00:18.050Z""#),
+        TimeCase(
+            name: "sub-millisecond is truncated", time: Sample.time(2024, 7, 1, 12, 0, 0, nanoseconds: 999_999),
+            utcTime: "120000.0", utcTimeStamp: #""2024-07-01T12:00:00Z""#,
+            gpsTimeStamp: #""2024-07-01T12:00:18Z""#),
+        TimeCase(
+            name: "last millisecond of the day",
+            time: Sample.time(2024, 7, 1, 23, 59, 59, nanoseconds: 999_900_000),
+            utcTime: "235959.999", utcTimeStamp: #""2024-07-01T23:59:59.999Z""#,
+            gpsTimeStamp: #""2024-07-02T00:00:17.999Z""#),
+        TimeCase(
+            name: "midnight", time: Sample.time(2024, 1, 1, 0, 0, 0),
+            utcTime: "0.0", utcTimeStamp: #""2024-01-01T00:00:00Z""#,
+            gpsTimeStamp: #""2024-01-01T00:00:18Z""#),
+        TimeCase(
+            name: "small hour", time: Sample.time(2024, 1, 1, 0, 0, 7, nanoseconds: 100_000_000),
+            utcTime: "7.1", utcTimeStamp: #""2024-01-01T00:00:07.100Z""#,
+            gpsTimeStamp: #""2024-01-01T00:00:25.100Z""#),
+        TimeCase(
+            name: "GPS time crosses the year", time: Sample.time(2024, 12, 31, 23, 59, 50),
+            utcTime: "235950.0", utcTimeStamp: #""2024-12-31T23:59:50Z""#,
+            gpsTimeStamp: #""2025-01-01T00:00:08Z""#),
+        TimeCase(
+            name: "leap second",
+            time: UTCTimestamp(
+                date: CalendarDate(year: 2016, month: 12, day: 31),
+                nanosecondsOfDay: 86_400_500_000_000),
+            utcTime: "235960.5", utcTimeStamp: #""2016-12-31T23:59:60.500Z""#,
+            gpsTimeStamp: #""2017-01-01T00:00:17.500Z""#),
+        TimeCase(
+            name: "no date", time: UTCTimestamp(date: nil, nanosecondsOfDay: 8 * 3_600_000_000_000),
+            utcTime: "80000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
+        TimeCase(
+            name: "before GPS time", time: Sample.time(1979, 12, 31, 10, 0, 0),
+            utcTime: "100000.0", utcTimeStamp: #""1979-12-31T10:00:00Z""#, gpsTimeStamp: "null"),
+        TimeCase(
+            name: "invalid date", time: Sample.time(2023, 2, 30, 10, 0, 0),
+            utcTime: "100000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
+        TimeCase(
+            name: "year beyond 9999", time: Sample.time(10_000, 1, 1, 10, 0, 0),
+            utcTime: "100000.0", utcTimeStamp: "null", gpsTimeStamp: "null"),
+        TimeCase(
+            name: "GPS time beyond 9999", time: Sample.time(9999, 12, 31, 23, 59, 59),
+            utcTime: "235959.0", utcTimeStamp: #""9999-12-31T23:59:59Z""#, gpsTimeStamp: "null"),
+        TimeCase(
+            name: "negative time of day", time: UTCTimestamp(date: nil, nanosecondsOfDay: -1),
+            utcTime: "null", utcTimeStamp: "null", gpsTimeStamp: "null"),
+        TimeCase(
+            name: "time of day too large",
+            time: UTCTimestamp(
+                date: CalendarDate(year: 2024, month: 1, day: 1),
+                nanosecondsOfDay: 86_401_000_000_000),
+            utcTime: "null", utcTimeStamp: "null", gpsTimeStamp: "null"),
         TimeCase(name: "no time", time: nil, utcTime: "null", utcTimeStamp: "null", gpsTimeStamp: "null"),
     ]
 

@@ -10,8 +10,11 @@ struct PortPlanTests {
 
     @Test func servers() {
         #expect(TMMServer.allCases.map(\.defaultPort) == [9635, 9636, 9637, 9638, 9639, 9640])
-        #expect(TMMServer.allCases.map(\.registrationKey) == ["locationPort", "locationSecurePort", "apiPort", "apiSecurePort",
-                                                              "locationV2Port", "locationV2SecurePort"])
+        #expect(
+            TMMServer.allCases.map(\.registrationKey) == [
+                "locationPort", "locationSecurePort", "apiPort", "apiSecurePort",
+                "locationV2Port", "locationV2SecurePort",
+            ])
         for server in TMMServer.allCases { #expect(PortAssignment.defaults[server] == server.defaultPort) }
     }
 
@@ -35,15 +38,21 @@ struct PortPlanTests {
         // Three defaults and two fallback ports busy: each server takes the next free port, never one
         // another server holds.
         let result = try #require(try resolve(busy: [9635, 9637, 9640, 9650, 9652]))
-        #expect(result == PortAssignment(location: 9651, locationSecure: 9636, api: 9653, apiSecure: 9638,
-                                         locationV2: 9639, locationV2Secure: 9654))
+        #expect(
+            result
+                == PortAssignment(
+                    location: 9651, locationSecure: 9636, api: 9653, apiSecure: 9638,
+                    locationV2: 9639, locationV2Secure: 9654))
         #expect(Set(TMMServer.allCases.map { result[$0] }).count == 6)
     }
 
     @Test func allDefaultsBusy() throws {
         let busy = Set<UInt16>(9635...9640)
-        #expect(try resolve(busy: busy) == PortAssignment(location: 9650, locationSecure: 9651, api: 9652, apiSecure: 9653,
-                                                          locationV2: 9654, locationV2Secure: 9655))
+        #expect(
+            try resolve(busy: busy)
+                == PortAssignment(
+                    location: 9650, locationSecure: 9651, api: 9652, apiSecure: 9653,
+                    locationV2: 9654, locationV2Secure: 9655))
     }
 
     @Test func fallbackSkipsOtherServersBasePorts() throws {
@@ -103,7 +112,9 @@ struct PortPlanTests {
         base = .defaults
         base.location = 0
         #expect(throws: PortPlanError.zeroPort("locationPort")) { try PortPlan(configuration: .init(basePorts: base)) }
-        #expect(throws: PortPlanError.zeroPort("fallback start")) { try PortPlan(configuration: .init(fallbackStart: 0)) }
+        #expect(throws: PortPlanError.zeroPort("fallback start")) {
+            try PortPlan(configuration: .init(fallbackStart: 0))
+        }
         #expect(throws: PortPlanError.emptyFallbackRange(start: 9700, end: 9650)) {
             try PortPlan(configuration: .init(fallbackStart: 9700, fallbackEnd: 9650))
         }
@@ -111,8 +122,9 @@ struct PortPlanTests {
 
     @Test func testPortsForParallelBridges() throws {
         // Tests run many bridges at once: every port configurable.
-        let base = PortAssignment(location: 20001, locationSecure: 20002, api: 20003, apiSecure: 20004, locationV2: 20005,
-                                  locationV2Secure: 20006)
+        let base = PortAssignment(
+            location: 20001, locationSecure: 20002, api: 20003, apiSecure: 20004, locationV2: 20005,
+            locationV2Secure: 20006)
         let configuration = PortPlan.Configuration(basePorts: base, fallbackStart: 20100)
         var expected = base
         expected.apiSecure = 20100

@@ -177,5 +177,3 @@ func text(_ action: WebSocketAction) -> String? {
     if case .deliver(let message) = action { return message.text }
     return nil
 }
-
-

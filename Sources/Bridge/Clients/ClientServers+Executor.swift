@@ -34,8 +34,10 @@ struct ConnectionFollowUps {
 extension ClientServers {
     /// Feeds one event to `connection`'s machine, carries out the actions it returns, then feeds
     /// it the follow-ups those left (and carries out theirs) until none is left.
-    func drive(_ connection: Connection,
-               _ event: (inout ClientConnection, inout [ClientConnectionAction]) -> Void) {
+    func drive(
+        _ connection: Connection,
+        _ event: (inout ClientConnection, inout [ClientConnectionAction]) -> Void
+    ) {
         // One list reused across events; an event driven while another is carried out (none
         // today) would simply get a list of its own.
         var actions = actionBuffer
@@ -59,7 +61,8 @@ extension ClientServers {
                     connection.machine.written(next.written, blocked: blocked, now: now, into: &actions)
                 }
                 if let outcome = next.receiverCommand {
-                    connection.machine.receiverCommandStarted(outcome, now: now, host: host(for: connection), into: &actions)
+                    connection.machine.receiverCommandStarted(
+                        outcome, now: now, host: host(for: connection), into: &actions)
                 }
             }
             guard carryOut(actions, for: connection, followUps: &followUps) else { return }
@@ -67,8 +70,10 @@ extension ClientServers {
     }
 
     /// Carries out one action list; false once the connection is closed (nothing more is for it).
-    private func carryOut(_ actions: [ClientConnectionAction], for connection: Connection,
-                          followUps: inout ConnectionFollowUps) -> Bool {
+    private func carryOut(
+        _ actions: [ClientConnectionAction], for connection: Connection,
+        followUps: inout ConnectionFollowUps
+    ) -> Bool {
         for action in actions {
             switch action {
             case .close:
@@ -184,7 +189,8 @@ extension ClientServers {
     /// left when reading stopped for backpressure, or after the bounded rounds above): once per
     /// tick, so such input waits at most a tick.
     func readBufferedInput() {
-        for connection in Array(connections.values) where connection.transport.hasBufferedInput && wantsInput(connection) {
+        for connection in Array(connections.values)
+        where connection.transport.hasBufferedInput && wantsInput(connection) {
             read(connection)
             if !connection.machine.isClosed, !updateSelectorInterest(connection) { close(connection) }
         }

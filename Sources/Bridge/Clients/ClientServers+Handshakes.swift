@@ -79,8 +79,9 @@ extension ClientServers {
     func evictOldestHandshake() {
         guard let oldest = handshakes.inProgress.values.min(by: { $0.acceptedAt < $1.acceptedAt }) else { return }
         statistics.tlsHandshakesEvicted += 1
-        log.warning("TLS: \(admission.maxHandshakes) handshakes in progress, as many as their memory allows: closing the oldest (\(statistics.tlsHandshakesEvicted) so far)",
-                    key: "TLS handshakes in progress: closing the oldest")
+        log.warning(
+            "TLS: \(admission.maxHandshakes) handshakes in progress, as many as their memory allows: closing the oldest (\(statistics.tlsHandshakesEvicted) so far)",
+            key: "TLS handshakes in progress: closing the oldest")
         drive(oldest) { $0.transportFailed(into: &$1) }
     }
 
@@ -163,7 +164,9 @@ extension ClientServers {
             let before = CurrentProcess.residentBytes() ?? 0
             CurrentProcess.returnFreedMemory()
             let after = CurrentProcess.residentBytes() ?? 0
-            log.info("gave freed memory back after \(closed) connections closed: resident \(before >> 20) MiB, now \(after >> 20) MiB")
+            log.info(
+                "gave freed memory back after \(closed) connections closed: resident \(before >> 20) MiB, now \(after >> 20) MiB"
+            )
         }
     }
 }

@@ -90,8 +90,10 @@ final class ClientServers: FrameDelivery {
     /// them, the hub's identity takes the antenna height).
     var settingsChanged: (DeviceSettings) -> Void = { _ in }
 
-    init(listeners: [BoundSocket], configuration: BridgeConfiguration, admission: ConnectionAdmission, parts: Parts,
-         loop: EventLoop, shortage: DescriptorShortage, log: Logger) {
+    init(
+        listeners: [BoundSocket], configuration: BridgeConfiguration, admission: ConnectionAdmission, parts: Parts,
+        loop: EventLoop, shortage: DescriptorShortage, log: Logger
+    ) {
         for socket in listeners { self.listeners[socket.descriptor] = socket }
         limits = configuration.limits
         connectionSettings = ClientConnection.Settings(configuration)
@@ -116,10 +118,13 @@ final class ClientServers: FrameDelivery {
     func reconfigure(_ configuration: BridgeConfiguration) {
         limits = configuration.limits
         connectionSettings = ClientConnection.Settings(configuration)
-        admission.reconfigure(configured: configuration.limits.maxConnections, openFileLimit: CurrentProcess.openFileLimit(),
-                              otherClients: ControlServer.maxClients, handshakeMemory: configuration.limits.tlsHandshakeMemory)
+        admission.reconfigure(
+            configured: configuration.limits.maxConnections, openFileLimit: CurrentProcess.openFileLimit(),
+            otherClients: ControlServer.maxClients, handshakeMemory: configuration.limits.tlsHandshakeMemory)
         if admission.maxConnections < configuration.limits.maxConnections {
-            log.warning("max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more")
+            log.warning(
+                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more"
+            )
         }
     }
 
@@ -153,7 +158,9 @@ final class ClientServers: FrameDelivery {
                 guard admission.hasRoom(for: server) else {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
-                        log.warning("connection limit (\(admission.maxConnections), \(admission.locationBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)")
+                        log.warning(
+                            "connection limit (\(admission.maxConnections), \(admission.locationBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)"
+                        )
                     }
                     continue  // `socket` closes here
                 }
@@ -177,8 +184,9 @@ final class ClientServers: FrameDelivery {
         } else {
             transport = PlainTransport(socket)
         }
-        let connection = Connection(transport: transport, server: server, settings: connectionSettings,
-                                    now: monotonicNanoseconds())
+        let connection = Connection(
+            transport: transport, server: server, settings: connectionSettings,
+            now: monotonicNanoseconds())
         let fd = connection.fd
         do {
             try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
@@ -203,14 +211,17 @@ final class ClientServers: FrameDelivery {
         case .refusedOrigin(let shown):
             statistics.refusedOrigins += 1
             if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
-                log.warning("refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)")
+                log.warning(
+                    "refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)"
+                )
             }
         case .accessCodeV2Refused(let refusal):
             // Keyed by the kind of refusal (a client can vary the numbers, ids and ages in the
             // text at will).
             statistics.accessCodeV2Refused += 1
-            log.warning("Access Code V2 refused: \(refusal) (\(statistics.accessCodeV2Refused) refused so far)",
-                        key: "Access Code V2 refused: " + refusal.kind)
+            log.warning(
+                "Access Code V2 refused: \(refusal) (\(statistics.accessCodeV2Refused) refused so far)",
+                key: "Access Code V2 refused: " + refusal.kind)
         case .unexpectedMessage:
             statistics.unexpectedMessages += 1
         case .positionsDropped(let count):
@@ -218,8 +229,9 @@ final class ClientServers: FrameDelivery {
         case .slowClientClosed(let behind, let nanoseconds, let dropped):
             statistics.slowClientsClosed += 1
             // Keyed without the numbers: a burst of slow clients is one line and a summary.
-            log.warning("closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
-                        key: "closing a slow WebSocket client")
+            log.warning(
+                "closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
+                key: "closing a slow WebSocket client")
         }
     }
 
@@ -229,7 +241,8 @@ final class ClientServers: FrameDelivery {
     /// summarises them with the latest count.
     func recordTransportFailure(_ reason: String, on connection: Connection, established: Bool) {
         statistics.tlsFailures += 1
-        let what = "TLS \(established ? "session" : "handshake") failed on \(connection.server.registrationKey): \(reason)"
+        let what =
+            "TLS \(established ? "session" : "handshake") failed on \(connection.server.registrationKey): \(reason)"
         log.warning(what + " (\(statistics.tlsFailures) TLS failures so far)", key: what)
     }
 

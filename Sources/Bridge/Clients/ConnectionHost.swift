@@ -20,10 +20,15 @@ struct ConnectionHost: ClientConnectionHost {
     var receiverInfo: ReceiverInfo { parts.input.receiverInfo }
     var isLocationV2Unlocked: Bool { parts.registrations.isLocationV2Unlocked }
     var hasRegisteredApplications: Bool { !parts.registrations.registry.entries.isEmpty }
-    func verifyAccessCode(headerValue: String) -> GUID? { parts.registrations.verifyAccessCode(headerValue: headerValue) }
-    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
-        parts.registrations.verifyAccessCodeV2(headerValue: headerValue, overTLS: overTLS, consume: consume,
-                                               peer: servers.peer(of: connection))
+    func verifyAccessCode(headerValue: String) -> GUID? {
+        parts.registrations.verifyAccessCode(headerValue: headerValue)
+    }
+    func verifyAccessCodeV2(
+        headerValue: String, overTLS: Bool, consume: Bool
+    ) -> Result<GUID, AccessCodeV2Verifier.Refusal> {
+        parts.registrations.verifyAccessCodeV2(
+            headerValue: headerValue, overTLS: overTLS, consume: consume,
+            peer: servers.peer(of: connection))
     }
     var accessCodeV2PublicKey: (n: String, e: String) { parts.secure.accessCodeV2PublicKey }
     var deviceSettings: DeviceSettings { parts.settings.settings }
@@ -35,8 +40,9 @@ struct ConnectionHost: ClientConnectionHost {
 
     func statusEventFrame() -> [UInt8] {
         let input = parts.input
-        let status = BridgeStatus(input: input.state, receiver: input.receiverInfo,
-                                  quality: parts.outputs.locationV2.quality.current)
+        let status = BridgeStatus(
+            input: input.state, receiver: input.receiverInfo,
+            quality: parts.outputs.locationV2.quality.current)
         let bytes = BridgeEventEncoder.bytes(.status(status), unixMilliseconds: wallClockMilliseconds())
         return WebSocketFrame.text(bytes.span)
     }

@@ -122,7 +122,8 @@ final class TLSTransport: Transport {
                     mayHoldPlaintext = true
                     return total > 0 ? .processed(total) : nil
                 }
-                let result = try session.readPlaintext(into: UnsafeMutableRawBufferPointer(rebasing: destination[total...]))
+                let result = try session.readPlaintext(
+                    into: UnsafeMutableRawBufferPointer(rebasing: destination[total...]))
                 try chargeControlRecords()
                 switch result {
                 case .bytes(let count): total += count
@@ -147,7 +148,10 @@ final class TLSTransport: Transport {
         while controlRecordsCharged < session.controlRecords {
             controlRecordsCharged += 1
             if keyUpdates.spend(now: now) > 0 {
-                throw TLSServerSession.Failure(reason: "the client sent KeyUpdates or renegotiation requests faster than \(keyUpdates.burst) at once and one a second")
+                throw TLSServerSession.Failure(
+                    reason:
+                        "the client sent KeyUpdates or renegotiation requests faster than \(keyUpdates.burst) at once and one a second"
+                )
             }
         }
     }

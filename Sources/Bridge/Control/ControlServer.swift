@@ -85,13 +85,15 @@ final class ControlServer {
                 // line at once and is answered in the same turn of the loop, so only idle ones are
                 // ever evicted, and idle ones cannot lock `open` out for their 10 s.
                 if clients.count >= Self.maxClients,
-                   let oldest = clients.min(by: { $0.value.openedAt < $1.value.openedAt })?.key {
+                    let oldest = clients.min(by: { $0.value.openedAt < $1.value.openedAt })?.key
+                {
                     evicted += 1
                     close(oldest)
                 }
                 nextClientNumber += 1
-                let client = ControlClient(socket: socket, desk: RegistrationDesk.Client(number: nextClientNumber),
-                                           now: monotonicNanoseconds())
+                let client = ControlClient(
+                    socket: socket, desk: RegistrationDesk.Client(number: nextClientNumber),
+                    now: monotonicNanoseconds())
                 let fd = client.socket.descriptor.rawValue
                 do {
                     try loop.register(fd, interest: .readable) { [unowned self] event in clientEvent(event) }
@@ -117,8 +119,9 @@ final class ControlServer {
         }
         let result: IOResult
         do {
-            result = try client.socket.read(appendingTo: &client.input,
-                                            maxCount: ControlProtocol.readLimit(buffered: client.input.count))
+            result = try client.socket.read(
+                appendingTo: &client.input,
+                maxCount: ControlProtocol.readLimit(buffered: client.input.count))
         } catch {
             close(event.descriptor)
             return
@@ -165,7 +168,8 @@ final class ControlServer {
         while !client.unsentReply.isEmpty {
             let result: IOResult
             do {
-                result = try client.unsentReply.withUnsafeBytes { bytes throws(Errno) in try client.socket.write(bytes) }
+                result = try client.unsentReply.withUnsafeBytes { bytes throws(Errno) in try client.socket.write(bytes)
+                }
             } catch {
                 close(fd)
                 return

@@ -54,8 +54,10 @@ final class WebSocketOutputs {
 
     /// The outputs, subscribed to `hub`; they deliver once `deliver(through:)` says where.
     init(hub: Hub, loop: EventLoop, limits: ServerLimits) {
-        locationV1 = LocationV1Output(loop: loop, interval: limits.locationV1Interval, maximumAge: limits.locationV1MaximumAge)
-        locationV2 = LocationV2Output(hub: hub, timer: loop.makeTimer(), minimumInterval: limits.locationV2MinimumInterval)
+        locationV1 = LocationV1Output(
+            loop: loop, interval: limits.locationV1Interval, maximumAge: limits.locationV1MaximumAge)
+        locationV2 = LocationV2Output(
+            hub: hub, timer: loop.makeTimer(), minimumInterval: limits.locationV2MinimumInterval)
         events = EventsOutput()
         hub.subscribe(locationV2)
         hub.subscribe(locationV1)

@@ -33,7 +33,9 @@ final class AccessCodeTable: Sendable {
 
         init(_ bytes: some Collection<UInt8>) {
             var words: [UInt64] = [0, 0, 0, 0]
-            for (index, byte) in bytes.prefix(32).enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
+            for (index, byte) in bytes.prefix(32).enumerated() {
+                words[index / 8] = words[index / 8] << 8 | UInt64(byte)
+            }
             (a, b, c, d) = (words[0], words[1], words[2], words[3])
         }
 
@@ -120,8 +122,9 @@ final class AccessCodeTable: Sendable {
             state.idBytes.append(bytes)
             let index = Int32(state.ids.count - 1)
             for second in Array(state.tables.keys) {
-                let digest = AccessCodeV1.digest(idBytes: bytes, timestamp: AccessCodeV1.timestampUTF8(unixSeconds: second),
-                                                 sha256: Digest.sha256)
+                let digest = AccessCodeV1.digest(
+                    idBytes: bytes, timestamp: AccessCodeV1.timestampUTF8(unixSeconds: second),
+                    sha256: Digest.sha256)
                 state.tables[second]?[Key(digest)] = index
             }
         }
@@ -131,7 +134,9 @@ final class AccessCodeTable: Sendable {
     var publishedSeconds: [Int64] { state.withLock { $0.tables.keys.sorted() } }
 
     /// Adds the digests of `idBytes` at `second` to `table`; `idBytes[0]` is id number `firstIndex`.
-    private static func compute(_ idBytes: [[UInt8]], firstIndex: Int = 0, second: Int64, into table: [Key: Int32])
+    private static func compute(
+        _ idBytes: [[UInt8]], firstIndex: Int = 0, second: Int64, into table: [Key: Int32]
+    )
         -> [Key: Int32]
     {
         var table = table

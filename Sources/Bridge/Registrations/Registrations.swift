@@ -37,16 +37,20 @@ final class Registrations {
     var publish: (BridgeEvent) -> Void = { _ in }
 
     /// The registry as loaded at start-up; starts the access-code worker.
-    init(registry: ApplicationRegistry, configuration: BridgeConfiguration, ports: PortAssignment,
-         accessCodeKey: PrivateKey, worker: Worker, results: Inbox<WorkerResult>, log: Logger) throws(BridgeServerError) {
+    init(
+        registry: ApplicationRegistry, configuration: BridgeConfiguration, ports: PortAssignment,
+        accessCodeKey: PrivateKey, worker: Worker, results: Inbox<WorkerResult>, log: Logger
+    ) throws(BridgeServerError) {
         self.registry = registry
         policy = configuration.registrationPolicy
-        desk = RegistrationDesk(policy: policy, mode: configuration.registration, ports: ports,
-                                limits: configuration.limits.accessCodeV2)
+        desk = RegistrationDesk(
+            policy: policy, mode: configuration.registration, ports: ports,
+            limits: configuration.limits.accessCodeV2)
         accessCodeV2Key = accessCodeKey
         // The key is RSA-2048 (AccessCodeKey.load refuses any other), so it has a length.
-        accessCodeV2 = AccessCodeV2Verifier(policy: policy, ciphertextLength: accessCodeKey.rsaCiphertextLength ?? 0,
-                                            limits: configuration.limits.accessCodeV2)
+        accessCodeV2 = AccessCodeV2Verifier(
+            policy: policy, ciphertextLength: accessCodeKey.rsaCiphertextLength ?? 0,
+            limits: configuration.limits.accessCodeV2)
         maximumRegistered = configuration.limits.maxRegisteredApplications
         self.worker = worker
         self.results = results
@@ -58,7 +62,9 @@ final class Registrations {
             throw .accessCodeWorker(error)
         }
         if registry.entries.count > maximumRegistered {
-            log.warning("the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(maximumRegistered)): they stay registered, new ones are refused")
+            log.warning(
+                "the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(maximumRegistered)): they stay registered, new ones are refused"
+            )
         }
     }
 
@@ -82,8 +88,9 @@ final class Registrations {
     func authenticatedByAccessCodeV2(_ id: GUID) {
         let (registry, maximum) = (registry, maximumRegistered)
         driveDesk {
-            $0.authenticatedByAccessCodeV2(id, isRegistered: registry.contains, registered: registry.entries.count,
-                                           maximum: maximum, now: monotonicNanoseconds(), into: &$1)
+            $0.authenticatedByAccessCodeV2(
+                id, isRegistered: registry.contains, registered: registry.entries.count,
+                maximum: maximum, now: monotonicNanoseconds(), into: &$1)
         }
     }
 
@@ -122,16 +129,20 @@ final class Registrations {
 
     /// The application whose Access Code V2 `headerValue` carries, decrypted with the key and
     /// checked against the ledger; `peer` is charged for it.
-    func verifyAccessCodeV2(headerValue: String, overTLS: Bool, consume: Bool, peer: ClientPeer)
-        -> Result<GUID, AccessCodeV2Verifier.Refusal> {
+    func verifyAccessCodeV2(
+        headerValue: String, overTLS: Bool, consume: Bool, peer: ClientPeer
+    )
+        -> Result<GUID, AccessCodeV2Verifier.Refusal>
+    {
         let key = accessCodeV2Key
-        return accessCodeV2.verify(headerValue: headerValue, overTLS: overTLS, consume: consume, peer: peer,
-                                   now: wallClockMilliseconds() / 1000, instant: monotonicNanoseconds(),
-                                   decrypt: { key.decryptOAEPSHA256($0) },
-                                   digest: { bytes in
-                                       let digest = Digest.sha256(bytes)
-                                       return (0..<32).map { digest[$0] }
-                                   })
+        return accessCodeV2.verify(
+            headerValue: headerValue, overTLS: overTLS, consume: consume, peer: peer,
+            now: wallClockMilliseconds() / 1000, instant: monotonicNanoseconds(),
+            decrypt: { key.decryptOAEPSHA256($0) },
+            digest: { bytes in
+                let digest = Digest.sha256(bytes)
+                return (0..<32).map { digest[$0] }
+            })
     }
 
     // MARK: - The desk's actions

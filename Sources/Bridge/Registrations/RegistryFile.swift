@@ -37,7 +37,9 @@ extension ApplicationRegistry {
     /// daemon's drop): one another user planted would register that user's ids.
     public static func load(path: String, alsoOwnedBy dropUser: UserID? = nil) throws(Failure) -> ApplicationRegistry {
         let bytes: [UInt8]?
-        do { bytes = try AtomicFile.read(path, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser)) } catch { throw .io(error) }
+        do { bytes = try AtomicFile.read(path, trusting: .ours(mode: 0o600, alsoOwnedBy: dropUser)) } catch {
+            throw .io(error)
+        }
         guard let bytes else { return ApplicationRegistry(path: path) }
         switch parse(bytes, path: path) {
         case .success(let registry): return registry
@@ -51,7 +53,9 @@ extension ApplicationRegistry {
     @discardableResult
     public mutating func register(_ id: GUID, unixSeconds: Int64, maximum: Int = .max) throws(Failure) -> Bool {
         let next: ApplicationRegistry?
-        do { next = try registering(id, unixSeconds: unixSeconds, maximum: maximum) } catch { throw Failure(error, path: path) }
+        do { next = try registering(id, unixSeconds: unixSeconds, maximum: maximum) } catch {
+            throw Failure(error, path: path)
+        }
         guard let next else { return false }
         try next.save()
         self = next

@@ -28,8 +28,11 @@ final class SecureServing {
     private var lastCertificateWarning: Int64 = -86_400_000_000_000
 
     /// `dropUser`: the user a root daemon drops to, whose files are the daemon's too.
-    init(configuration: BridgeConfiguration, stateDirectory: String, alsoOwnedBy dropUser: UserID?, log: Logger)
-        throws(SecureMaterialsError) {
+    init(
+        configuration: BridgeConfiguration, stateDirectory: String, alsoOwnedBy dropUser: UserID?, log: Logger
+    )
+        throws(SecureMaterialsError)
+    {
         self.log = log
         var notes: [(level: LogLevel, text: String)] = []
         let chain: [Certificate]
@@ -57,11 +60,20 @@ final class SecureServing {
             let folder = LocalCertificateAuthority.directory(inStateDirectory: stateDirectory)
             switch local.change {
             case .created:
-                notes.append((.notice, "TLS: made a local CA and a server certificate in \(folder); trust the CA on clients (tmm-bridge tls ca, docs/tls.md)"))
+                notes.append(
+                    (
+                        .notice,
+                        "TLS: made a local CA and a server certificate in \(folder); trust the CA on clients (tmm-bridge tls ca, docs/tls.md)"
+                    ))
             case .renewed(let reason):
-                notes.append((.notice, "TLS: issued a new server certificate from the local CA in \(folder): \(reason)"))
+                notes.append(
+                    (.notice, "TLS: issued a new server certificate from the local CA in \(folder): \(reason)"))
             case .reused:
-                notes.append((.info, "TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))"))
+                notes.append(
+                    (
+                        .info,
+                        "TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))"
+                    ))
             }
         }
         do {
@@ -104,7 +116,9 @@ final class SecureServing {
         guard let authority else {
             if now - lastCertificateWarning >= 86_400_000_000_000 {
                 lastCertificateWarning = now
-                log.warning("TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate")
+                log.warning(
+                    "TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate"
+                )
             }
             return
         }
@@ -112,7 +126,9 @@ final class SecureServing {
             let issued = try LocalCertificateAuthority.issueServerCertificate(by: authority)
             context = try TLSServerContext(chain: [issued.certificate, authority.certificate], key: issued.key)
             serverCertificate = issued.certificate
-            log.notice("TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))")
+            log.notice(
+                "TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))"
+            )
         } catch {
             log.error("TLS: cannot re-issue the server certificate (\(error)); it expires in \(days) days")
         }

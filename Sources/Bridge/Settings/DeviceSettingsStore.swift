@@ -15,8 +15,11 @@ final class DeviceSettingsStore {
 
     /// The settings as loaded at start-up (`DeviceSettings.load`); starts the writer, which
     /// posts how each write went to `results`.
-    init(_ loaded: DeviceSettings, stateDirectory: String, results: Inbox<WorkerResult>, log: Logger)
-        throws(BridgeServerError) {
+    init(
+        _ loaded: DeviceSettings, stateDirectory: String, results: Inbox<WorkerResult>, log: Logger
+    )
+        throws(BridgeServerError)
+    {
         self.log = log
         settings = loaded
         let path = stateDirectory + "/" + DeviceSettings.fileName
@@ -58,7 +61,8 @@ extension DeviceSettingsStore: Sendable {}
 extension DeviceSettings {
     /// `<state directory>/settings.json`, or the defaults when it does not exist yet. Only the
     /// daemon's own file (`FileTrust`, as the registry).
-    static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID?) throws(BridgeServerError) -> DeviceSettings {
+    static func load(stateDirectory: String, alsoOwnedBy dropUser: UserID?) throws(BridgeServerError) -> DeviceSettings
+    {
         let path = stateDirectory + "/" + fileName
         let bytes: [UInt8]?
         do {

@@ -25,7 +25,9 @@ public struct EpochTimeline: Sendable {
     /// Offers an epoch that arrived at `now`: true when it is published, false when stale.
     public mutating func accept(_ position: Position, now: Int64) -> Bool {
         if let time = position.time.map(Self.timeKey) {
-            if let newest = newestTime, (0..<Self.staleWindow).contains(newest - time), now - newestAt < Self.staleWindow {
+            if let newest = newestTime, (0..<Self.staleWindow).contains(newest - time),
+                now - newestAt < Self.staleWindow
+            {
                 return false
             }
             newestTime = time

@@ -15,7 +15,8 @@ struct AccessCodeV2Client {
     /// python3 with `cryptography`, and curl.
     static let isAvailable: Bool = {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { return false }
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+        else { return false }
         return (try? runTool("/usr/bin/python3", ["-c", "import cryptography"]).status) == 0
     }()
 
@@ -34,7 +35,8 @@ struct AccessCodeV2Client {
     func codes(for ids: [String], offset: Int64 = 0, firstByteZero: Bool = false) throws -> [String] {
         let seconds = wallClockMilliseconds() / 1000 + offset
         // One code per id; "1": only ciphertexts whose first byte is 0x00 (one in 256 is).
-        let minter = PythonTools.command("peers.access_codes", ["mint", jwk, "\(seconds)", firstByteZero ? "1" : "0"] + ids)
+        let minter = PythonTools.command(
+            "peers.access_codes", ["mint", jwk, "\(seconds)", firstByteZero ? "1" : "0"] + ids)
         let run = try runTool(minter.executable, minter.arguments)
         let codes = run.output.split(separator: "\n").map(String.init)
         try #require(run.status == 0 && codes.count == ids.count, "\(run.output)")
@@ -52,9 +54,13 @@ struct AccessCodeV2Client {
 
     /// `GET /api/v1/receiver` with `code` over https (curl; the chain is not what is tested).
     func overHTTPS(_ code: String) throws -> (status: Int, body: String) {
-        let run = try runTool("/usr/bin/curl", ["-sk", "--max-time", "10", "-w", "\n%{http_code}",
-                                                "-H", "Authorization: AccessCodeV2 " + code,
-                                                "https://127.0.0.1:\(ports.apiSecure)/api/v1/receiver"])
+        let run = try runTool(
+            "/usr/bin/curl",
+            [
+                "-sk", "--max-time", "10", "-w", "\n%{http_code}",
+                "-H", "Authorization: AccessCodeV2 " + code,
+                "https://127.0.0.1:\(ports.apiSecure)/api/v1/receiver",
+            ])
         let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false)
         try #require(run.status == 0, "curl: \(run.output)")
         return (Int(lines.last.map(String.init) ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
@@ -64,7 +70,8 @@ struct AccessCodeV2Client {
     /// (setpriv; the test runs as root), and returns the statuses in order.
     func statusesAsUser(_ user: String, ids: [String]) throws -> [Int] {
         let sender = PythonTools.argv("peers.access_codes", ["send", "\(ports.api)", jwk] + ids)
-        let run = try runTool("/usr/bin/setpriv", ["--reuid", user, "--regid", "nogroup", "--clear-groups", "--"] + sender)
+        let run = try runTool(
+            "/usr/bin/setpriv", ["--reuid", user, "--regid", "nogroup", "--clear-groups", "--"] + sender)
         try #require(run.status == 0, "\(run.output)")
         return run.output.split(separator: "\n").compactMap { Int($0) }
     }

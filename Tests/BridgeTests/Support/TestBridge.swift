@@ -72,15 +72,19 @@ final class TestBridge: Sendable {
                     stateDirectory: state, runtimeDirectory: runtime, version: "9.8.7", handleSignals: false,
                     notifySystemd: false)
                 let server = try BridgeServer(configuration: settled, environment: environment, input: input, log: log)
-                outcome.withLock { $0 = .success(Started(ports: server.ports, input: input.events, stop: server.stopHandle,
-                                                              worker: server.worker)) }
+                outcome.withLock {
+                    $0 = .success(
+                        Started(
+                            ports: server.ports, input: input.events, stop: server.stopHandle,
+                            worker: server.worker))
+                }
                 try server.run()
             } catch {
                 outcome.withLock { $0 = .failure(StartFailure(description: "\(error)")) }
             }
         }
         guard waitUntil(timeout: .seconds(10), { outcome.withLock { $0 } != nil }),
-              let result = outcome.withLock({ $0 })
+            let result = outcome.withLock({ $0 })
         else { throw StartFailure(description: "bridge did not start") }
         switch result {
         case .success(let started):
@@ -108,7 +112,11 @@ final class TestBridge: Sendable {
 
     /// Stops the server and waits for its thread.
     func stop() {
-        guard !stopped.withLock({ done in defer { done = true }; return done }) else { return }
+        guard
+            !stopped.withLock({ done in
+                defer { done = true }; return done
+            })
+        else { return }
         stopHandle.stop()
         thread.join()
     }
@@ -123,7 +131,8 @@ final class TestBridge: Sendable {
     /// Waits until `count` log lines contain `text`.
     func waitForLog(_ text: String, count: Int, milliseconds: Int = 5000) throws {
         guard waitUntil(timeout: .milliseconds(milliseconds), { logLines(containing: text) >= count }) else {
-            throw StartFailure(description: "not \(count) log line(s) with '\(text)' in:\n" + logs.joined(separator: "\n"))
+            throw StartFailure(
+                description: "not \(count) log line(s) with '\(text)' in:\n" + logs.joined(separator: "\n"))
         }
     }
 
@@ -163,16 +172,19 @@ func freePorts() throws -> PortAssignment {
         guard let port = freeLoopbackPort() else { throw TestBridge.StartFailure(description: "no free port") }
         if !ports.contains(port) { ports.append(port) }
     }
-    return PortAssignment(location: ports[0], locationSecure: ports[1], api: ports[2], apiSecure: ports[3],
-                          locationV2: ports[4], locationV2Secure: ports[5])
+    return PortAssignment(
+        location: ports[0], locationSecure: ports[1], api: ports[2], apiSecure: ports[3],
+        locationV2: ports[4], locationV2Secure: ports[5])
 }
 
 let testAppID = "12345678-1234-1234-1234-123456789abc"
 
 /// `Authorization` header value with the Access Code V1 of `id` at `offset` seconds from now.
 func accessCode(_ id: String = testAppID, offset: Int64 = 0) -> String {
-    "Basic " + AccessCodeV1.code(applicationID: id, unixSeconds: wallClockMilliseconds() / 1000 + offset,
-                                 sha256: Digest.sha256)
+    "Basic "
+        + AccessCodeV1.code(
+            applicationID: id, unixSeconds: wallClockMilliseconds() / 1000 + offset,
+            sha256: Digest.sha256)
 }
 
 // MARK: - A raw HTTP client
@@ -211,7 +223,9 @@ final class RawClient {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             Glibc.close(fd)
@@ -263,26 +277,33 @@ final class RawClient {
                 let status = Int(statusLine.split(separator: " ")[1])!
                 let headers = lines.map { line -> (String, String) in
                     let colon = line.firstIndex(of: ":")!
-                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                    return (
+                        String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    )
                 }
-                let length = headRequest || status < 200 || status == 204
+                let length =
+                    headRequest || status < 200 || status == 204
                     ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0")!
                 while buffer.count < end + 4 + length {
-                    guard try fill(milliseconds: milliseconds) else { throw TestBridge.StartFailure(description: "short body") }
+                    guard try fill(milliseconds: milliseconds) else {
+                        throw TestBridge.StartFailure(description: "short body")
+                    }
                 }
                 let body = Array(buffer[(end + 4)..<(end + 4 + length)])
                 buffer.removeFirst(end + 4 + length)
                 return HTTPResponse(status: status, headers: headers, body: body)
             }
             guard try fill(milliseconds: milliseconds) else {
-                throw TestBridge.StartFailure(description: "no response; got \(String(decoding: buffer, as: UTF8.self))")
+                throw TestBridge.StartFailure(
+                    description: "no response; got \(String(decoding: buffer, as: UTF8.self))")
             }
         }
     }
 
     private func find(_ needle: [UInt8]) -> Int? {
         guard buffer.count >= needle.count else { return nil }
-        for i in 0...(buffer.count - needle.count) where buffer[i] == needle[0] && Array(buffer[i..<(i + needle.count)]) == needle {
+        for i in 0...(buffer.count - needle.count)
+        where buffer[i] == needle[0] && Array(buffer[i..<(i + needle.count)]) == needle {
             return i
         }
         return nil
@@ -290,8 +311,10 @@ final class RawClient {
 }
 
 /// One request on a new connection.
-func request(_ port: UInt16, _ target: String, method: String = "GET", headers: [String] = [], body: String = "",
-             authorized: Bool = true) throws -> HTTPResponse {
+func request(
+    _ port: UInt16, _ target: String, method: String = "GET", headers: [String] = [], body: String = "",
+    authorized: Bool = true
+) throws -> HTTPResponse {
     let client = try RawClient(port: port)
     var text = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
     if authorized { text += "Authorization: \(accessCode())\r\n" }
@@ -323,9 +346,10 @@ final class WebSocketTestClient {
     /// are more field lines (`Origin: https://app.example`).
     init(port: UInt16, path: String = "/", headers: [String] = []) throws {
         raw = try RawClient(port: port)
-        try raw.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + headers.map { $0 + "\r\n" }.joined() + "\r\n")
+        try raw.send(
+            "GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                + headers.map { $0 + "\r\n" }.joined() + "\r\n")
         let response = try raw.response()
         guard response.status == 101 else { throw Refused(response: response) }
         #expect(response.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
@@ -340,7 +364,9 @@ final class WebSocketTestClient {
         try raw.send(Self.frame(opcode: opcode, payload, fin: fin, mask: mask))
     }
 
-    static func frame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D])
+    static func frame(
+        opcode: UInt8, _ payload: [UInt8], fin: Bool = true, mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+    )
         -> [UInt8]
     {
         var bytes: [UInt8] = [(fin ? 0x80 : 0) | opcode]
@@ -391,7 +417,10 @@ final class WebSocketTestClient {
             offset = 10
         }
         guard bytes.count >= offset + length else { return nil }
-        return (ServerFrame(fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F,
-                            payload: Array(bytes[offset..<(offset + length)])), offset + length)
+        return (
+            ServerFrame(
+                fin: bytes[0] & 0x80 != 0, opcode: bytes[0] & 0x0F,
+                payload: Array(bytes[offset..<(offset + length)])), offset + length
+        )
     }
 }

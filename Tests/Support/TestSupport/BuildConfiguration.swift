@@ -4,9 +4,9 @@
 /// contexts and iterators that the optimizer removes. `make test` runs the allocation suites a
 /// second time with `swift test -c release`, where this is true.
 #if DEBUG
-public let isOptimizedBuild = false
+    public let isOptimizedBuild = false
 #else
-public let isOptimizedBuild = true
+    public let isOptimizedBuild = true
 #endif
 
 /// The reason allocation suites give when they are skipped in a debug build.

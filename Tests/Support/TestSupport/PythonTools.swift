@@ -13,8 +13,13 @@ public enum PythonTools {
     /// /usr/bin/python3 -B -u -m tmmtools.<module> ...` (-B: no __pycache__ in the checkout;
     /// -u: output line by line as it is printed). `env` execs Python in its own process, so the
     /// pid is Python's; a wrapper such as setpriv goes in front of the whole command.
-    public static func command(_ module: String, _ arguments: [String] = []) -> (executable: String, arguments: [String]) {
-        ("/usr/bin/env", ["PYTHONPATH=" + Fixtures.repositoryRoot, python, "-B", "-u", "-m", "tmmtools." + module] + arguments)
+    public static func command(
+        _ module: String, _ arguments: [String] = []
+    ) -> (executable: String, arguments: [String]) {
+        (
+            "/usr/bin/env",
+            ["PYTHONPATH=" + Fixtures.repositoryRoot, python, "-B", "-u", "-m", "tmmtools." + module] + arguments
+        )
     }
 
     /// `command` as one argument vector, executable first (for a wrapper's arguments).

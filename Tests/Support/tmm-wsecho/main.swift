@@ -59,8 +59,9 @@ while ports.count < 6 {
     guard let port = freeLoopbackPort() else { fail("no free loopback port", status: 1) }
     if !ports.contains(port) && port != requestedPort { ports.append(port) }
 }
-configuration.basePorts = PortAssignment(location: requestedPort ?? ports[0], locationSecure: ports[1], api: ports[2],
-                                         apiSecure: ports[3], locationV2: ports[4], locationV2Secure: ports[5])
+configuration.basePorts = PortAssignment(
+    location: requestedPort ?? ports[0], locationSecure: ports[1], api: ports[2],
+    apiSecure: ports[3], locationV2: ports[4], locationV2Secure: ports[5])
 configuration.fallbackStart = ports[5] &+ 1
 
 let temporary = stateDirectory == nil
@@ -71,8 +72,9 @@ do { try SignalDescriptor.block(BridgeServer.stopSignals) } catch { fail("cannot
 signal(SIGPIPE, SIG_IGN)
 
 let logger = Logger.standardError(program: "tmm-wsecho")
-var environment = BridgeServer.Environment(stateDirectory: base + "/state", runtimeDirectory: base + "/run",
-                                           version: "wsecho", notifySystemd: false)
+var environment = BridgeServer.Environment(
+    stateDirectory: base + "/state", runtimeDirectory: base + "/run",
+    version: "wsecho", notifySystemd: false)
 environment.dataMessageReply = { message in
     WebSocketFrame.encode(opcode: message.kind == .text ? .text : .binary, payload: message.payload.span)
 }
@@ -82,7 +84,8 @@ do {
     let server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
     // The listeners are bound (connections wait in their backlog until the loop runs).
     // Unbuffered: a parent reading the pipe sees the lines at once.
-    FileHandle.standardOutput.write(Data("secure \(server.ports.locationSecure)\nlistening \(server.ports.location)\n".utf8))
+    FileHandle.standardOutput.write(
+        Data("secure \(server.ports.locationSecure)\nlistening \(server.ports.location)\n".utf8))
     try server.run()
 } catch {
     fail("\(error)", status: 1)
