@@ -266,4 +266,3 @@ def check_pipelining(context, checks):
 
 if __name__ == "__main__":
     tmmclient.main(run)
-
