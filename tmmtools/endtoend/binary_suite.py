@@ -632,8 +632,9 @@ class Pacer:
             self.behind["seconds"] += time.monotonic() - begun
 
     def figures(self):
-        return {"epochs": self.epochs, "pacingWaitSeconds": round(self.waited, 3), "v2BehindWaits": self.behind["waits"],
-                "v2BehindSeconds": round(self.behind["seconds"], 3), "v2BehindTimeouts": self.behind["timeouts"]}
+        return {"epochs": self.epochs, "pacingWaitSeconds": round(self.waited, 3),
+                "v2BehindWaits": self.behind["waits"], "v2BehindSeconds": round(self.behind["seconds"], 3),
+                "v2BehindTimeouts": self.behind["timeouts"]}
 
 
 def feed(run, load, options, tpvs_per_time):

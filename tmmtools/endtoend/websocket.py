@@ -286,7 +286,8 @@ async def too_big(context):
 
 def check_message_too_big(context, checks):
     """A message over the 64 KiB limit: closed with 1009."""
-    checks.equal(asyncio.run(too_big(context)), 1009, "a 70 000-byte message from the client: closed with 1009 (too big)")
+    checks.equal(asyncio.run(too_big(context)), 1009,
+                 "a 70 000-byte message from the client: closed with 1009 (too big)")
 
 
 def check_client_without_pongs(context, checks):
