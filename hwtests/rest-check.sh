@@ -8,12 +8,10 @@ action=${2:-}
 port=${3:-9637}
 case "$action" in --connect | --disconnect | "") ;; *) port=$action; action= ;; esac
 
-code() {  # code [seconds-offset]
-    /usr/bin/python3 - "$id" "${1:-0}" <<'PY'
-import base64, datetime, hashlib, sys
-ts = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=int(sys.argv[2]))).strftime("%Y-%m-%dT%H:%M:%SZ")
-print(base64.b64encode(hashlib.sha256((sys.argv[1].lower() + ts).encode()).digest()).decode())
-PY
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+code() {  # code [seconds-offset]: tmmtools/peers/access_codes.py, under Debian's /usr/bin/python3
+    PYTHONPATH="$root" /usr/bin/python3 -B -m tmmtools.peers.access_codes v1 "$id" "${1:-0}"
 }
 
 call() {  # call METHOD PATH [BODY]

@@ -69,6 +69,11 @@ fi
 
 say() { echo "fetch-gpsd-suite: $*"; }
 die() { echo "fetch-gpsd-suite: $*" >&2; exit 1; }
+# A module of the Python tools (tmmtools/README.md), under Debian's /usr/bin/python3: the two
+# selection steps are tmmtools/scripts/gpsd_suite.py.
+python_tool() {
+    PYTHONPATH="$root" /usr/bin/python3 -B -m "tmmtools.$1" "${@:2}"
+}
 
 if [[ "${GPSD_SUITE_SKIP-}" == 1 ]]; then
     say "GPSD_SUITE_SKIP=1: not fetching; the GPSDSuite tests will be skipped unless $dir is complete"
@@ -84,7 +89,7 @@ if ((have_gpsd == 0)) && [[ -f "$dir/complete" && "$(cat "$dir/complete")" == "$
 fi
 
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script needs Debian 12 (bookworm)"
-command -v python3 >/dev/null 2>&1 || die "python3 not found (apt-get install python3)"
+[[ -x /usr/bin/python3 ]] || die "/usr/bin/python3 not found (apt-get install python3)"
 is_root=0
 [[ $(id -u) -eq 0 ]] && is_root=1
 
@@ -158,42 +163,7 @@ dpkg-source -x "gpsd_$VERSION.dsc" "$work/gpsd" >"$work/dpkg-source.log" 2>&1 ||
 # --- select ----------------------------------------------------------------------------------
 rm -rf "$dir/nmea.new"
 mkdir -p "$dir/nmea.new"
-python3 - "$work/gpsd/test/daemon" "$dir/nmea.new" "$dir/captures.tsv" <<'EOF'
-import os, shutil, sys
-
-src, dst, table = sys.argv[1:4]
-rows = []
-for name in sorted(os.listdir(src)):
-    if not name.endswith(".log"):
-        continue
-    data = open(os.path.join(src, name), "rb").read()
-    lines = [l[:-1] if l.endswith(b"\r") else l for l in data.split(b"\n")]
-    body = [l for l in lines if l.strip() and not l.startswith(b"#")]
-    nbytes = sum(len(l) for l in body)
-    bad = sum(1 for l in body for c in l if c > 0x7E or (c < 0x20 and c != 9))
-    nmea = sum(1 for l in body if l[:1] in (b"$", b"!"))
-    dollar = sum(1 for l in body if l[:1] == b"$")
-    has_chk = os.path.exists(os.path.join(src, name + ".chk"))
-    if not body:
-        verdict, reason = "excluded", "no data lines"
-    elif bad * 5 > nbytes:
-        verdict, reason = "excluded", "binary: %d of %d data bytes outside printable ASCII" % (bad, nbytes)
-    elif nmea * 2 < len(body):
-        verdict, reason = "excluded", "text but not NMEA: %d of %d data lines start with $ or !" % (nmea, len(body))
-    elif dollar == 0:
-        verdict, reason = "excluded", "AIS only (!AIVDM), no GNSS sentence"
-    elif not has_chk:
-        verdict, reason = "excluded", "no .chk"
-    else:
-        verdict, reason = "nmea", "%d of %d data lines are sentences" % (nmea, len(body))
-    if verdict == "nmea":
-        for f in (name, name + ".chk"):
-            shutil.copyfile(os.path.join(src, f), os.path.join(dst, f))
-    rows.append("\t".join([name, verdict, reason, str(len(body)), str(dollar), str(bad)]))
-with open(table, "w") as out:
-    out.write("log\tverdict\treason\tdata_lines\tdollar_lines\tnon_ascii_bytes\n")
-    out.write("\n".join(rows) + "\n")
-EOF
+python_tool scripts.gpsd_suite nmea "$work/gpsd/test/daemon" "$dir/nmea.new" "$dir/captures.tsv"
 
 # --- binary: what driver gpsd settles on, for every log the NMEA rule left out ---------------
 rm -rf "$dir/binary.new"
@@ -214,56 +184,7 @@ if ((have_gpsd)); then
         (cd "$work/gpsd/test/daemon" && TMPDIR="$work/gpsfake" timeout 120 gpsfake -s 38400 -1 -p "$name" \
             >"$work/gpsfake/$name.out" 2>"$work/gpsfake/$name.err") || echo "exit $?" >>"$work/gpsfake/$name.err"
     done
-    python3 - "$work/gpsd/test/daemon" "$work/gpsfake" "$dir/binary.new" "$dir/captures.tsv" <<'EOF'
-import json, os, shutil, sys
-
-src, played, dst, table = sys.argv[1:5]
-# gpsd 3.22's drivers whose lexer packet type is a binary GNSS protocol (drivers/*.c).
-BINARY = {"u-blox", "SiRF", "Trimble TSIP", "GREIS", "Skytraq", "Navcom NCT", "Motorola Oncore", "Zodiac",
-          "iTalk", "GeoStar", "SuperStarII", "EverMore", "Garmin Serial binary", "Garmin USB binary", "NMEA2000"}
-lines = open(table).read().splitlines()
-out = [lines[0] + "\tgpsd_drivers\tgpsd_tpv\tgpsd_fixes"]
-for line in lines[1:]:
-    row = line.split("\t")
-    name, verdict = row[0], row[1]
-    if verdict != "excluded":
-        out.append(line + "\t\t\t")
-        continue
-    drivers, tpv, fixes = [], 0, 0
-    try:
-        output = open(os.path.join(played, name + ".out"), "rb").read().splitlines()
-    except OSError:
-        output = []
-    for raw in output:
-        if not raw.startswith(b"{"):
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            continue
-        kind = obj.get("class")
-        for device in obj.get("devices", []) if kind == "DEVICES" else [obj] if kind == "DEVICE" else []:
-            driver = device.get("driver")
-            if driver and (not drivers or drivers[-1] != driver):
-                drivers.append(driver)
-        if kind == "TPV":
-            tpv += 1
-            fixes += (obj.get("mode") or 0) >= 2
-    settled = drivers[-1] if drivers else ""
-    reason = row[2]
-    if settled in BINARY and os.path.exists(os.path.join(src, name + ".chk")):
-        row[1] = "binary"
-        row[2] = "gpsd driver %s%s; %d TPVs, %d with a fix%s" % (
-            settled, " (after %s)" % " > ".join(drivers[:-1]) if len(drivers) > 1 else "", tpv, fixes,
-            "" if fixes else "; gpsd makes no fix")
-        for f in (name, name + ".chk"):
-            shutil.copyfile(os.path.join(src, f), os.path.join(dst, f))
-    else:
-        row[2] = "%s; gpsd driver %s, %d TPVs" % (reason, settled or "none", tpv)
-    out.append("\t".join(row + [" > ".join(drivers), str(tpv), str(fixes)]))
-with open(table, "w") as f:
-    f.write("\n".join(out) + "\n")
-EOF
+    python_tool scripts.gpsd_suite binary "$work/gpsd/test/daemon" "$work/gpsfake" "$dir/binary.new" "$dir/captures.tsv"
 else
     say "gpsd or gpsfake not installed (apt-get install gpsd gpsd-clients): no binary/ selection this time"
 fi

@@ -37,6 +37,12 @@ die() {
     echo "package-test: $*" >&2
     exit 1
 }
+# A module of the Python tools (tmmtools/README.md), under Debian's /usr/bin/python3: the free
+# ports and the position read are tmmtools/scripts/package_test.py.
+checkout=$PWD
+python_tool() {
+    PYTHONPATH="$checkout" /usr/bin/python3 -B -m "tmmtools.$1" "${@:2}"
+}
 
 [[ $(id -u) -eq 0 ]] || die "needs root (it installs and purges the package): sudo make package-test"
 
@@ -207,11 +213,7 @@ ok "'$version' with ${toolchain:-no toolchain} hidden; ldd: only Debian librarie
 # them, so it reads /etc/tmm-bridge/tmm-bridge.conf (root:tmm-bridge 0640) as shipped.
 install -d -m 0700 -o tmm-bridge -g tmm-bridge /var/lib/tmm-bridge
 install -d -m 0755 -o tmm-bridge -g tmm-bridge /run/tmm-bridge
-read -r -a ports < <(/usr/bin/python3 -c '
-import socket
-sockets = [socket.socket() for _ in range(7)]
-for s in sockets: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in sockets))')
+read -r -a ports < <(python_tool scripts.package_test ports 7)
 log="$scratch/daemon.log"
 "${hide[@]}" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin STATE_DIRECTORY=/var/lib/tmm-bridge \
     RUNTIME_DIRECTORY=/run/tmm-bridge CONFIGURATION_DIRECTORY=/etc/tmm-bridge \
@@ -225,15 +227,7 @@ api="http://127.0.0.1:${ports[2]}"
 # One LocationV1 message (V1 needs no registration): the whole path, pty, private gpsd, epochs,
 # servers, works as the user.
 read_position() {
-    /usr/bin/python3 - "ws://127.0.0.1:${ports[0]}/" <<'PY'
-import asyncio, json, sys, websockets
-async def main():
-    async with websockets.connect(sys.argv[1], open_timeout=5) as ws:
-        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
-        assert isinstance(message.get("latitude"), (int, float)), message
-        print(json.dumps(message)[:120])
-asyncio.run(main())
-PY
+    python_tool scripts.package_test position "ws://127.0.0.1:${ports[0]}/"
 }
 # The public key is the one REST resource that needs no access code.
 if wait_for 60 sh -c "curl -fsS '$api/api/v1/publicKey' | grep -q '\"kty\":\"RSA\"'"; then

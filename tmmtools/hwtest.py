@@ -395,7 +395,7 @@ def hardware_only(report: Report, target: str):
             report.add(name, [], skipped=f"needs {need}")
 
 
-def main() -> int:
+def parse_arguments():
     parser = argparse.ArgumentParser(prog="hwtest", description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", choices=("virtual", "device", "bluetooth"))
     parser.add_argument("--device", help="a real receiver's tty (target device)")
@@ -405,7 +405,11 @@ def main() -> int:
     parser.add_argument("--only", action="append", help="run only these scenarios (repeatable)")
     parser.add_argument("--keep", action="store_true", help="keep each bench's scratch folder")
     parser.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_arguments()
     target = args.target or ("device" if args.device else "bluetooth" if args.bluetooth else "virtual")
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -416,18 +420,7 @@ def main() -> int:
               file=sys.stderr)
         return 77
     if target in ("virtual", "device") and not args.in_namespace:
-        # Its own network namespace: TMM's ports and gpsd's are free (even beside a running
-        # service), nothing else can connect. Not for Bluetooth: the kernel allows AF_BLUETOOTH
-        # sockets only in the initial network namespace.
-        passed_on, arguments = [], iter(sys.argv[1:])
-        for argument in arguments:  # all but --report-dir DIR / --report-dir=DIR, given absolute below
-            if argument == "--report-dir":
-                next(arguments, None)
-            elif not argument.startswith("--report-dir="):
-                passed_on.append(argument)
-        command = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"',
-                   *checkout.module_command("hwtest", "--in-namespace", "--report-dir", report_dir, *passed_on)]
-        return subprocess.call(command)
+        return rerun_in_namespace(report_dir)
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     report = Report(report_dir, target)
@@ -438,35 +431,61 @@ def main() -> int:
         return not wanted or name in wanted
 
     if target == "virtual":
-        if selected("self-test"):
-            self_test(run)
-        if selected("rtk-cold-start"):
-            run.stream_scenario("rtk-cold-start", run.cold_start_extra)
-        # A u-blox writing UBX, read through gpsd's JSON; gpsd's own reports are checked first. Its
-        # fix qualities are expected as the run's gpsd reports them: gpsd 3.22 (Debian 12) reports
-        # RTK float and fixed from UBX as DGPS (verify.gpsd_reported_quality), the report says so.
-        if selected("rtk-cold-start-ubx"):
-            run.stream_scenario("rtk-cold-start-ubx", watch_gpsd=True)
-        for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
-            if selected(name):
-                run.stream_scenario(name)
-        if selected("samples"):
-            sample_flows(run)
-        if selected("daemon-restart"):
-            run.daemon_restart()
-        if selected("100-clients"):
-            run.many_clients()
-        if selected("slow-client"):
-            run.slow_client()
-        reliability_scenarios(run, selected)
-        if selected("conformance"):
-            conformance(run)
-        if selected("browser"):
-            browser(run)
+        virtual_scenarios(run, selected)
     else:
         device.run_bench_target(run, target, args.device, args.bluetooth, selected)
     hardware_only(report, target)
+    return finish_report(report, run, started, args.speed, report_dir)
 
+
+def rerun_in_namespace(report_dir: str) -> int:
+    """This run again in its own network namespace; its exit status."""
+    # Its own network namespace: TMM's ports and gpsd's are free (even beside a running
+    # service), nothing else can connect. Not for Bluetooth: the kernel allows AF_BLUETOOTH
+    # sockets only in the initial network namespace.
+    passed_on, arguments = [], iter(sys.argv[1:])
+    for argument in arguments:  # all but --report-dir DIR / --report-dir=DIR, given absolute below
+        if argument == "--report-dir":
+            next(arguments, None)
+        elif not argument.startswith("--report-dir="):
+            passed_on.append(argument)
+    command = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"',
+               *checkout.module_command("hwtest", "--in-namespace", "--report-dir", report_dir, *passed_on)]
+    return subprocess.call(command)
+
+
+def virtual_scenarios(run: Run, selected):
+    """The virtual bench's scenarios, in order, those `selected(name)` accepts."""
+    if selected("self-test"):
+        self_test(run)
+    if selected("rtk-cold-start"):
+        run.stream_scenario("rtk-cold-start", run.cold_start_extra)
+    # A u-blox writing UBX, read through gpsd's JSON; gpsd's own reports are checked first. Its
+    # fix qualities are expected as the run's gpsd reports them: gpsd 3.22 (Debian 12) reports
+    # RTK float and fixed from UBX as DGPS (verify.gpsd_reported_quality), the report says so.
+    if selected("rtk-cold-start-ubx"):
+        run.stream_scenario("rtk-cold-start-ubx", watch_gpsd=True)
+    for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
+        if selected(name):
+            run.stream_scenario(name)
+    if selected("samples"):
+        sample_flows(run)
+    if selected("daemon-restart"):
+        run.daemon_restart()
+    if selected("100-clients"):
+        run.many_clients()
+    if selected("slow-client"):
+        run.slow_client()
+    reliability_scenarios(run, selected)
+    if selected("conformance"):
+        conformance(run)
+    if selected("browser"):
+        browser(run)
+
+
+def finish_report(report: Report, run: Run, started: str, speed: float, report_dir: str) -> int:
+    """The plots, the reconnect figures, the report written and its verdict printed; the exit
+    status."""
     cold = run.plot_data.get("rtk-cold-start", {})
     rates = run.plot_data.get("faults-and-rates", {})
     latency = [x for figures in run.plot_data.values() for x in figures.get("latency_ms", [])]
@@ -476,7 +495,7 @@ def main() -> int:
         report.figures[f"reconnect: {name} (s)"] = round(seconds, 3)
     finished = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     report.write(started, finished, {"bridge": bridge_binary(), "host": platform.node(),
-                                     "kernel": platform.release(), "speed": args.speed})
+                                     "kernel": platform.release(), "speed": speed})
     print("hwtest: " + ("PASSED" if report.passed else "FAILED") + f" ({sum(s['passed'] for s in report.scenarios)} passed, "
           f"{sum(s['skipped'] for s in report.scenarios)} skipped, "
           f"{sum(not s['passed'] and not s['skipped'] for s in report.scenarios)} failed)")

@@ -217,26 +217,33 @@ def summary(values):
     return ordered[-1], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
+async def listen_v2(v2_port, rate, arrivals, samples):
+    """The /locationV2 client: each frame's arrival, and (arrival, epoch number) in `samples`."""
+    async with websockets.connect(f"ws://127.0.0.1:{v2_port}/locationV2", max_size=None) as ws:
+        async for frame in ws:
+            now = time.monotonic()
+            arrivals.append(now)
+            samples.append((now, epoch_of(frame, rate)))
+
+
+async def wait_until_streaming(arrivals, rate, context):
+    """Until two seconds of frames arrived (at most 10 s)."""
+    deadline = time.monotonic() + 10
+    while len(arrivals) < 2 * rate:  # streaming steadily before anything is measured
+        if time.monotonic() > deadline:
+            raise SystemExit("gap: no LocationV2 frames arrived; the daemon's log:\n"
+                             + open(os.path.join(context["runtimeDir"], "..", "daemon.log")).read())
+        await asyncio.sleep(0.05)
+
+
 async def measure(args, context, v2_port, secure_ports, daemon_pid, probe):
     arrivals = []
     samples = []  # (arrival, epoch number)
     phases = {}
     extra = {"probe": probe}
 
-    async def listen():
-        async with websockets.connect(f"ws://127.0.0.1:{v2_port}/locationV2", max_size=None) as ws:
-            async for frame in ws:
-                now = time.monotonic()
-                arrivals.append(now)
-                samples.append((now, epoch_of(frame, args.rate)))
-
-    listener = asyncio.ensure_future(listen())
-    deadline = time.monotonic() + 10
-    while len(arrivals) < 2 * args.rate:  # streaming steadily before anything is measured
-        if time.monotonic() > deadline:
-            raise SystemExit("gap: no LocationV2 frames arrived; the daemon's log:\n"
-                             + open(os.path.join(context["runtimeDir"], "..", "daemon.log")).read())
-        await asyncio.sleep(0.05)
+    listener = asyncio.ensure_future(listen_v2(v2_port, args.rate, arrivals, samples))
+    await wait_until_streaming(arrivals, args.rate, context)
 
     begin = time.monotonic()
     waited = run_queue_wait(daemon_pid)
@@ -244,63 +251,80 @@ async def measure(args, context, v2_port, secure_ports, daemon_pid, probe):
     phases["quiet"] = (begin, time.monotonic())
     extra["wait quiet"] = run_queue_wait(daemon_pid) - waited
 
-    loop = asyncio.get_running_loop()
     if args.flood:
-        probe = extra["probe"]
-        outcome = {}
+        await flood_phases(args, secure_ports, daemon_pid, phases, extra)
+        failures = 0
+    elif args.handshakers:
+        failures = await handshake_phases(args, secure_ports, daemon_pid, phases, extra)
+    else:
+        failures = await registration_phase(args, context, phases)
+    listener.cancel()
+    return arrivals, samples, phases, failures, extra
 
-        def flood():
-            # Processes of their own, so that the flood's Python does not share a GIL with the
-            # measuring clients; --flood-processes of them share the count, for a faster flood.
-            share = args.flood_count // args.flood_processes
-            if args.flood == "hellos":
-                command = ["hellos", "--port", str(secure_ports[0]), "--count", str(share),
-                           "--declared", str(args.hello_declared), "--sent", str(args.hello_sent),
-                           "--hold", str(args.flood_seconds)]
-            else:
-                command = ["keyupdates", "--port", str(secure_ports[0]), "--connections", str(share),
-                           "--seconds", str(args.flood_seconds), "--reconnect"]
-            runs = [subprocess.Popen(checkout.module_command("client.tlsflood", *command), stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True) for _ in range(args.flood_processes)]
-            for run in runs:
-                output, _ = run.communicate()
-                try:
-                    for key, value in json.loads(output.strip().splitlines()[-1]).items():
-                        outcome[key] = outcome.get(key, 0) + value
-                except (IndexError, ValueError):
-                    outcome["error"] = output[-500:]
 
-        begin = time.monotonic()
-        extra["cpu before"] = cpu_seconds(daemon_pid)
-        await loop.run_in_executor(None, flood)
-        phases["flood"] = (begin, time.monotonic())
-        extra["flood cpu"] = cpu_seconds(daemon_pid) - extra["cpu before"]
-        extra["flood"] = outcome
-        begin = time.monotonic()
-        await asyncio.sleep(args.quiet)
-        phases["quiet after"] = (begin, time.monotonic())
-        listener.cancel()
-        return arrivals, samples, phases, 0, extra
+def flood(args, secure_ports):
+    """--flood-processes tlsflood processes sharing --flood-count; their figures added up."""
+    outcome = {}
+    # Processes of their own, so that the flood's Python does not share a GIL with the
+    # measuring clients; --flood-processes of them share the count, for a faster flood.
+    share = args.flood_count // args.flood_processes
+    if args.flood == "hellos":
+        command = ["hellos", "--port", str(secure_ports[0]), "--count", str(share),
+                   "--declared", str(args.hello_declared), "--sent", str(args.hello_sent),
+                   "--hold", str(args.flood_seconds)]
+    else:
+        command = ["keyupdates", "--port", str(secure_ports[0]), "--connections", str(share),
+                   "--seconds", str(args.flood_seconds), "--reconnect"]
+    runs = [subprocess.Popen(checkout.module_command("client.tlsflood", *command), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True) for _ in range(args.flood_processes)]
+    for run in runs:
+        output, _ = run.communicate()
+        try:
+            for key, value in json.loads(output.strip().splitlines()[-1]).items():
+                outcome[key] = outcome.get(key, 0) + value
+        except (IndexError, ValueError):
+            outcome["error"] = output[-500:]
+    return outcome
 
-    if args.handshakers:
-        cpu = cpu_seconds(daemon_pid)
-        waited = run_queue_wait(daemon_pid)
-        begin = time.monotonic()
-        loops = handshake_loops(args.handshakers, secure_ports, args.handshake_seconds, args.handshakers_nice,
-                                args.handshakers_idle)
-        total, failed = await loop.run_in_executor(None, handshakes_done, loops)
-        phases["handshakes"] = (begin, time.monotonic())
-        extra["handshakes"] = total
-        extra["handshake_cpu"] = cpu_seconds(daemon_pid) - cpu
-        extra["wait handshakes"] = run_queue_wait(daemon_pid) - waited
-        waited = run_queue_wait(daemon_pid)
-        begin = time.monotonic()
-        await asyncio.sleep(args.quiet)
-        phases["quiet after"] = (begin, time.monotonic())
-        extra["wait quiet after"] = run_queue_wait(daemon_pid) - waited
-        listener.cancel()
-        return arrivals, samples, phases, failed, extra
 
+async def flood_phases(args, secure_ports, daemon_pid, phases, extra):
+    """The flood, then a quiet phase."""
+    loop = asyncio.get_running_loop()
+    begin = time.monotonic()
+    extra["cpu before"] = cpu_seconds(daemon_pid)
+    outcome = await loop.run_in_executor(None, flood, args, secure_ports)
+    phases["flood"] = (begin, time.monotonic())
+    extra["flood cpu"] = cpu_seconds(daemon_pid) - extra["cpu before"]
+    extra["flood"] = outcome
+    begin = time.monotonic()
+    await asyncio.sleep(args.quiet)
+    phases["quiet after"] = (begin, time.monotonic())
+
+
+async def handshake_phases(args, secure_ports, daemon_pid, phases, extra):
+    """The TLS handshake loops, then a quiet phase; returns how many loops failed."""
+    loop = asyncio.get_running_loop()
+    cpu = cpu_seconds(daemon_pid)
+    waited = run_queue_wait(daemon_pid)
+    begin = time.monotonic()
+    loops = handshake_loops(args.handshakers, secure_ports, args.handshake_seconds, args.handshakers_nice,
+                            args.handshakers_idle)
+    total, failed = await loop.run_in_executor(None, handshakes_done, loops)
+    phases["handshakes"] = (begin, time.monotonic())
+    extra["handshakes"] = total
+    extra["handshake_cpu"] = cpu_seconds(daemon_pid) - cpu
+    extra["wait handshakes"] = run_queue_wait(daemon_pid) - waited
+    waited = run_queue_wait(daemon_pid)
+    begin = time.monotonic()
+    await asyncio.sleep(args.quiet)
+    phases["quiet after"] = (begin, time.monotonic())
+    extra["wait quiet after"] = run_queue_wait(daemon_pid) - waited
+    return failed
+
+
+async def registration_phase(args, context, phases):
+    """--registrations registrations one after another; returns how many failed."""
+    loop = asyncio.get_running_loop()
     begin = time.monotonic()
     failures = 0
     for _ in range(args.registrations):
@@ -310,11 +334,10 @@ async def measure(args, context, v2_port, secure_ports, daemon_pid, probe):
             failures += 1
     phases["registrations"] = (begin, time.monotonic() + 1.0 / args.rate)
     await asyncio.sleep(2.0 / args.rate)
-    listener.cancel()
-    return arrivals, samples, phases, failures, extra
+    return failures
 
 
-def main():
+def parse_arguments():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bridge", default=".build/release/tmm-bridge")
     parser.add_argument("--rate", type=int, default=10)
@@ -337,12 +360,32 @@ def main():
     parser.add_argument("--handshakers-nice", type=int, default=0,
                         help="run the handshake loops at this nice value (19: the machine's CPU goes to the "
                              "daemon, gpsd and the measuring client first; a control for CPU contention)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    args = parse_arguments()
 
     scratch = tempfile.mkdtemp(prefix="tmm-gap-")
     os.chmod(scratch, 0o755)  # run as root, the daemon drops to its user, who must reach its directories
     receiver = Receiver(args.rate)
     receiver.start()
+    arrivals, samples, phases, failures, extra = run_daemon_and_measure(args, scratch, receiver)
+    period_ms = 1000.0 / args.rate
+    results = print_phase_table(args, period_ms, arrivals, samples, phases, extra, receiver)
+    target = period_ms + 5
+    if args.flood:
+        print_flood(args, arrivals, phases, results, extra)
+    elif args.handshakers:
+        print_handshakes(args, phases, results, extra, failures, target)
+    else:
+        print_registrations(args, results, failures, target)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_daemon_and_measure(args, scratch, receiver):
+    """`tmm-bridge run` on the receiver, V2 unlocked, the phases measured; then the daemon and
+    the receiver stopped."""
     location, location_secure, api, api_secure, v2, v2_secure = tmmclient.free_ports(6)
     log = open(os.path.join(scratch, "daemon.log"), "w")
     daemon = subprocess.Popen(
@@ -377,8 +420,12 @@ def main():
         daemon.wait(timeout=10)
         receiver.stop()
         log.close()
+    return arrivals, samples, phases, failures, extra
 
-    period_ms = 1000.0 / args.rate
+
+def print_phase_table(args, period_ms, arrivals, samples, phases, extra, receiver):
+    """Gaps and latencies of every phase; returns each phase's (largest gap, p99 gap, latency
+    p50, p99, max)."""
     print(f"gap: {args.rate} Hz receiver (period {period_ms:.0f} ms), one /locationV2 client, {len(arrivals)} frames")
     print("| phase | frames | largest gap ms | p99 gap ms | latency p50 ms | p99 ms | max ms | io thread run-queue wait ms/s "
           "| largest pty write gap ms |")
@@ -394,62 +441,69 @@ def main():
               + (f"{extra['wait ' + name] * 1000 / (end - begin):.1f} |" if "wait " + name in extra else " |")
               # The harness's own pacing: a late receiver write shows as a gap at the client too.
               + f" {max(gaps(receiver.written, begin, end), default=float('nan')) * 1000:.1f} |")
-    target = period_ms + 5
-    if args.flood:
-        probe = extra["probe"]
-        print("| phase | V2 frames/s | largest gap ms | REST p50 ms | REST max ms | REST failed | RSS MB (end; peak) |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        figures = {}
-        for name, (begin, end) in phases.items():
-            frames = len([t for t in arrivals if begin <= t <= end])
-            rest = probe.rest_in(begin, end)
-            answered = sorted(value for value in rest if value is not None)
-            memory = probe.memory_in(begin, end)
-            figures[name] = {
-                "rate": frames / (end - begin), "gap_ms": results[name][0] * 1000,
-                "rest_p50_ms": percentile(answered, 0.5) * 1000, "rest_max_ms": max(answered, default=float("nan")) * 1000,
-                "rest_failed": len(rest) - len(answered),
-                "rss_end_mb": (memory[-1] if memory else 0) / 1e6, "rss_peak_mb": max(memory, default=0) / 1e6}
-            f = figures[name]
-            print(f"| {name} | {f['rate']:.1f} | {f['gap_ms']:.1f} | {f['rest_p50_ms']:.1f} | {f['rest_max_ms']:.1f} | "
-                  f"{f['rest_failed']} | {f['rss_end_mb']:.1f}; {f['rss_peak_mb']:.1f} |")
-        seconds = phases["flood"][1] - phases["flood"][0]
-        print(f"flood {args.flood}: {json.dumps(extra['flood'])}; daemon CPU {extra['flood cpu'] / seconds * 100:.0f}% "
-              f"of a core over {seconds:.1f} s")
-        print(f"RESULT flood_{args.flood} count={args.flood_count} "
-              f"rss_before_mb={figures['quiet']['rss_end_mb']:.1f} rss_peak_mb={figures['flood']['rss_peak_mb']:.1f} "
-              f"rss_after_mb={figures['quiet after']['rss_end_mb']:.1f} "
-              f"v2_rate_hz={figures['flood']['rate']:.1f} v2_max_gap_ms={figures['flood']['gap_ms']:.1f} "
-              f"rest_p50_ms={figures['flood']['rest_p50_ms']:.1f} rest_max_ms={figures['flood']['rest_max_ms']:.1f} "
-              f"rest_failed={figures['flood']['rest_failed']} daemon_cpu_pct={extra['flood cpu'] / seconds * 100:.0f}")
-    elif args.handshakers:
-        seconds = phases["handshakes"][1] - phases["handshakes"][0]
-        largest = results["handshakes"][0] * 1000
-        how = "SCHED_IDLE" if args.handshakers_idle else f"nice {args.handshakers_nice}"
-        print(f"handshakes: {args.handshakers} concurrent s_time -new loops ({how}) for "
-              f"{args.handshake_seconds} s: "
-              f"{extra['handshakes']} handshakes ({extra['handshakes'] / seconds:.0f}/s; {failures} loops failed), "
-              f"daemon CPU {extra['handshake_cpu'] / seconds * 100:.0f}% of a core; "
-              f"target: largest gap <= {target:.0f} ms: " + ("met" if largest <= target and failures == 0 else "NOT met"))
-        print(f"RESULT gap_handshakes quiet_max_ms={results['quiet'][0] * 1000:.1f} "
-              f"quiet_latency_p50_ms={results['quiet'][2] * 1000:.2f} quiet_latency_p99_ms={results['quiet'][3] * 1000:.2f} "
-              f"handshakes_max_ms={largest:.1f} handshakes_p99_gap_ms={results['handshakes'][1] * 1000:.1f} "
-              f"handshakes_latency_p50_ms={results['handshakes'][2] * 1000:.2f} "
-              f"handshakes_latency_p99_ms={results['handshakes'][3] * 1000:.2f} "
-              f"handshakes_latency_max_ms={results['handshakes'][4] * 1000:.2f} "
-              f"after_max_ms={results['quiet after'][0] * 1000:.1f} handshakes={extra['handshakes']} "
-              f"handshakes_per_s={extra['handshakes'] / seconds:.0f} loop_failures={failures} "
-              f"daemon_cpu_pct={extra['handshake_cpu'] / seconds * 100:.0f} "
-              f"io_wait_ms_per_s={extra['wait handshakes'] * 1000 / seconds:.1f} "
-              f"sched={'idle' if args.handshakers_idle else 'nice' + str(args.handshakers_nice)}")
-    else:
-        largest = results["registrations"][0] * 1000
-        print(f"registrations: {args.registrations} ({failures} failed); target: largest gap <= {target:.0f} ms: "
-              + ("met" if largest <= target and failures == 0 else "NOT met"))
-        print(f"RESULT gap_quiet_max_ms={results['quiet'][0] * 1000:.1f} gap_quiet_p99_ms={results['quiet'][1] * 1000:.1f} "
-              f"gap_registrations_max_ms={largest:.1f} gap_registrations_p99_ms={results['registrations'][1] * 1000:.1f} "
-              f"gap_registration_failures={failures}")
-    shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def print_flood(args, arrivals, phases, results, extra):
+    probe = extra["probe"]
+    print("| phase | V2 frames/s | largest gap ms | REST p50 ms | REST max ms | REST failed | RSS MB (end; peak) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    figures = {}
+    for name, (begin, end) in phases.items():
+        frames = len([t for t in arrivals if begin <= t <= end])
+        rest = probe.rest_in(begin, end)
+        answered = sorted(value for value in rest if value is not None)
+        memory = probe.memory_in(begin, end)
+        figures[name] = {
+            "rate": frames / (end - begin), "gap_ms": results[name][0] * 1000,
+            "rest_p50_ms": percentile(answered, 0.5) * 1000, "rest_max_ms": max(answered, default=float("nan")) * 1000,
+            "rest_failed": len(rest) - len(answered),
+            "rss_end_mb": (memory[-1] if memory else 0) / 1e6, "rss_peak_mb": max(memory, default=0) / 1e6}
+        f = figures[name]
+        print(f"| {name} | {f['rate']:.1f} | {f['gap_ms']:.1f} | {f['rest_p50_ms']:.1f} | {f['rest_max_ms']:.1f} | "
+              f"{f['rest_failed']} | {f['rss_end_mb']:.1f}; {f['rss_peak_mb']:.1f} |")
+    seconds = phases["flood"][1] - phases["flood"][0]
+    print(f"flood {args.flood}: {json.dumps(extra['flood'])}; daemon CPU {extra['flood cpu'] / seconds * 100:.0f}% "
+          f"of a core over {seconds:.1f} s")
+    print(f"RESULT flood_{args.flood} count={args.flood_count} "
+          f"rss_before_mb={figures['quiet']['rss_end_mb']:.1f} rss_peak_mb={figures['flood']['rss_peak_mb']:.1f} "
+          f"rss_after_mb={figures['quiet after']['rss_end_mb']:.1f} "
+          f"v2_rate_hz={figures['flood']['rate']:.1f} v2_max_gap_ms={figures['flood']['gap_ms']:.1f} "
+          f"rest_p50_ms={figures['flood']['rest_p50_ms']:.1f} rest_max_ms={figures['flood']['rest_max_ms']:.1f} "
+          f"rest_failed={figures['flood']['rest_failed']} daemon_cpu_pct={extra['flood cpu'] / seconds * 100:.0f}")
+
+
+def print_handshakes(args, phases, results, extra, failures, target):
+    seconds = phases["handshakes"][1] - phases["handshakes"][0]
+    largest = results["handshakes"][0] * 1000
+    how = "SCHED_IDLE" if args.handshakers_idle else f"nice {args.handshakers_nice}"
+    print(f"handshakes: {args.handshakers} concurrent s_time -new loops ({how}) for "
+          f"{args.handshake_seconds} s: "
+          f"{extra['handshakes']} handshakes ({extra['handshakes'] / seconds:.0f}/s; {failures} loops failed), "
+          f"daemon CPU {extra['handshake_cpu'] / seconds * 100:.0f}% of a core; "
+          f"target: largest gap <= {target:.0f} ms: " + ("met" if largest <= target and failures == 0 else "NOT met"))
+    print(f"RESULT gap_handshakes quiet_max_ms={results['quiet'][0] * 1000:.1f} "
+          f"quiet_latency_p50_ms={results['quiet'][2] * 1000:.2f} quiet_latency_p99_ms={results['quiet'][3] * 1000:.2f} "
+          f"handshakes_max_ms={largest:.1f} handshakes_p99_gap_ms={results['handshakes'][1] * 1000:.1f} "
+          f"handshakes_latency_p50_ms={results['handshakes'][2] * 1000:.2f} "
+          f"handshakes_latency_p99_ms={results['handshakes'][3] * 1000:.2f} "
+          f"handshakes_latency_max_ms={results['handshakes'][4] * 1000:.2f} "
+          f"after_max_ms={results['quiet after'][0] * 1000:.1f} handshakes={extra['handshakes']} "
+          f"handshakes_per_s={extra['handshakes'] / seconds:.0f} loop_failures={failures} "
+          f"daemon_cpu_pct={extra['handshake_cpu'] / seconds * 100:.0f} "
+          f"io_wait_ms_per_s={extra['wait handshakes'] * 1000 / seconds:.1f} "
+          f"sched={'idle' if args.handshakers_idle else 'nice' + str(args.handshakers_nice)}")
+
+
+def print_registrations(args, results, failures, target):
+    largest = results["registrations"][0] * 1000
+    print(f"registrations: {args.registrations} ({failures} failed); target: largest gap <= {target:.0f} ms: "
+          + ("met" if largest <= target and failures == 0 else "NOT met"))
+    print(f"RESULT gap_quiet_max_ms={results['quiet'][0] * 1000:.1f} gap_quiet_p99_ms={results['quiet'][1] * 1000:.1f} "
+          f"gap_registrations_max_ms={largest:.1f} gap_registrations_p99_ms={results['registrations'][1] * 1000:.1f} "
+          f"gap_registration_failures={failures}")
+
+
 
 
 if __name__ == "__main__":

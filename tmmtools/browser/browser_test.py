@@ -292,6 +292,27 @@ def check_screenshot(driver, checks: Checks, path: str, expected_texts: dict[str
 
 # --- the run -------------------------------------------------------------------------------------
 
+@dataclasses.dataclass
+class Session:
+    """What a run has started so far: its `stop` stops just that, whatever failed."""
+    bridge_process: Bridge | None = None
+    page_server: PageServer | None = None
+    driver: object = None
+
+    def stop(self, report_dir: str):
+        if self.driver is not None:
+            try:
+                self.driver.quit()
+            except Exception as error:  # a crashed chromium: the run's checks already say what failed
+                print(f"browser-test: chromedriver quit: {error}", file=sys.stderr)
+        if self.page_server is not None:
+            self.page_server.stop()
+            with open(os.path.join(report_dir, "page-server.log"), "w") as handle:
+                handle.write("\n".join(self.page_server.requests) + "\n")
+        if self.bridge_process is not None:
+            self.bridge_process.stop()
+
+
 def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_arguments=()) -> dict:
     """One browser run; writes report_dir/report.json and returns the same dict:
     {"passed", "checks": [{"name", "passed", "detail", "skipped"}], "screenshot", "chromium",
@@ -307,155 +328,19 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
     # directory below: it must be able to get there (docs/security.md, "Privileges").
     os.chmod(scratch, 0o755)
     started = time.monotonic()
-    bridge_process = page_server = driver = None
+    session = Session()
     try:
         if not checks.check(not missing, "chromium, chromedriver, certutil, selenium, PIL and the page's font are installed",
                             f"missing Debian packages: {' '.join(missing)}; {INSTALL_HINT}"):
             return result
-        application_id = str(uuid.uuid4())
-        bridge_process = Bridge(bridge or bridge_binary(), scratch, application_id, os.path.join(report_dir, "bridge.log"),
-                                bridge_arguments)
-        ports = bridge_process.ports
-        context = bridge_process.context()
-        plain_v2 = f"ws://127.0.0.1:{ports['locationV2Port']}/locationV2"
-        locked = tmmclient.ws_handshake_status(plain_v2)
-        checks.check(locked == 401, "before the page runs LocationV2 is locked (401): only its registration can unlock it",
-                     f"handshake status {locked}")
-
-        trust_ca(scratch, os.path.join(bridge_process.state_dir, "tls", "ca.pem"))
-        page_server = PageServer()
-        driver = start_chromium(scratch, os.path.join(report_dir, "chromedriver.log"))
-        driver.set_page_load_timeout(30)
-        version = driver.capabilities.get("browserVersion", "?")
-        result["chromium"] = version
-
-        api = f"https://{tmmclient.TMM_HOST}:{ports['apiSecurePort']}"
-        secure_v2 = f"wss://{tmmclient.TMM_HOST}:{ports['locationV2SecurePort']}/locationV2"
-        query = urllib.parse.urlencode({
-            "api": api, "ws": plain_v2,
-            "wss": secure_v2,
-            "app": application_id, "limit": positions, "put": 1})
-        page = f"http://localhost:{page_server.port}"
-        driver.get(f"{page}/index.html?{query}")
-
-        # The page's own end: every socket got its positions, or an error. (The demo receiver
-        # plays at 10 Hz; 20 positions take about 2 s once gpsd reads the pty.)
-        def finished():
-            return driver.execute_script("return window.tmm && (window.tmm.done || window.tmm.error !== null)")
-        try:
-            wait_for(finished, 60, what="the page to receive its positions or fail")
-        except BenchError as error:
-            checks.check(False, "the page finished", error)
-        state = driver.execute_script("return window.tmm")
-        with open(os.path.join(report_dir, "page-state.json"), "w") as handle:
-            json.dump(state, handle, indent=1)
-        checks.check(state and state["done"] and state["error"] is None,
-                     f"the page ran the web sample's flow to the end (Chromium {version})",
-                     f"phase {state and state['phase']!r}, error {state and state['error']!r}")
-        checks.check(driver.execute_script("return window.location.origin") == page and not api.startswith(page),
-                     f"the page came from its own origin ({page}), cross-origin to the bridge ({api})",
-                     driver.execute_script("return window.location.origin"))
-
-        # --- REST, as the page saw it and as the network did -----------------------------------
-        calls = [(c["method"], c["path"], c["status"]) for c in (state or {}).get("rest", [])]
-        checks.check(calls == [("GET", "/api/v1/publicKey/", 200), ("GET", "/api/v1/receiver/", 200),
-                               ("PUT", "/api/v1/receiver/", 200)],
-                     "REST over https from the page: publicKey, GET receiver (registers), PUT isConnected: all 200",
-                     repr(calls))
-        performance = driver.get_log("performance")
-        with open(os.path.join(report_dir, "devtools.json"), "w") as handle:
-            json.dump(performance, handle)
-        exchanges = network_exchanges(performance)
-        with open(os.path.join(report_dir, "network.json"), "w") as handle:
-            json.dump(exchanges, handle, indent=1)
-        # Chromium keeps a preflight's answer for its Max-Age (per origin and URL): the GET's answer
-        # allows PUT and Content-Type too, so the PUT goes without one of its own. Whatever
-        # Chromium chooses, every preflight must have been answered and allow what the page sends.
-        preflights = [e for e in exchanges if e.get("method") == "OPTIONS" and e.get("url", "").startswith(api)]
-
-        def allows(preflight):
-            headers = preflight.get("headers", {})
-            allowed_headers = headers.get("access-control-allow-headers", "").lower()
-            return (preflight.get("type") == "Preflight" and 200 <= preflight.get("status", 0) < 300
-                    and headers.get("access-control-allow-origin") in ("*", page)
-                    and "authorization" in allowed_headers and "content-type" in allowed_headers
-                    and {"GET", "PUT"} <= {m.strip() for m in headers.get("access-control-allow-methods", "").split(",")})
-        checks.check(preflights and all(e["url"] == api + "/api/v1/receiver/" and allows(e) for e in preflights),
-                     f"CORS preflight (OPTIONS /api/v1/receiver/, {len(preflights)} sent): "
-                     f"{', '.join(str(e.get('status')) for e in preflights)}, allowing the page's origin, "
-                     "Authorization and Content-Type, GET and PUT",
-                     repr(preflights) if preflights else
-                     "no OPTIONS request in the DevTools events: " + repr([(e.get("method"), e.get("url")) for e in exchanges]))
-        actual = [e for e in exchanges if e.get("method") in ("GET", "PUT") and e.get("url", "").startswith(api)]
-        checks.check(len(actual) == 3 and all(e.get("status") == 200 and e.get("headers", {}).get("access-control-allow-origin")
-                                              in ("*", page) for e in actual),
-                     "the network saw the three REST answers: 200 with Access-Control-Allow-Origin",
-                     repr([(e.get("method"), e.get("url"), e.get("status")) for e in actual]))
-        checks.check(polling.wait_until(lambda: application_id in tmmclient.registered_ids(context)),
-                     "the page's Access Code V2 registered the application (registry file)",
-                     repr(tmmclient.registered_ids(context)))
-
-        # --- the positions over ws:// and wss:// ------------------------------------------------
-        epochs = tmmclient.capture_epochs(CAPTURE)
-        expected_texts = {}
-        for name in ("ws", "wss"):
-            socket_state = ((state or {}).get("sockets") or {}).get(name) or {"messages": [], "count": 0}
-            messages = [json.loads(text) for text in socket_state["messages"]]
-            problems = []
-            for message in messages:
-                problems += tmmclient.position_problems(message, epochs)
-                epoch = epochs.get(round(message.get("utcTime") or 0, 2), {})
-                expected_type = verify.SOLUTION_TYPE.get(QUALITY_NAMES.get(epoch.get("quality")))
-                if message.get("solutionType") != expected_type:
-                    problems.append(f"solutionType {message.get('solutionType')!r} != {expected_type!r} "
-                                    f"for GGA quality {epoch.get('quality')}")
-            times = [m.get("utcTime") for m in messages]
-            checks.check(socket_state["count"] == positions == len(messages) and not problems
-                         and len(set(times)) == len(times),
-                         f"{name}: {positions} LocationV2 positions, each the capture's epoch "
-                         f"(latitude, longitude, heights, solutionType, ...), none repeated",
-                         f"{socket_state['count']} positions; {problems[:3]}; url {socket_state.get('url')}")
-            if messages:
-                last = messages[-1]
-                expected_texts.update({
-                    f"{name}.count": str(positions), f"{name}.latitude": f"{last['latitude']:.8f}",
-                    f"{name}.longitude": f"{last['longitude']:.8f}", f"{name}.solutionType": str(last["solutionType"]),
-                    f"{name}.utcTime": f"{last['utcTime']:.2f}"})
-        for name, url in (("ws", plain_v2), ("wss", secure_v2)):
-            handshake = next((e for e in exchanges if e.get("method") == "WebSocket" and e.get("url") == url), {})
-            checks.check(handshake.get("status") == 101 and handshake.get("request_headers", {}).get("origin") == page,
-                         f"{name}: the WebSocket handshake (Origin {page}) answered 101"
-                         + (f": TLS to {tmmclient.TMM_HOST} verified by Chromium against the local CA in its "
-                            "NSS store (chain and name)" if name == "wss" else ""), repr(handshake))
-
-        # --- the console and the screenshot ----------------------------------------------------
-        console = driver.get_log("browser")
-        with open(os.path.join(report_dir, "console.json"), "w") as handle:
-            json.dump(console, handle, indent=1)
-        errors = [entry for entry in console if entry.get("level") == "SEVERE"]
-        checks.check(not errors, "no console errors", repr(errors[:5]))
-        if expected_texts:
-            check_screenshot(driver, checks, screenshot, expected_texts)
-        else:  # nothing to look for, but the page's error text is worth seeing
-            driver.save_screenshot(screenshot)
-        result["screenshot"] = screenshot
+        run_page(session, checks, result, report_dir, screenshot, scratch, bridge, positions, bridge_arguments)
     except BenchError as error:
         checks.check(False, "the bench ran", error)
     except Exception as error:  # selenium's, chromium's: a failed check with the reason, never a traceback alone
-        hint = " (chromedriver.log in the report has chromium's side)" if driver is None else ""
+        hint = " (chromedriver.log in the report has chromium's side)" if session.driver is None else ""
         checks.check(False, "the bench ran", f"{type(error).__name__}: {error}{hint}")
     finally:
-        if driver is not None:
-            try:
-                driver.quit()
-            except Exception as error:  # a crashed chromium: the run's checks already say what failed
-                print(f"browser-test: chromedriver quit: {error}", file=sys.stderr)
-        if page_server is not None:
-            page_server.stop()
-            with open(os.path.join(report_dir, "page-server.log"), "w") as handle:
-                handle.write("\n".join(page_server.requests) + "\n")
-        if bridge_process is not None:
-            bridge_process.stop()
+        session.stop(report_dir)
         shutil.rmtree(scratch, ignore_errors=True)
         result["checks"] = [dataclasses.asdict(c) for c in checks.items]
         result["passed"] = bool(checks.items) and all(c.passed for c in checks.items)
@@ -463,6 +348,173 @@ def run(report_dir: str, bridge: str | None = None, positions: int = 20, bridge_
         with open(os.path.join(report_dir, "report.json"), "w") as handle:
             json.dump(result, handle, indent=1)
     return result
+
+
+def run_page(session: Session, checks: Checks, result: dict, report_dir: str, screenshot: str, scratch: str,
+             bridge: str | None, positions: int, bridge_arguments):
+    """The bridge, the page server and chromium started (into `session`), the page loaded, and
+    the checks of what it saw, in order."""
+    application_id, ports, context, plain_v2, version = start_bench(session, checks, result, report_dir, scratch,
+                                                                    bridge, bridge_arguments)
+    driver = session.driver
+    api = f"https://{tmmclient.TMM_HOST}:{ports['apiSecurePort']}"
+    secure_v2 = f"wss://{tmmclient.TMM_HOST}:{ports['locationV2SecurePort']}/locationV2"
+    query = urllib.parse.urlencode({
+        "api": api, "ws": plain_v2,
+        "wss": secure_v2,
+        "app": application_id, "limit": positions, "put": 1})
+    page = f"http://localhost:{session.page_server.port}"
+    driver.get(f"{page}/index.html?{query}")
+    state = check_page_finished(driver, checks, report_dir, version, page, api)
+    exchanges = check_rest(driver, checks, report_dir, state, page, api, application_id, context)
+    expected_texts = check_positions(checks, state, positions)
+    check_websocket_handshakes(checks, exchanges, page, plain_v2, secure_v2)
+    check_console_and_screenshot(driver, checks, report_dir, screenshot, expected_texts)
+    result["screenshot"] = screenshot
+
+
+def start_bench(session: Session, checks: Checks, result: dict, report_dir: str, scratch: str, bridge: str | None,
+                bridge_arguments):
+    """The bridge (checked locked), its CA trusted, the page server and chromium; returns the
+    application id, the ports, the bridge's context, the ws:// URL and chromium's version."""
+    application_id = str(uuid.uuid4())
+    session.bridge_process = Bridge(bridge or bridge_binary(), scratch, application_id,
+                                    os.path.join(report_dir, "bridge.log"), bridge_arguments)
+    ports = session.bridge_process.ports
+    context = session.bridge_process.context()
+    plain_v2 = f"ws://127.0.0.1:{ports['locationV2Port']}/locationV2"
+    locked = tmmclient.ws_handshake_status(plain_v2)
+    checks.check(locked == 401, "before the page runs LocationV2 is locked (401): only its registration can unlock it",
+                 f"handshake status {locked}")
+
+    trust_ca(scratch, os.path.join(session.bridge_process.state_dir, "tls", "ca.pem"))
+    session.page_server = PageServer()
+    session.driver = driver = start_chromium(scratch, os.path.join(report_dir, "chromedriver.log"))
+    driver.set_page_load_timeout(30)
+    version = driver.capabilities.get("browserVersion", "?")
+    result["chromium"] = version
+    return application_id, ports, context, plain_v2, version
+
+
+def check_page_finished(driver, checks: Checks, report_dir: str, version: str, page: str, api: str):
+    """Waits for the page's own end and checks it; returns the page's state (window.tmm)."""
+    # The page's own end: every socket got its positions, or an error. (The demo receiver
+    # plays at 10 Hz; 20 positions take about 2 s once gpsd reads the pty.)
+    def finished():
+        return driver.execute_script("return window.tmm && (window.tmm.done || window.tmm.error !== null)")
+    try:
+        wait_for(finished, 60, what="the page to receive its positions or fail")
+    except BenchError as error:
+        checks.check(False, "the page finished", error)
+    state = driver.execute_script("return window.tmm")
+    with open(os.path.join(report_dir, "page-state.json"), "w") as handle:
+        json.dump(state, handle, indent=1)
+    checks.check(state and state["done"] and state["error"] is None,
+                 f"the page ran the web sample's flow to the end (Chromium {version})",
+                 f"phase {state and state['phase']!r}, error {state and state['error']!r}")
+    checks.check(driver.execute_script("return window.location.origin") == page and not api.startswith(page),
+                 f"the page came from its own origin ({page}), cross-origin to the bridge ({api})",
+                 driver.execute_script("return window.location.origin"))
+    return state
+
+
+def preflight_allows(preflight: dict, page: str) -> bool:
+    """A preflight answered 2xx that allows the page's origin, its headers and GET and PUT."""
+    headers = preflight.get("headers", {})
+    allowed_headers = headers.get("access-control-allow-headers", "").lower()
+    return (preflight.get("type") == "Preflight" and 200 <= preflight.get("status", 0) < 300
+            and headers.get("access-control-allow-origin") in ("*", page)
+            and "authorization" in allowed_headers and "content-type" in allowed_headers
+            and {"GET", "PUT"} <= {m.strip() for m in headers.get("access-control-allow-methods", "").split(",")})
+
+
+def check_rest(driver, checks: Checks, report_dir: str, state, page: str, api: str, application_id: str,
+               context: dict) -> list[dict]:
+    """REST, as the page saw it and as the network did; returns the network's exchanges."""
+    calls = [(c["method"], c["path"], c["status"]) for c in (state or {}).get("rest", [])]
+    checks.check(calls == [("GET", "/api/v1/publicKey/", 200), ("GET", "/api/v1/receiver/", 200),
+                           ("PUT", "/api/v1/receiver/", 200)],
+                 "REST over https from the page: publicKey, GET receiver (registers), PUT isConnected: all 200",
+                 repr(calls))
+    performance = driver.get_log("performance")
+    with open(os.path.join(report_dir, "devtools.json"), "w") as handle:
+        json.dump(performance, handle)
+    exchanges = network_exchanges(performance)
+    with open(os.path.join(report_dir, "network.json"), "w") as handle:
+        json.dump(exchanges, handle, indent=1)
+    # Chromium keeps a preflight's answer for its Max-Age (per origin and URL): the GET's answer
+    # allows PUT and Content-Type too, so the PUT goes without one of its own. Whatever
+    # Chromium chooses, every preflight must have been answered and allow what the page sends.
+    preflights = [e for e in exchanges if e.get("method") == "OPTIONS" and e.get("url", "").startswith(api)]
+    checks.check(preflights and all(e["url"] == api + "/api/v1/receiver/" and preflight_allows(e, page)
+                                    for e in preflights),
+                 f"CORS preflight (OPTIONS /api/v1/receiver/, {len(preflights)} sent): "
+                 f"{', '.join(str(e.get('status')) for e in preflights)}, allowing the page's origin, "
+                 "Authorization and Content-Type, GET and PUT",
+                 repr(preflights) if preflights else
+                 "no OPTIONS request in the DevTools events: " + repr([(e.get("method"), e.get("url")) for e in exchanges]))
+    actual = [e for e in exchanges if e.get("method") in ("GET", "PUT") and e.get("url", "").startswith(api)]
+    checks.check(len(actual) == 3 and all(e.get("status") == 200 and e.get("headers", {}).get("access-control-allow-origin")
+                                          in ("*", page) for e in actual),
+                 "the network saw the three REST answers: 200 with Access-Control-Allow-Origin",
+                 repr([(e.get("method"), e.get("url"), e.get("status")) for e in actual]))
+    checks.check(polling.wait_until(lambda: application_id in tmmclient.registered_ids(context)),
+                 "the page's Access Code V2 registered the application (registry file)",
+                 repr(tmmclient.registered_ids(context)))
+    return exchanges
+
+
+def check_positions(checks: Checks, state, positions: int) -> dict[str, str]:
+    """The positions over ws:// and wss://; returns the texts the screenshot must show."""
+    epochs = tmmclient.capture_epochs(CAPTURE)
+    expected_texts = {}
+    for name in ("ws", "wss"):
+        socket_state = ((state or {}).get("sockets") or {}).get(name) or {"messages": [], "count": 0}
+        messages = [json.loads(text) for text in socket_state["messages"]]
+        problems = []
+        for message in messages:
+            problems += tmmclient.position_problems(message, epochs)
+            epoch = epochs.get(round(message.get("utcTime") or 0, 2), {})
+            expected_type = verify.SOLUTION_TYPE.get(QUALITY_NAMES.get(epoch.get("quality")))
+            if message.get("solutionType") != expected_type:
+                problems.append(f"solutionType {message.get('solutionType')!r} != {expected_type!r} "
+                                f"for GGA quality {epoch.get('quality')}")
+        times = [m.get("utcTime") for m in messages]
+        checks.check(socket_state["count"] == positions == len(messages) and not problems
+                     and len(set(times)) == len(times),
+                     f"{name}: {positions} LocationV2 positions, each the capture's epoch "
+                     f"(latitude, longitude, heights, solutionType, ...), none repeated",
+                     f"{socket_state['count']} positions; {problems[:3]}; url {socket_state.get('url')}")
+        if messages:
+            last = messages[-1]
+            expected_texts.update({
+                f"{name}.count": str(positions), f"{name}.latitude": f"{last['latitude']:.8f}",
+                f"{name}.longitude": f"{last['longitude']:.8f}", f"{name}.solutionType": str(last["solutionType"]),
+                f"{name}.utcTime": f"{last['utcTime']:.2f}"})
+    return expected_texts
+
+
+def check_websocket_handshakes(checks: Checks, exchanges: list[dict], page: str, plain_v2: str, secure_v2: str):
+    """The ws:// and wss:// handshakes as the network saw them."""
+    for name, url in (("ws", plain_v2), ("wss", secure_v2)):
+        handshake = next((e for e in exchanges if e.get("method") == "WebSocket" and e.get("url") == url), {})
+        checks.check(handshake.get("status") == 101 and handshake.get("request_headers", {}).get("origin") == page,
+                     f"{name}: the WebSocket handshake (Origin {page}) answered 101"
+                     + (f": TLS to {tmmclient.TMM_HOST} verified by Chromium against the local CA in its "
+                        "NSS store (chain and name)" if name == "wss" else ""), repr(handshake))
+
+
+def check_console_and_screenshot(driver, checks: Checks, report_dir: str, screenshot: str, expected_texts: dict):
+    """No console errors; the screenshot shows the values."""
+    console = driver.get_log("browser")
+    with open(os.path.join(report_dir, "console.json"), "w") as handle:
+        json.dump(console, handle, indent=1)
+    errors = [entry for entry in console if entry.get("level") == "SEVERE"]
+    checks.check(not errors, "no console errors", repr(errors[:5]))
+    if expected_texts:
+        check_screenshot(driver, checks, screenshot, expected_texts)
+    else:  # nothing to look for, but the page's error text is worth seeing
+        driver.save_screenshot(screenshot)
 
 
 def main() -> int:

@@ -577,6 +577,66 @@ class Run:
             self.bridge_log.close()
 
 
+class Pacer:
+    """The pacing of `feed` (its docstring says why): counts the TPVs gpsd printed for each
+    time, and after the packet that completed a time waits the epoch's gap and, at most
+    `behind_limit`, for V2 to have the epoch before."""
+
+    def __init__(self, options, tpvs_per_time, started):
+        self.options = options
+        self.tpvs_per_time = tpvs_per_time
+        self.epoch = None  # receiver time (ms) of the newest TPV time gpsd printed
+        self.previous = None  # the time gpsd printed before it
+        self.epoch_seen = started  # when its first TPV arrived
+        self.printed_of = {}  # TPVs gpsd printed so far for each time
+        self.gap = options.cycle_gap
+        self.epochs = 0
+        self.waited = 0.0
+        self.behind = {"waits": 0, "seconds": 0.0, "timeouts": 0}
+
+    def completes_a_time(self, fresh):
+        """Counts the TPVs in `fresh` ((arrival, object) pairs gpsd printed for the last packet);
+        True when the last of them completed its time."""
+        options = self.options
+        complete = False
+        for at, obj in fresh:
+            if obj.get("class") != "TPV":
+                continue
+            ms = iso_ms(obj.get("time"))
+            if ms is None:
+                continue
+            self.printed_of[ms] = self.printed_of.get(ms, 0) + 1
+            if ms != self.epoch:
+                step = abs(ms - self.epoch) / 1000 if self.epoch is not None else options.step_cap
+                self.previous, self.epoch, self.epoch_seen = self.epoch, ms, at
+                self.gap = max(options.cycle_gap, min(step, options.step_cap) / options.speed_up)
+                self.epochs += 1
+            complete = self.printed_of[ms] >= self.tpvs_per_time.get(ms, 0)
+        return complete
+
+    def wait_for_next_epoch(self, v2):
+        # The next epoch starts no sooner than `gap` after this one's first TPV.
+        delay = self.epoch_seen + self.gap - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+            self.waited += delay
+        # ... and not before the bridge has sent V2 the epoch before this one (it serves a
+        # time when the next time's TPV arrives), unless that takes `behind_limit`: a bridge
+        # slowed by a busy machine must not be handed two epochs in one read either.
+        previous = self.previous
+        if previous is not None and not v2.has_time(previous):
+            self.behind["waits"] += 1
+            begun = time.monotonic()
+            if not polling.wait_until(lambda: v2.has_time(previous), self.options.behind_limit, 0.002):
+                self.behind["timeouts"] += 1
+            self.behind["seconds"] += time.monotonic() - begun
+
+    def figures(self):
+        return {"epochs": self.epochs, "pacingWaitSeconds": round(self.waited, 3),
+                "v2BehindWaits": self.behind["waits"], "v2BehindSeconds": round(self.behind["seconds"], 3),
+                "v2BehindTimeouts": self.behind["timeouts"]}
+
+
 def feed(run, load, options, tpvs_per_time):
     """Writes the packets as gpsfake does, paced by the receiver's time; returns (packets,
     seconds, the pacing figures).
@@ -628,14 +688,7 @@ def feed(run, load, options, tpvs_per_time):
     run.feed_started = started
     run.writes = []
     seen = len(run.watch.snapshot())
-    epoch = None  # receiver time (ms) of the newest TPV time gpsd printed
-    previous = None  # the time gpsd printed before it
-    epoch_seen = started  # when its first TPV arrived
-    printed_of = {}  # TPVs gpsd printed so far for each time
-    gap = options.cycle_gap
-    epochs = 0
-    waited = 0.0
-    behind = {"waits": 0, "seconds": 0.0, "timeouts": 0}
+    pacer = Pacer(options, tpvs_per_time, started)
     for packet in load.sentences:
         if b"%Delay:" in packet:
             time.sleep(int(packet.split()[1]))
@@ -646,42 +699,16 @@ def feed(run, load, options, tpvs_per_time):
         with run.watch.lock:
             fresh = list(zip(run.watch.arrivals[seen:], run.watch.objects[seen:]))
         seen += len(fresh)
-        complete = False
-        for at, obj in fresh:
-            if obj.get("class") != "TPV":
-                continue
-            ms = iso_ms(obj.get("time"))
-            if ms is None:
-                continue
-            printed_of[ms] = printed_of.get(ms, 0) + 1
-            if ms != epoch:
-                step = abs(ms - epoch) / 1000 if epoch is not None else options.step_cap
-                previous, epoch, epoch_seen = epoch, ms, at
-                gap = max(options.cycle_gap, min(step, options.step_cap) / options.speed_up)
-                epochs += 1
-            complete = printed_of[ms] >= tpvs_per_time.get(ms, 0)
-        if complete:
-            # The next epoch starts no sooner than `gap` after this one's first TPV.
-            delay = epoch_seen + gap - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-                waited += delay
-            # ... and not before the bridge has sent V2 the epoch before this one (it serves a
-            # time when the next time's TPV arrives), unless that takes `behind_limit`: a bridge
-            # slowed by a busy machine must not be handed two epochs in one read either.
-            if previous is not None and not run.v2.has_time(previous):
-                behind["waits"] += 1
-                begun = time.monotonic()
-                if not polling.wait_until(lambda: run.v2.has_time(previous), options.behind_limit, 0.002):
-                    behind["timeouts"] += 1
-                behind["seconds"] += time.monotonic() - begun
-    return len(load.sentences), time.monotonic() - started, {
-        "epochs": epochs, "pacingWaitSeconds": round(waited, 3), "v2BehindWaits": behind["waits"],
-        "v2BehindSeconds": round(behind["seconds"], 3), "v2BehindTimeouts": behind["timeouts"]}
+        if pacer.completes_a_time(fresh):
+            pacer.wait_for_next_epoch(run.v2)
+    return len(load.sentences), time.monotonic() - started, pacer.figures()
 
 
-def compare(reference, messages):
-    """The bridge's V2 messages against gpsd's fixes (fixes_of). Returns the figures."""
+def match_times(reference, messages):
+    """Which time of gpsd's fixes each V2 message with a position is: its full time, else its
+    time of day when that is unique, else one within 10 ms (a time rounded on the way). Returns
+    (the messages of each matched time, the times of the extra messages, how many were matched
+    by rounding, messages with a position, messages without)."""
     by_full = {}
     by_day = {}
     for ms in reference:
@@ -715,31 +742,48 @@ def compare(reference, messages):
             extras.append(message.get("utcTimeStamp") or message.get("utcTime"))
             continue
         arrivals.setdefault(key, []).append(message)
+    return arrivals, extras, time_off, fix_messages, no_fix_messages
 
-    horizontal = 0.0
-    height = 0.0
-    worst = {"lat": 0.0, "lon": 0.0, "altitude": 0.0, "mslHeight": 0.0, "undulation": 0.0}
-    problems = {"position": 0, "altitude": 0, "mslHeight": 0, "undulation": 0, "diffStatus": 0, "hrms": 0,
-                "vrms": 0}
-    examples = []
-    hrms_without_gst = 0
-    gst_epochs = 0
-    gst_ok = 0
-    for ms, messages_at in arrivals.items():
-        tpv = reference[ms]["tpv"]
-        gst = reference[ms]["gst"]
-        message = messages_at[0]
+
+class ValueErrors:
+    """compare's check of each matched time's first V2 message against gpsd's TPV (and GST):
+    the problems counted by field, up to five examples, the largest errors."""
+
+    def __init__(self):
+        self.horizontal = 0.0
+        self.height = 0.0
+        self.worst = {"lat": 0.0, "lon": 0.0, "altitude": 0.0, "mslHeight": 0.0, "undulation": 0.0}
+        self.problems = {"position": 0, "altitude": 0, "mslHeight": 0, "undulation": 0, "diffStatus": 0, "hrms": 0,
+                         "vrms": 0}
+        self.examples = []
+        self.hrms_without_gst = 0
+        self.gst_epochs = 0
+        self.gst_ok = 0
+
+    def check(self, ms, tpv, gst, message):
         issues = []
+        self.check_position(tpv, message, issues)
+        self.check_heights(tpv, message, issues)
+        self.check_diff_status(tpv, message, issues)
+        self.check_gst(gst, message, issues)
+        if issues and len(self.examples) < 5:
+            self.examples.append(f"{iso_text(ms)}: " + "; ".join(issues))
+
+    def check_position(self, tpv, message, issues):
+        """Latitude and longitude to 1e-9 degrees."""
         dlat = message["latitude"] - tpv["lat"]
         dlon = message["longitude"] - tpv["lon"]
-        worst["lat"] = max(worst["lat"], abs(dlat))
-        worst["lon"] = max(worst["lon"], abs(dlon))
+        self.worst["lat"] = max(self.worst["lat"], abs(dlat))
+        self.worst["lon"] = max(self.worst["lon"], abs(dlon))
         metres = math.hypot(math.radians(dlat) * EARTH_RADIUS,
                             math.radians(dlon) * EARTH_RADIUS * math.cos(math.radians(tpv["lat"])))
-        horizontal = max(horizontal, metres)
+        self.horizontal = max(self.horizontal, metres)
         if abs(dlat) > DEGREES or abs(dlon) > DEGREES:
-            problems["position"] += 1
+            self.problems["position"] += 1
             issues.append(f"lat {message['latitude']!r} lon {message['longitude']!r} != {tpv['lat']!r} {tpv['lon']!r}")
+
+    def check_heights(self, tpv, message, issues):
+        """altitude, mslHeight and undulation to 1 mm: altHAE, altMSL and geoidSep."""
         hae = tpv.get("altHAE")
         if hae is None and tpv.get("altMSL") is not None and tpv.get("geoidSep") is not None:
             hae = tpv["altMSL"] + tpv["geoidSep"]
@@ -754,48 +798,59 @@ def compare(reference, messages):
             if name == "undulation" and expected is None and implied is not None:
                 # gpsd printed no geoidSep: null, or altHAE - altMSL to 1 mm, are both its word.
                 if not isinstance(actual, (int, float)) or abs(actual - implied) > METRES:
-                    problems[name] += 1
+                    self.problems[name] += 1
                     issues.append(f"undulation {actual!r}: gpsd printed none, altHAE - altMSL = {implied:.4f}")
                 continue
             if expected is None or actual is None:
-                problems[name] += 1
+                self.problems[name] += 1
                 issues.append(f"{name} {actual!r}, gpsd {expected!r}")
                 continue
             error = abs(actual - expected)
-            worst[name] = max(worst[name], error)
+            self.worst[name] = max(self.worst[name], error)
             if name != "undulation":
-                height = max(height, error)
+                self.height = max(self.height, error)
             if error > METRES:
-                problems[name] += 1
+                self.problems[name] += 1
                 issues.append(f"{name} {actual!r} != {expected!r}")
+
+    def check_diff_status(self, tpv, message, issues):
         expected_status = DIFF_STATUS.get(tpv.get("status"), 1)
         if message.get("diffStatus") != expected_status:
-            problems["diffStatus"] += 1
+            self.problems["diffStatus"] += 1
             issues.append(f"diffStatus {message.get('diffStatus')!r} for TPV status {tpv.get('status')!r}")
+
+    def check_gst(self, gst, message, issues):
+        """hrms and vrms from a GST of that time, when gpsd printed one."""
         if gst is not None and gst.get("lat") is not None and gst.get("lon") is not None:
-            gst_epochs += 1
+            self.gst_epochs += 1
             expected_h = math.hypot(gst["lat"], gst["lon"])
             expected_v = gst.get("alt")
             ok = True
             if not isinstance(message.get("hrms"), (int, float)) or abs(message["hrms"] - expected_h) > GST_TOLERANCE:
-                problems["hrms"] += 1
+                self.problems["hrms"] += 1
                 ok = False
                 issues.append(f"hrms {message.get('hrms')!r} != {expected_h:.4f}")
             if expected_v is not None and (not isinstance(message.get("vrms"), (int, float))
                                            or abs(message["vrms"] - expected_v) > GST_TOLERANCE):
-                problems["vrms"] += 1
+                self.problems["vrms"] += 1
                 ok = False
                 issues.append(f"vrms {message.get('vrms')!r} != {expected_v!r}")
-            gst_ok += ok
+            self.gst_ok += ok
         elif message.get("hrms") is not None:
-            hrms_without_gst += 1
-        if issues and len(examples) < 5:
-            examples.append(f"{iso_text(ms)}: " + "; ".join(issues))
+            self.hrms_without_gst += 1
+
+
+def compare(reference, messages):
+    """The bridge's V2 messages against gpsd's fixes (fixes_of). Returns the figures."""
+    arrivals, extras, time_off, fix_messages, no_fix_messages = match_times(reference, messages)
+    errors = ValueErrors()
+    for ms, messages_at in arrivals.items():
+        errors.check(ms, reference[ms]["tpv"], reference[ms]["gst"], messages_at[0])
     reached = len(arrivals)
     once = sum(1 for v in arrivals.values() if len(v) == 1)
     duplicates = sum(len(v) - 1 for v in arrivals.values())
     missing = sorted(set(reference) - set(arrivals))
-    values_exact = not any(problems.values()) and time_off == 0
+    values_exact = not any(errors.problems.values()) and time_off == 0
     return {
         "expected": len(reference),
         "reached": reached,
@@ -808,16 +863,26 @@ def compare(reference, messages):
         "timeRounded": time_off,
         "v2FixMessages": fix_messages,
         "v2NoFixMessages": no_fix_messages,
-        "horizontalErrorMaxMetres": horizontal,
-        "heightErrorMaxMetres": height,
-        "worst": worst,
-        "problems": problems,
-        "examples": examples,
-        "gstEpochs": gst_epochs,
-        "gstExact": gst_ok,
-        "hrmsWithoutGST": hrms_without_gst,
+        "horizontalErrorMaxMetres": errors.horizontal,
+        "heightErrorMaxMetres": errors.height,
+        "worst": errors.worst,
+        "problems": errors.problems,
+        "examples": errors.examples,
+        "gstEpochs": errors.gst_epochs,
+        "gstExact": errors.gst_ok,
+        "hrmsWithoutGST": errors.hrms_without_gst,
         "exact": bool(reference) and reached == len(reference) and once == reached and not extras and values_exact,
     }
+
+
+def tpvs_per_time_of(chk_objects):
+    """How many TPVs the `.chk` has for each time (ms)."""
+    tpvs_per_time = {}
+    for obj in chk_objects:
+        ms = iso_ms(obj.get("time")) if obj.get("class") == "TPV" else None
+        if ms is not None:
+            tpvs_per_time[ms] = tpvs_per_time.get(ms, 0) + 1
+    return tpvs_per_time
 
 
 def run_log(bridge, suite, name, options):
@@ -827,11 +892,7 @@ def run_log(bridge, suite, name, options):
                 "harnessError": f"{log_path} or its .chk is not in the suite (scripts/fetch-gpsd-suite.sh; captures.tsv says why)"}
     chk_objects = read_chk(log_path + ".chk")
     chk_fixes, chk_untimed = fixes_of(chk_objects)
-    tpvs_per_time = {}
-    for obj in chk_objects:
-        ms = iso_ms(obj.get("time")) if obj.get("class") == "TPV" else None
-        if ms is not None:
-            tpvs_per_time[ms] = tpvs_per_time.get(ms, 0) + 1
+    tpvs_per_time = tpvs_per_time_of(chk_objects)
     load = gpsfake.TestLoad(log_path, oneshot=True)
     speed = load.serial[0] if load.serial else 38400
     started = time.monotonic()
@@ -840,58 +901,7 @@ def run_log(bridge, suite, name, options):
     run = Run(bridge, work, speed)
     result = {"log": name}
     try:
-        run.start_gpsd()
-        run.start_bridge()
-        run.unlock_and_listen()
-        ready = time.monotonic()
-        probe = StatusProbe(run)
-        packets, feeding, pacing = feed(run, load, options, tpvs_per_time)
-        # gpsd closes the device on `# EOF` (DEVICE with "activated":0); then wait for the bridge.
-        polling.wait_until(lambda: run.watch.count(lambda o: o.get("class") == "DEVICE" and o.get("path") == run.device
-                                           and o.get("activated") == 0)
-                   or time.monotonic() - run.watch.last_arrival > options.settle, 30, 0.02)
-        status = probe.finish()
-        live_fixes, live_untimed = fixes_of(run.watch.snapshot())
-        end_of_input = time.monotonic()
-
-        def settled():
-            messages = run.v2.snapshot()
-            times = {v2_time_ms(m)[0] for _, m in messages if m.get("latitude") is not None}
-            if live_fixes and set(live_fixes) <= times:
-                return True
-            last = run.v2.last_arrival or end_of_input
-            return time.monotonic() - max(last, end_of_input) > options.settle
-        polling.wait_until(settled, 60, 0.02)
-        # A few ms more, so that a duplicate right behind the last expected epoch is counted.
-        time.sleep(0.05)
-        messages = run.v2.snapshot()
-        objects = run.watch.snapshot()
-        result.update(compare(live_fixes, messages))
-        result["status"] = status
-        # The receiver's epochs must be read from gpsd's JSON (a binary driver has no NMEA of
-        # its own); a log whose epochs reached V2 is not exact unless `status` says so.
-        if not status.get("ok") and (status.get("checked") or result["expected"]):
-            result["exact"] = False
-        facts = stream_facts(objects)
-        result.update({
-            "driver": facts["drivers"][-1] if facts["drivers"] else None,
-            "gpsd": facts,
-            "chkFixes": len(chk_fixes),
-            "chkUntimedFixes": chk_untimed,
-            "liveUntimedFixes": live_untimed,
-            "tpvsPerFixTimeMax": max((entry["tpvs"] for entry in live_fixes.values()), default=0),
-            "liveDiffersFromChk": same_fixes(live_fixes, chk_fixes),
-            "againstChk": {k: v for k, v in compare(chk_fixes, messages).items()
-                           if k in ("reached", "once", "extras", "horizontalErrorMaxMetres", "heightErrorMaxMetres",
-                                    "exact")},
-            "packets": packets,
-            "pacing": pacing,
-            "startSeconds": ready - started,
-            "feedSeconds": feeding,
-            "settleSeconds": time.monotonic() - end_of_input,
-            "bridgeWarnings": [l for l in run.bridge_text().splitlines()
-                               if "warning" in l.lower() or "error" in l.lower()][:5],
-        })
+        replay(run, load, options, tpvs_per_time, chk_fixes, chk_untimed, started, result)
     except HarnessError as error:
         result["harnessError"] = str(error)[-3000:]
     finally:
@@ -903,6 +913,72 @@ def run_log(bridge, suite, name, options):
         else:
             shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def replay(run, load, options, tpvs_per_time, chk_fixes, chk_untimed, started, result):
+    """gpsd, the bridge and V2 started, the log fed, the end awaited; the figures go into
+    `result` as they are known (a HarnessError leaves those known before it)."""
+    run.start_gpsd()
+    run.start_bridge()
+    run.unlock_and_listen()
+    ready = time.monotonic()
+    probe = StatusProbe(run)
+    packets, feeding, pacing = feed(run, load, options, tpvs_per_time)
+    wait_until_gpsd_closed_device(run, options)
+    status = probe.finish()
+    live_fixes, live_untimed = fixes_of(run.watch.snapshot())
+    end_of_input = time.monotonic()
+    wait_until_v2_settled(run, options, live_fixes, end_of_input)
+    # A few ms more, so that a duplicate right behind the last expected epoch is counted.
+    time.sleep(0.05)
+    messages = run.v2.snapshot()
+    objects = run.watch.snapshot()
+    result.update(compare(live_fixes, messages))
+    result["status"] = status
+    # The receiver's epochs must be read from gpsd's JSON (a binary driver has no NMEA of
+    # its own); a log whose epochs reached V2 is not exact unless `status` says so.
+    if not status.get("ok") and (status.get("checked") or result["expected"]):
+        result["exact"] = False
+    facts = stream_facts(objects)
+    result.update({
+        "driver": facts["drivers"][-1] if facts["drivers"] else None,
+        "gpsd": facts,
+        "chkFixes": len(chk_fixes),
+        "chkUntimedFixes": chk_untimed,
+        "liveUntimedFixes": live_untimed,
+        "tpvsPerFixTimeMax": max((entry["tpvs"] for entry in live_fixes.values()), default=0),
+        "liveDiffersFromChk": same_fixes(live_fixes, chk_fixes),
+        "againstChk": {k: v for k, v in compare(chk_fixes, messages).items()
+                       if k in ("reached", "once", "extras", "horizontalErrorMaxMetres", "heightErrorMaxMetres",
+                                "exact")},
+        "packets": packets,
+        "pacing": pacing,
+        "startSeconds": ready - started,
+        "feedSeconds": feeding,
+        "settleSeconds": time.monotonic() - end_of_input,
+        "bridgeWarnings": [l for l in run.bridge_text().splitlines()
+                           if "warning" in l.lower() or "error" in l.lower()][:5],
+    })
+
+
+def wait_until_gpsd_closed_device(run, options):
+    # gpsd closes the device on `# EOF` (DEVICE with "activated":0); then wait for the bridge.
+    polling.wait_until(lambda: run.watch.count(lambda o: o.get("class") == "DEVICE" and o.get("path") == run.device
+                                               and o.get("activated") == 0)
+                       or time.monotonic() - run.watch.last_arrival > options.settle, 30, 0.02)
+
+
+def wait_until_v2_settled(run, options, live_fixes, end_of_input):
+    """Until every time gpsd printed a fix for has reached V2, or V2 was silent for `settle`
+    since the end of the input."""
+    def settled():
+        messages = run.v2.snapshot()
+        times = {v2_time_ms(m)[0] for _, m in messages if m.get("latitude") is not None}
+        if live_fixes and set(live_fixes) <= times:
+            return True
+        last = run.v2.last_arrival or end_of_input
+        return time.monotonic() - max(last, end_of_input) > options.settle
+    polling.wait_until(settled, 60, 0.02)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,21 @@ import time
 from tmmtools.client import tmmclient
 
 
+# Requests with a method the resource does not have: (method, path, what Allow must list).
+NOT_ALLOWED = (("DELETE", "/api/v1/receiver", {"GET", "HEAD", "PUT", "OPTIONS"}),
+               ("POST", "/api/v1/receiver", {"GET", "HEAD", "PUT", "OPTIONS"}),
+               ("POST", "/api/v1/tmmInfo", {"GET", "HEAD", "OPTIONS"}),
+               ("PUT", "/api/v1/test/ping", {"GET", "HEAD", "OPTIONS"}))
+
+# What is sent before the client goes silent: (what, bytes, the status expected in the answer,
+# the shortest and longest time to the close in seconds). The daemon runs with a 1 s request and
+# a 2 s idle time-out.
+TIMEOUT_CASES = (("an unfinished request head", b"GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\n", b"408", 0.9, 2.5),
+                 ("an unfinished body", b"PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{",
+                  b"408", 0.9, 2.5),
+                 ("an idle connection", b"", b"", 1.9, 3.5))
+
+
 def curl(*arguments, timeout=20):
     completed = subprocess.run(["curl", "--silent", "--show-error", "--max-time", "10", *arguments],
                                capture_output=True, timeout=timeout)
@@ -35,17 +50,30 @@ def parse_head(raw):
     return lines[0], int(lines[0].split()[1]), headers, body
 
 
+def base_url(context):
+    return f"http://{context['host']}:{context['ports']['apiPort']}"
+
+
+def auth(context):
+    """The Authorization header with an Access Code V1 of this second."""
+    return "Authorization: Basic " + tmmclient.access_code_v1(context["allowedIds"][0], int(time.time()))
+
+
 def run(context, checks):
-    host = context["host"]
-    ports = context["ports"]
-    app = context["allowedIds"][0]
-    base = f"http://{host}:{ports['apiPort']}"
+    check_plain_get(context, checks)
+    check_404_405_501(context, checks)
+    check_head(context, checks)
+    check_keep_alive(context, checks)
+    check_request_bodies(context, checks)
+    check_location_ports_websocket_only(context, checks)
+    check_connection_close_and_timeouts(context, checks)
+    check_secure_ports_tls_only(context, checks)
 
-    def auth():
-        return "Authorization: Basic " + tmmclient.access_code_v1(app, int(time.time()))
 
-    # --- a plain authenticated GET: status line and headers -------------------------------------------
-    status, out, err = curl("-i", "-H", auth(), base + "/api/v1/test/ping")
+def check_plain_get(context, checks):
+    """A plain authenticated GET: status line and headers."""
+    base = base_url(context)
+    status, out, err = curl("-i", "-H", auth(context), base + "/api/v1/test/ping")
     line, code, headers, body = parse_head(out)
     checks.check(status == 0 and line == "HTTP/1.1 200 OK", "GET test/ping: HTTP/1.1 200 OK", repr(out[:200]) + err)
     checks.equal(headers.get("content-type"), ["application/json"], "Content-Type: application/json")
@@ -56,32 +84,38 @@ def run(context, checks):
                  f"Date is a current IMF-fixdate ({date})")
     checks.equal(json.loads(body), {"result": "pong"}, "the body is {\"result\":\"pong\"}")
 
-    # --- 404, 405 with Allow, 501 -------------------------------------------------------------------
+
+def check_404_405_501(context, checks):
+    """404, 405 with Allow, 501."""
+    base = base_url(context)
     for path in ("/api/v1/nothing", "/", "/api/v2/receiver", "/api/v1/receiver/extra"):
-        status, out, err = curl("-i", "-H", auth(), base + path)
+        status, out, err = curl("-i", "-H", auth(context), base + path)
         _, code, headers, body = parse_head(out)
         ok = code == 404 and "error" in json.loads(body or b"{}")
         checks.check(ok, f"GET {path}: 404 with a JSON error", repr(out[:300]))
-    for method, path, allow in (("DELETE", "/api/v1/receiver", {"GET", "HEAD", "PUT", "OPTIONS"}),
-                                ("POST", "/api/v1/receiver", {"GET", "HEAD", "PUT", "OPTIONS"}),
-                                ("POST", "/api/v1/tmmInfo", {"GET", "HEAD", "OPTIONS"}),
-                                ("PUT", "/api/v1/test/ping", {"GET", "HEAD", "OPTIONS"})):
-        status, out, err = curl("-i", "-X", method, "-H", auth(), base + path)
+    for method, path, allow in NOT_ALLOWED:
+        status, out, err = curl("-i", "-X", method, "-H", auth(context), base + path)
         _, code, headers, _ = parse_head(out)
         listed = {m.strip() for value in headers.get("allow", []) for m in value.split(",")}
         checks.check(code == 405 and listed == allow, f"{method} {path}: 405, Allow: {', '.join(sorted(allow))}",
                      repr(out[:300]))
-    status, out, err = curl("-i", "-X", "FROBNICATE", "-H", auth(), base + "/api/v1/receiver")
+    status, out, err = curl("-i", "-X", "FROBNICATE", "-H", auth(context), base + "/api/v1/receiver")
     checks.equal(parse_head(out)[1], 501, "an unknown method: 501 Not Implemented")
 
-    # --- HEAD -----------------------------------------------------------------------------------------
-    status, out, err = curl("-I", "-H", auth(), base + "/api/v1/receiver")
+
+def check_head(context, checks):
+    """HEAD (curl -I): the GET's headers, no body."""
+    base = base_url(context)
+    status, out, err = curl("-I", "-H", auth(context), base + "/api/v1/receiver")
     _, code, headers, body = parse_head(out)
     checks.check(code == 200 and body == b"" and int(headers.get("content-length", ["0"])[0]) > 100,
                  "HEAD /receiver (curl -I): 200, a Content-Length, no body", repr(out))
 
-    # --- keep-alive: three URLs, one connection -----------------------------------------------------
-    status, out, err = curl("-v", "-H", auth(), "-w", "%{num_connects} %{http_code}\n",
+
+def check_keep_alive(context, checks):
+    """Keep-alive: three URLs, one connection; HTTP/1.0 closes after each response."""
+    base = base_url(context)
+    status, out, err = curl("-v", "-H", auth(context), "-w", "%{num_connects} %{http_code}\n",
                             "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
                             base + "/api/v1/test/ping", base + "/api/v1/nothing", base + "/api/v1/tmmInfo")
     results = out.decode().split()
@@ -89,27 +123,33 @@ def run(context, checks):
                  "three URLs in one curl call: one connect, reused for the 404 and the next request")
     checks.check(err.count("Re-using existing connection") == 2, "curl -v reports re-using the connection twice", err[-600:])
 
-    status, out, err = curl("-v", "-0", "-H", auth(), "-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects}\n",
-                            base + "/api/v1/test/ping", base + "/api/v1/test/ping")
+    status, out, err = curl("-v", "-0", "-H", auth(context), "-o", "/dev/null", "-o", "/dev/null",
+                            "-w", "%{num_connects}\n", base + "/api/v1/test/ping", base + "/api/v1/test/ping")
     checks.equal(out.decode().split(), ["1", "1"], "HTTP/1.0 without keep-alive: the server closes after each response")
 
-    # --- request bodies: Expect: 100-continue, chunked -----------------------------------------------
+
+def check_request_bodies(context, checks):
+    """Request bodies: Expect: 100-continue, chunked; a request head too large."""
+    base = base_url(context)
     padded = json.dumps({"isConnected": True, "padding": "x" * 3000})
-    status, out, err = curl("-v", "-i", "-X", "PUT", "-H", auth(), "-H", "Content-Type: application/json",
+    status, out, err = curl("-v", "-i", "-X", "PUT", "-H", auth(context), "-H", "Content-Type: application/json",
                             "-H", "Expect: 100-continue", "--data-binary", padded, base + "/api/v1/receiver")
     _, code, _, body = parse_head(out)
     checks.check("HTTP/1.1 100 Continue" in err or out.startswith(b"HTTP/1.1 100"),
                  "PUT with Expect: 100-continue: the server sends 100 Continue", err[-500:])
     checks.check(code == 200 and json.loads(body)["isConnected"] is True,
                  "PUT after 100 Continue: 200, extra members ignored", repr(out[-300:]))
-    status, out, err = curl("-i", "-X", "PUT", "-H", auth(), "-H", "Content-Type: application/json",
+    status, out, err = curl("-i", "-X", "PUT", "-H", auth(context), "-H", "Content-Type: application/json",
                             "-H", "Transfer-Encoding: chunked", "--data-binary", '{"isConnected":true}',
                             base + "/api/v1/receiver")
     checks.equal(parse_head(out)[1], 200, "PUT with a chunked body: 200")
-    status, out, err = curl("-i", "-H", auth(), "-H", "X-Padding: " + "y" * 9000, base + "/api/v1/receiver")
+    status, out, err = curl("-i", "-H", auth(context), "-H", "X-Padding: " + "y" * 9000, base + "/api/v1/receiver")
     checks.check(parse_head(out)[1] in (400, 431), "a request head over 8 KiB: 431 (or 400)", repr(out[:200]))
 
-    # --- the location ports speak only WebSocket ------------------------------------------------------
+
+def check_location_ports_websocket_only(context, checks):
+    """The location ports speak only WebSocket."""
+    host, ports = context["host"], context["ports"]
     status, out, err = curl("-i", f"http://{host}:{ports['locationV2Port']}/locationV2")
     _, code, headers, _ = parse_head(out)
     checks.check(code == 426 and headers.get("upgrade") == ["websocket"],
@@ -128,14 +168,14 @@ def run(context, checks):
     checks.check(code == 426 and headers.get("sec-websocket-version") == ["13"],
                  "WebSocket version 8: 426 with Sec-WebSocket-Version: 13", repr(out[:300]))
 
-    # --- Connection: close, and the time-outs (the daemon runs with 1 s request, 2 s idle) ------------
-    status, out, err = curl("-i", "-H", auth(), "-H", "Connection: close", base + "/api/v1/test/ping")
+
+def check_connection_close_and_timeouts(context, checks):
+    """Connection: close, and the time-outs (the daemon runs with 1 s request, 2 s idle)."""
+    host, ports = context["host"], context["ports"]
+    base = base_url(context)
+    status, out, err = curl("-i", "-H", auth(context), "-H", "Connection: close", base + "/api/v1/test/ping")
     checks.equal(parse_head(out)[2].get("connection"), ["close"], "Connection: close is answered with Connection: close")
-    for what, data, expect_status, low, high in (
-            ("an unfinished request head", b"GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\n", b"408", 0.9, 2.5),
-            ("an unfinished body", b"PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{", b"408",
-             0.9, 2.5),
-            ("an idle connection", b"", b"", 1.9, 3.5)):
+    for what, data, expect_status, low, high in TIMEOUT_CASES:
         started = time.monotonic()
         with socket.create_connection((host, ports["apiPort"]), timeout=6) as raw:
             raw.sendall(data)
@@ -149,7 +189,10 @@ def run(context, checks):
         checks.check(answer[9:12] == expect_status and low <= elapsed <= high,
                      f"{what}: {'408 and ' if expect_status else ''}closed after {elapsed:.2f} s", repr(answer[:120]))
 
-    # --- the secure ports speak TLS: plain HTTP there gets no HTTP answer ------------------------------
+
+def check_secure_ports_tls_only(context, checks):
+    """The secure ports speak TLS: plain HTTP there gets no HTTP answer."""
+    host, ports = context["host"], context["ports"]
     ca = context["stateDir"] + "/tls/ca.pem"
     for key in ("locationSecurePort", "apiSecurePort", "locationV2SecurePort"):
         started = time.monotonic()

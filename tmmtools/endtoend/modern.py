@@ -27,15 +27,34 @@ def s_client(host, port, cafile, *options, brief=True):
     return done.returncode, done.stdout + done.stderr
 
 
-def run(context, checks):
-    host = context["host"]
-    ports = context["ports"]
-    https = ports["apiSecurePort"]
-    ca = context["stateDir"] + "/tls/ca.pem"
-    apps = context["allowedIds"]
-    epochs = tmmclient.capture_epochs(context["capture"])
+def secure_api(context):
+    """The host, the ports, the REST server's TLS port and the daemon's CA file."""
+    return context["host"], context["ports"], context["ports"]["apiSecurePort"], context["stateDir"] + "/tls/ca.pem"
 
-    # --- TLS as openssl sees it ------------------------------------------------------------------
+
+def status_with(context, code, port=None, secure=True, path="/api/v1/receiver"):
+    """The status of a GET with Access Code V2 `code`, over https (on `port`, the REST TLS port
+    by default) or plain http."""
+    host, _, https, ca = secure_api(context)
+    return http_request(host, port or https, "GET", path, {"Authorization": "AccessCodeV2 " + code},
+                        cafile=ca if secure else None).status
+
+
+def run(context, checks):
+    epochs = tmmclient.capture_epochs(context["capture"])
+    check_tls_as_openssl_sees_it(context, checks)
+    key = check_public_key(context, checks)
+    valid = check_refused_v2_codes(context, checks, key)
+    check_v2_reuse_and_single_use(context, checks, key, valid)
+    check_fresh_code_samples(context, checks, epochs)
+    check_web_sample(context, checks, epochs)
+    check_settings_over_https(context, checks)
+    check_unsupported_windows_request(context, checks)
+
+
+def check_tls_as_openssl_sees_it(context, checks):
+    """TLS as openssl sees it: versions, ALPN, the names the certificate claims."""
+    host, ports, https, ca = secure_api(context)
     status, out = s_client(host, https, ca, "-alpn", "http/1.1", "-verify_hostname", TMM_HOST)
     checks.check(status == 0 and "Verification: OK" in out and "Protocol version: TLSv1.3" in out
                  and f"Verified peername: {TMM_HOST}" in out,
@@ -54,7 +73,10 @@ def run(context, checks):
         status, out = s_client(host, ports[key], ca, "-verify_ip", "127.0.0.1")
         checks.check(status == 0 and "Verification: OK" in out, f"{key}: TLS, the certificate names 127.0.0.1 too", out)
 
-    # --- the public key, fast and unauthenticated ------------------------------------------------
+
+def check_public_key(context, checks):
+    """The public key, fast and unauthenticated; returns it."""
+    host, _, https, ca = secure_api(context)
     done = subprocess.run(["curl", "-sS", "--max-time", "1", "--cacert", ca, "--resolve", f"{TMM_HOST}:{https}:{host}",
                            f"https://{TMM_HOST}:{https}/api/v1/publicKey/"], capture_output=True, text=True)
     checks.equal(done.returncode, 0, f"curl https://{TMM_HOST}/api/v1/publicKey/ within the samples' 1 s ({done.stderr})")
@@ -62,12 +84,12 @@ def run(context, checks):
     checks.check(jwk.get("kty") == "RSA" and jwk.get("e") == "AQAB" and len(jwk.get("n", "")) == 342
                  and "=" not in jwk["n"], "the JWK: kty RSA, e AQAB, n unpadded base64url of 2048 bits", repr(jwk))
     key = tmmclient.public_key_from_jwk(jwk)
+    return key
 
-    # --- Access Code V2: what is refused -----------------------------------------------------------
-    def status_with(code, port=https, secure=True, path="/api/v1/receiver"):
-        return http_request(host, port, "GET", path, {"Authorization": "AccessCodeV2 " + code},
-                            cafile=ca if secure else None).status
 
+def check_refused_v2_codes(context, checks, key):
+    """Access Code V2: what is refused; returns a valid code of this second."""
+    apps = context["allowedIds"]
     now = int(time.time())
     other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key()
     valid = tmmclient.access_code_v2(key, apps[0], now)
@@ -81,23 +103,34 @@ def run(context, checks):
         "the V1 plaintext": tmmclient.access_code_v2(key, apps[0], now, plaintext=apps[0] + tmmclient.timestamp(now)),
     }
     for label, code in refused.items():
-        checks.equal(status_with(code), 401, f"Access Code V2 {label}: 401")
+        checks.equal(status_with(context, code), 401, f"Access Code V2 {label}: 401")
     checks.equal(tmmclient.ws_handshake_status(tmmclient.ws_url(context, "locationV2Port", "/locationV2")), 401,
                  "refused codes do not unlock LocationV2")
+    return valid
 
-    # --- reuse over https, single use over http ----------------------------------------------------
-    checks.equal(status_with(valid), 200, "a valid code over https: 200")
-    checks.equal(status_with(valid), 200, "the same code again over https: 200 (reuse until it expires)")
+
+def check_v2_reuse_and_single_use(context, checks, key, valid):
+    """Reuse over https, single use over http; the first valid code registered the app."""
+    ports, apps = context["ports"], context["allowedIds"]
+    checks.equal(status_with(context, valid), 200, "a valid code over https: 200")
+    checks.equal(status_with(context, valid), 200, "the same code again over https: 200 (reuse until it expires)")
     fresh = tmmclient.access_code_v2(key, apps[0], int(time.time()))
-    checks.equal(status_with(fresh, ports["apiPort"], secure=False), 200, "a fresh code over plain http: 200")
-    checks.equal(status_with(fresh, ports["apiPort"], secure=False), 401, "the same code again over http: 401 (single use)")
-    checks.equal(status_with(valid, ports["apiPort"], secure=False), 401, "a code seen over https, replayed over http: 401")
+    checks.equal(status_with(context, fresh, ports["apiPort"], secure=False), 200,
+                 "a fresh code over plain http: 200")
+    checks.equal(status_with(context, fresh, ports["apiPort"], secure=False), 401,
+                 "the same code again over http: 401 (single use)")
+    checks.equal(status_with(context, valid, ports["apiPort"], secure=False), 401,
+                 "a code seen over https, replayed over http: 401")
     # A code registers as a side effect of the request it authenticates: the answer does not wait
     # for the registry write (docs/registration.md), so the file is polled.
     checks.check(polling.wait_until(lambda: apps[0].lower() in tmmclient.registered_ids(context)),
                  "the first valid code registered the application (registry file)", repr(tmmclient.registered_ids(context)))
 
-    # --- the Android, iOS and MAUI samples: a fresh code per request ------------------------------
+
+def check_fresh_code_samples(context, checks, epochs):
+    """The Android, iOS and MAUI samples: a fresh code per request."""
+    host, ports, https, ca = secure_api(context)
+    apps = context["allowedIds"]
     for name, app in (("Android", apps[1]), ("iOS", apps[2]), ("MAUI", apps[3])):
         client = ModernClient(host, https, ca, app)
         first = client.get("/api/v1/receiver")
@@ -113,7 +146,11 @@ def run(context, checks):
     checks.check(len(frames) == 5 and not problems, "wss /locationV2 on locationV2SecurePort: capture positions",
                  repr(problems[:3]))
 
-    # --- the web sample: one code for a GET then a PUT, from another origin -----------------------
+
+def check_web_sample(context, checks, epochs):
+    """The web sample: one code for a GET then a PUT, from another origin."""
+    host, ports, https, ca = secure_api(context)
+    apps = context["allowedIds"]
     web = ModernClient(host, https, ca, apps[4], fresh_code_per_request=False, origin=WEB_ORIGIN)
     preflight = http_request(host, https, "OPTIONS", "/api/v1/receiver/",
                              {"Origin": WEB_ORIGIN, "Access-Control-Request-Method": "PUT",
@@ -131,7 +168,11 @@ def run(context, checks):
     checks.check(len(v1) == 1 and not tmmclient.position_problems(json.loads(v1[0][1]), epochs),
                  "wss / on locationSecurePort: LocationV1", repr(v1[:1]))
 
-    # --- settings and the other endpoints, over https ------------------------------------------------
+
+def check_settings_over_https(context, checks):
+    """Settings and the other endpoints, over https."""
+    host, ports, https, ca = secure_api(context)
+    apps = context["allowedIds"]
     client = ModernClient(host, https, ca, apps[1])
     put = client.put("/api/v1/antenna", {"MeasuredHeight": 1.8, "IsAntennaHeightApplied": True})
     checks.check(put.status == 200 and put.json() == {"measuredHeight": 1.8, "isAntennaHeightApplied": True},
@@ -150,7 +191,9 @@ def run(context, checks):
     info = client.get("/api/v1/userInfo")
     checks.check(info.status == 200 and info.json().get("isSignedIn") is False, "GET /userInfo: no Trimble ID", repr(info))
 
-    # --- a Windows request the bridge has no screen for: an error callback at once ----------------
+
+def check_unsupported_windows_request(context, checks):
+    """A Windows request the bridge has no screen for: an error callback at once."""
     started = time.monotonic()
     result = tmmclient.tmm_open(context, "trimbleMobileManager://request/tmmOpenToReceiverSelection?callback=tmmapisample://response")
     pairs = dict(tmmclient.parse_windows_reply(result.stdout.strip(), "tmmapisample://response"))

@@ -38,16 +38,28 @@ def check_error_body(checks, response, status, what):
     return body
 
 
+def endpoint(context):
+    """The REST server's host and port, and the registered application id the codes are for."""
+    return context["host"], context["ports"]["apiPort"], context["allowedIds"][0]
+
+
 def run(context, checks):
-    host = context["host"]
-    ports = context["ports"]
-    api = ports["apiPort"]
-    app = context["allowedIds"][0]
     v2 = tmmclient.ws_url(context, "locationV2Port", "/locationV2")
 
     checks.equal(tmmclient.ws_handshake_status(v2), 401, "LocationV2 is locked after a restart: upgrade refused with 401")
+    check_refused_access_codes(context, checks, v2)
+    maui = check_maui_client_codes(context, checks, v2)
+    check_other_endpoints(context, checks, maui)
+    check_cors(context, checks, maui)
+    check_put_receiver_with_events(context, checks, maui, v2)
+    check_put_receiver_bodies(context, checks, maui)
+    check_pipelining(context, checks)
 
-    # --- refused access codes ------------------------------------------------------------------
+
+def check_refused_access_codes(context, checks, v2):
+    """Refused access codes: none, stale, outside the window, malformed, a V2 that does not
+    decrypt, a MAUI client 5 s behind; none of them unlocks LocationV2."""
+    host, api, app = endpoint(context)
     response = http_request(host, api, "GET", "/api/v1/receiver")
     check_error_body(checks, response, 401, "GET /receiver without Authorization")
     checks.check("www-authenticate" in response.headers, "the 401 carries WWW-Authenticate", repr(response.headers))
@@ -75,7 +87,10 @@ def run(context, checks):
                  "MAUI client 5 s behind: 401, retried once with the previous second, 401 again", repr(maui.attempts))
     checks.equal(tmmclient.ws_handshake_status(v2), 401, "failed REST calls do not unlock LocationV2")
 
-    # --- the MAUI client: code for now, retry with now-1 on any non-2xx ---------------------------
+
+def check_maui_client_codes(context, checks, v2):
+    """The MAUI client: code for now, retry with now-1 on any non-2xx; returns that client."""
+    host, api, app = endpoint(context)
     maui = MauiClient(host, api, app)
     response = maui.get("/api/v1/receiver")
     checks.check(response.status == 200 and maui.attempts == [200], "GET /api/v1/receiver: 200 at the first try",
@@ -101,8 +116,12 @@ def run(context, checks):
     code = tmmclient.access_code_v1(app, int(time.time()))
     status = http_request(host, api, "GET", "/api/v1/test/ping", {"Authorization": "basic\t" + code}).status
     checks.equal(status, 200, "the scheme is case-insensitive ('basic' and a tab)")
+    return maui
 
-    # --- the other endpoints ------------------------------------------------------------------------
+
+def check_other_endpoints(context, checks, maui):
+    """positionStream's formats, tmmInfo, test/ping, trailing slashes and any case, HEAD."""
+    ports = context["ports"]
     for form, key in (("locationV1", "locationPort"), ("locationV2", "locationV2Port"), ("LOCATIONV2", "locationV2Port")):
         response = maui.get(f"/api/v1/positionStream?format={form}")
         body = response.json() if response.status == 200 else None
@@ -133,7 +152,10 @@ def run(context, checks):
                  and response.headers.get("content-length") == str(len(full.body)),
                  "HEAD tmmInfo: 200, no body, the GET's Content-Length", repr(response))
 
-    # --- CORS, as the web sample's browser does it --------------------------------------------------
+
+def check_cors(context, checks, maui):
+    """CORS, as the web sample's browser does it."""
+    host, api, _ = endpoint(context)
     response = http_request(host, api, "OPTIONS", "/api/v1/receiver/", {
         "Origin": WEB_ORIGIN, "Access-Control-Request-Method": "PUT",
         "Access-Control-Request-Headers": "authorization,content-type"})
@@ -149,31 +171,34 @@ def run(context, checks):
     checks.check(response.status == 200 and response.headers.get("access-control-allow-origin") in ("*", WEB_ORIGIN),
                  "the actual GET from the web origin carries Access-Control-Allow-Origin", repr(response.headers))
 
-    # --- PUT /receiver: disconnect, then connect (which waits for the receiver), /events listening ----
-    async def put_with_events():
-        loop = asyncio.get_running_loop()
-        async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/events"), open_timeout=5,
-                                      ping_interval=None) as events:
-            status = json.loads(await asyncio.wait_for(events.recv(), 3))
-            off = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": False})
-            off_get = await loop.run_in_executor(None, maui.get, "/api/v1/receiver")
-            # Epochs already on their way through gpsd and the bridge when the PUT returned. A
-            # settling time on purpose: a client sees no event for the last of them; the check
-            # below is that nothing comes in the 1.5 s after it.
-            await asyncio.sleep(0.5)
-            silent = await tmmclient.collect(v2, 1.5)
-            started = time.monotonic()
-            on = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": True})
-            waited = time.monotonic() - started
-            seen = []
-            try:
-                while not any(e.get("event") == "inputRestored" for e in seen):
-                    seen.append(json.loads(await asyncio.wait_for(events.recv(), 3)))
-            except asyncio.TimeoutError:
-                pass
-            return status, off, off_get, silent, on, waited, seen
 
-    status, off, off_get, silent, on, waited, seen = asyncio.run(put_with_events())
+async def put_with_events(context, maui, v2):
+    """PUT /receiver: disconnect, then connect (which waits for the receiver), /events listening."""
+    loop = asyncio.get_running_loop()
+    async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/events"), open_timeout=5,
+                                  ping_interval=None) as events:
+        status = json.loads(await asyncio.wait_for(events.recv(), 3))
+        off = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": False})
+        off_get = await loop.run_in_executor(None, maui.get, "/api/v1/receiver")
+        # Epochs already on their way through gpsd and the bridge when the PUT returned. A
+        # settling time on purpose: a client sees no event for the last of them; the check
+        # below is that nothing comes in the 1.5 s after it.
+        await asyncio.sleep(0.5)
+        silent = await tmmclient.collect(v2, 1.5)
+        started = time.monotonic()
+        on = await loop.run_in_executor(None, maui.put, "/api/v1/receiver", {"isConnected": True})
+        waited = time.monotonic() - started
+        seen = []
+        try:
+            while not any(e.get("event") == "inputRestored" for e in seen):
+                seen.append(json.loads(await asyncio.wait_for(events.recv(), 3)))
+        except asyncio.TimeoutError:
+            pass
+        return status, off, off_get, silent, on, waited, seen
+
+
+def check_put_receiver_with_events(context, checks, maui, v2):
+    status, off, off_get, silent, on, waited, seen = asyncio.run(put_with_events(context, maui, v2))
     checks.check(status.get("event") == "status" and status["receiver"]["isConnected"] is True,
                  "/events status before the PUTs: receiver connected", repr(status))
     checks.check(off.status == 200 and off.json().get("isConnected") is False,
@@ -200,6 +225,10 @@ def run(context, checks):
     frames = tmmclient.ws_collect(v2, 5, limit=3)
     checks.equal(len(frames), 3, "LocationV2 positions flow again after the connect")
 
+
+def check_put_receiver_bodies(context, checks, maui):
+    """PUT with old clients' PascalCase, and bodies refused with 400."""
+    host, api, app = endpoint(context)
     response = maui.put("/api/v1/receiver/", {"IsConnected": True})
     checks.check(response.status == 200 and response.json()["isConnected"] is True,
                  "PUT with PascalCase {\"IsConnected\":true} (old clients): 200", repr(response))
@@ -210,7 +239,11 @@ def run(context, checks):
                                 {"Authorization": "Basic " + code, "Content-Type": "application/json"}, body)
         check_error_body(checks, response, 400, f"PUT with {what}")
 
-    # --- two requests in one write (HTTP/1.1 pipelining): two answers, in order --------------------
+
+def check_pipelining(context, checks):
+    """Three requests in one write (HTTP/1.1 pipelining): three answers, in order."""
+    host, api, app = endpoint(context)
+    ports = context["ports"]
     code = tmmclient.access_code_v1(app, int(time.time()))
     requests = "".join(f"GET {path} HTTP/1.1\r\nHost: {host}:{api}\r\nAuthorization: Basic {code}\r\n\r\n"
                        for path in ("/api/v1/test/ping", "/api/v1/positionStream?format=locationV2"))

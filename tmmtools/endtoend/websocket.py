@@ -173,10 +173,23 @@ async def streams(context):
 def run(context, checks):
     epochs = tmmclient.capture_epochs(context["capture"])
     checks.check(len(epochs) == 122, "the capture decodes to its 122 epochs here too", str(len(epochs)))
-    host = context["host"]
-    ports = context["ports"]
+    check_locked_until_registration(context, checks)
 
-    # --- locked until registration ----------------------------------------------------------------
+    # --- everything at once: V2 on both paths, V1, /events, ping/pong and close -----------------------
+    (v2_frames, root_frames, v1_frames, (first_event, later_events, second_registration),
+     (rtt, after_text, close_code, close_reason)) = asyncio.run(streams(context))
+
+    check_v2_stream(checks, v2_frames, epochs)
+    check_v2_root_stream(checks, root_frames, epochs)
+    check_v1_stream(checks, v1_frames, epochs)
+    check_events(context, checks, first_event, later_events, second_registration)
+    check_ping_pong_and_close(checks, rtt, after_text, close_code, close_reason)
+    check_message_too_big(context, checks)
+    check_client_without_pongs(context, checks)
+
+
+def check_locked_until_registration(context, checks):
+    """V2 is locked until a registration; refused and malformed ones do not unlock it."""
     for path in ("/", "/locationV2", "/events"):
         status = asyncio.run(tmmclient.handshake_status(tmmclient.ws_url(context, "locationV2Port", path)))
         checks.equal(status, 401, f"V2 {path} before any registration: upgrade refused with 401 (InvalidStatusCode)")
@@ -198,10 +211,9 @@ def run(context, checks):
     checks.check(result.status == 0 and tmmclient.decode_ios_reply(result.reply, returl)["registrationResult"] == "OK",
                  "registration OK", repr(result))
 
-    # --- everything at once: V2 on both paths, V1, /events, ping/pong and close -----------------------
-    (v2_frames, root_frames, v1_frames, (first_event, later_events, second_registration),
-     (rtt, after_text, close_code, close_reason)) = asyncio.run(streams(context))
 
+def check_v2_stream(checks, v2_frames, epochs):
+    """V2 on /locationV2: the capture's positions at 10 Hz, none twice, kept while it answers pings."""
     messages = check_stream(checks, v2_frames, epochs, "V2 /locationV2", v2_type_problems)
     times = [t for t, _ in v2_frames]
     rate = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0
@@ -215,9 +227,15 @@ def run(context, checks):
     checks.check(times[-1] - v2_frames[0][0] >= 3.0,
                  "V2 client that answers the server's 1 s pings is kept: positions until the end of 3.5 s")
 
+
+def check_v2_root_stream(checks, root_frames, epochs):
+    """V2 on / (older clients)."""
     check_stream(checks, root_frames, epochs, "V2 /", v2_type_problems)
     checks.check(len(root_frames) >= 25, f"V2 / (older clients): {len(root_frames)} positions in 3.5 s")
 
+
+def check_v1_stream(checks, v1_frames, epochs):
+    """V1 on /: the latest epoch once a second."""
     v1_messages = check_stream(checks, v1_frames, epochs, "V1 /", v1_type_problems)
     v1_times = [t for t, _ in v1_frames]
     v1_intervals = [b - a for a, b in zip(v1_times, v1_times[1:])]
@@ -227,6 +245,9 @@ def run(context, checks):
     checks.check(len({m["utcTime"] for m in v1_messages}) == len(v1_messages),
                  "V1 /: each second brings the latest epoch (no repeats)")
 
+
+def check_events(context, checks, first_event, later_events, second_registration):
+    """/events: the status first, then a registration made while listening."""
     checks.check(first_event.get("event") == "status" and isinstance(first_event.get("time"), str)
                  and first_event.get("input") == "live" and isinstance(first_event.get("receiver"), dict)
                  and first_event["receiver"].get("isConnected") is True,
@@ -240,27 +261,38 @@ def run(context, checks):
                  "/events: a registration made while listening arrives as {\"event\":\"registration\",...}",
                  repr(later_events))
 
+
+def check_ping_pong_and_close(checks, rtt, after_text, close_code, close_reason):
+    """Ping answered, a stray text message ignored, a clean close."""
     checks.check(rtt < 1.0, f"ping answered by a pong with the same payload ({rtt * 1000:.1f} ms)")
     checks.check(len(after_text) == 3 and all(isinstance(m, str) for m in after_text),
                  "a text message from the client is ignored: positions keep coming")
     # RFC 6455 §5.5.1: the reply "typically echos the status code it received" (the reason is optional).
     checks.equal(close_code, 1000, f"clean close: the server answers our 1000 with 1000 (reason {close_reason!r})")
 
-    # --- a message over the 64 KiB limit: closed with 1009 ------------------------------------------------
-    async def too_big():
-        async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/locationV2"), open_timeout=5,
-                                      ping_interval=None, max_size=None) as ws:
-            await ws.send("x" * 70000)
-            try:
-                while True:
-                    await asyncio.wait_for(ws.recv(), 5)
-            except websockets.exceptions.ConnectionClosed:
-                pass
-            return ws.close_code
 
-    checks.equal(asyncio.run(too_big()), 1009, "a 70 000-byte message from the client: closed with 1009 (too big)")
+async def too_big(context):
+    """A message over the 64 KiB limit; the close code it gets."""
+    async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/locationV2"), open_timeout=5,
+                                  ping_interval=None, max_size=None) as ws:
+        await ws.send("x" * 70000)
+        try:
+            while True:
+                await asyncio.wait_for(ws.recv(), 5)
+        except websockets.exceptions.ConnectionClosed:
+            pass
+        return ws.close_code
 
-    # --- a client that never answers the server's pings ------------------------------------------------
+
+def check_message_too_big(context, checks):
+    """A message over the 64 KiB limit: closed with 1009."""
+    checks.equal(asyncio.run(too_big(context)), 1009,
+                 "a 70 000-byte message from the client: closed with 1009 (too big)")
+
+
+def check_client_without_pongs(context, checks):
+    """A client that never answers the server's pings."""
+    host, ports = context["host"], context["ports"]
     status_line, ping_at, code, eof_at = raw_websocket_without_pongs(host, ports["locationV2Port"], "/locationV2", 6)
     checks.check(status_line.startswith(b"HTTP/1.1 101"), "raw client: 101 Switching Protocols", repr(status_line))
     checks.check(ping_at is not None and 0.7 <= ping_at <= 2.5, f"the server pings a silent client after ~1 s ({ping_at})")

@@ -410,19 +410,8 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     note = gpsd_quality_note([t["quality"] for t in generated], protocol, release)
     collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, release))
     checks: list[Check] = []
-    drivers = sorted({r["driver"] for _, r in reports if r.get("class") == "DEVICE" and r.get("driver")})
-    wanted_driver = "u-blox" if protocol == "ubx" else "NMEA0183"
-    checks.append(Check(f"gpsd {version}: the receiver is identified as driver {wanted_driver!r}",
-                        wanted_driver in drivers, f"DEVICE drivers: {drivers}"))
-
-    by_time: dict = {}
-    arrivals_by_time: dict = {}
-    order = []  # (arrival, kind, report) to pair SKY with the epoch before it
-    for arrival, report in reports:
-        if report.get("class") == "TPV" and report.get("time"):
-            by_time.setdefault(utc_key(report["time"]), []).append(report)
-            arrivals_by_time.setdefault(utc_key(report["time"]), []).append(arrival)
-        order.append((arrival, report))
+    check_gpsd_driver(checks, reports, protocol, version)
+    by_time, arrivals_by_time, order = reports_by_time(reports)
     windows = exempt_windows(timeline)
     required = [t for t in generated if not t["corrupted"] and not t.get("dropped") and not in_windows(t["t"], windows)]
     missing = [t for t in required if utc_key(t["utc"]) not in by_time]
@@ -431,10 +420,44 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     # gpsd 3.22's u-blox driver reports a fix at every NAV-PVT (1e-7 degrees, mm) and again at the
     # end of the cycle it detected (with NAV-HPPOSLLH's 1e-9 degrees): two TPVs with the epoch's time.
     quirk = protocol == "ubx" and version.startswith("3.22") and expect.get("hpposllh", True)
-    per_epoch = 2 if quirk else 1
     # The run's first and last epochs may have one: gpsd names the driver (and starts its cycle
     # detection) at the first packet, and closes the device before a last cycle's end.
     edges = {utc_key(required[0]["utc"]), utc_key(required[-1]["utc"])} if required else set()
+    counts = check_tpvs_per_epoch(checks, required, by_time, version, quirk, edges)
+    wrong_status, worst, first_worst = check_last_tpv_positions(checks, required, by_time, protocol, release, version,
+                                                                quirk, edges, limit)
+    check_tpv_spread(checks, required, arrivals_by_time, version)
+    checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({f'UBX RTK {collapsed} as DGPS, status 2' if collapsed else 'RTK 4 float, 3 fixed'})",
+                        not wrong_status, f"{len(wrong_status)} epochs; first: {wrong_status[0]}" if wrong_status else ""))
+    check_sky(checks, generated, required, order, version, expect)
+    return checks, _gpsd_figures(version, worst, first_worst, counts, note)
+
+
+def check_gpsd_driver(checks: list, reports: list, protocol: str, version: str):
+    """gpsd identified the receiver with the protocol's driver."""
+    drivers = sorted({r["driver"] for _, r in reports if r.get("class") == "DEVICE" and r.get("driver")})
+    wanted_driver = "u-blox" if protocol == "ubx" else "NMEA0183"
+    checks.append(Check(f"gpsd {version}: the receiver is identified as driver {wanted_driver!r}",
+                        wanted_driver in drivers, f"DEVICE drivers: {drivers}"))
+
+
+def reports_by_time(reports: list) -> tuple[dict, dict, list]:
+    """gpsd's TPVs by their time, their arrivals by that time, and every (arrival, report) in order."""
+    by_time: dict = {}
+    arrivals_by_time: dict = {}
+    order = []  # (arrival, kind, report) to pair SKY with the epoch before it
+    for arrival, report in reports:
+        if report.get("class") == "TPV" and report.get("time"):
+            by_time.setdefault(utc_key(report["time"]), []).append(report)
+            arrivals_by_time.setdefault(utc_key(report["time"]), []).append(arrival)
+        order.append((arrival, report))
+    return by_time, arrivals_by_time, order
+
+
+def check_tpvs_per_epoch(checks: list, required: list, by_time: dict, version: str, quirk: bool, edges: set) -> dict:
+    """How many TPVs gpsd printed for each epoch: one, or two with the 3.22 u-blox quirk; returns
+    the count of epochs by TPVs."""
+    per_epoch = 2 if quirk else 1
     counts: dict[int, int] = {}
     edge_singles = 0
     for t in required:
@@ -448,6 +471,13 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
                         "epochs by number of TPVs: " + ", ".join(f"{n} TPV: {c}" for n, c in sorted(counts.items()))
                         + (f" (the first or last epoch with 1 counted as {per_epoch}: {edge_singles})" if edge_singles else "")))
 
+    return counts
+
+
+def check_last_tpv_positions(checks: list, required: list, by_time: dict, protocol: str, release, version: str,
+                             quirk: bool, edges: set, limit: float) -> tuple[list, float, float]:
+    """Each epoch's last TPV against the truth; returns the epochs with the wrong mode or status,
+    the largest difference and the first TPVs' largest horizontal difference (metres)."""
     far, wrong_status, worst = [], [], 0.0
     first_worst = 0.0
     for truth in required:
@@ -480,6 +510,11 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     checks.append(Check(f"gpsd {version}: each epoch's last TPV within {limit * 1000:g} mm of the receiver's (lat, lon, altHAE, altMSL)",
                         not far, (f"{len(far)} epochs off; first: {far[0]}" if far else "") +
                         f"{'; ' if far else ''}largest difference {worst * 1000:.3f} mm"))
+    return wrong_status, worst, first_worst
+
+
+def check_tpv_spread(checks: list, required: list, arrivals_by_time: dict, version: str):
+    """Each epoch's TPVs within a quarter period of each other."""
     # The bridge serves an epoch's last TPV if it comes within a quarter period of the first (it
     # holds a fix that long, docs/input.md). gpsd 3.22 with NAV-DOP before NAV-PVT sends the
     # precise TPV of every other epoch only at the next epoch's first message, a period late.
@@ -494,9 +529,10 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     checks.append(Check(f"gpsd {version}: each epoch's last TPV within a quarter period of its first (the bridge's hold)",
                         not late, (f"{len(late)} epochs late; first: {late[0]}; " if late else "") +
                         f"largest spread {slowest * 1000:.1f} ms"))
-    checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({f'UBX RTK {collapsed} as DGPS, status 2' if collapsed else 'RTK 4 float, 3 fixed'})",
-                        not wrong_status, f"{len(wrong_status)} epochs; first: {wrong_status[0]}" if wrong_status else ""))
 
+
+def check_sky(checks: list, generated: list, required: list, order: list, version: str, expect: dict):
+    """SKY with the receiver's satellites in use once a second, or none when expect["sky"] is False."""
     # SKY: paired with the epoch of the TPV before it (gpsd 3.22 stamps a UBX SKY from a GPS
     # week it may not know), its satellites used equal the receiver's.
     by_utc = {utc_key(t["utc"]): t for t in generated}
@@ -512,11 +548,10 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     fix_seconds = len({t["utc"][:19] for t in required if t["quality"] != "none"})
     if not expect.get("sky", True):
         checks.append(Check(f"gpsd {version}: no SKY (the receiver writes no satellites)", skies == 0, f"{skies} SKY reports"))
-        return checks, _gpsd_figures(version, worst, first_worst, counts, note)
+        return
     checks.append(Check(f"gpsd {version}: SKY with the receiver's satellites in use, once a second",
                         skies >= fix_seconds - 1 and not sky_wrong,
                         f"{skies} SKY reports for {fix_seconds} seconds with a fix" + (f"; first wrong: {sky_wrong[0]}" if sky_wrong else "")))
-    return checks, _gpsd_figures(version, worst, first_worst, counts, note)
 
 
 def _gpsd_figures(version, worst, first_worst, counts, note) -> dict:

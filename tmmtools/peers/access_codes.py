@@ -1,7 +1,7 @@
 """Access codes for the Swift tests, made as the samples make them, through
 tmmtools/client/tmmclient.py, the one Python home of the code formats: V2 for the server tests
 (Tests/BridgeTests/Support/AccessCodeV2Client.swift; Debian's python3-cryptography), V1 for
-Tests/CLITests/ReloadTests.swift.
+Tests/CLITests/ReloadTests.swift and hwtests/rest-check.sh.
 
     python3 -m tmmtools.peers.access_codes mint JWK UNIX_SECONDS FIRST_BYTE_ZERO ID...
         one code per ID, for the public key JWK (GET /api/v1/publicKey's body), dated
@@ -9,8 +9,9 @@ Tests/CLITests/ReloadTests.swift.
     python3 -m tmmtools.peers.access_codes send PORT JWK ID...
         for each ID a fresh code sent on a new connection to 127.0.0.1:PORT
         (GET /api/v1/receiver); prints each answer's status
-    python3 -m tmmtools.peers.access_codes v1 ID
-        the Access Code V1 of ID for this second
+    python3 -m tmmtools.peers.access_codes v1 ID [OFFSET]
+        the Access Code V1 of ID for this second, or for OFFSET seconds from it (-1: the
+        previous second, the MAUI sample's retry)
 """
 
 import base64
@@ -47,6 +48,7 @@ if __name__ == "__main__":
     elif command == "send":
         send(arguments[0], arguments[1], arguments[2:])
     elif command == "v1":
-        print(tmmclient.access_code_v1(arguments[0], int(time.time())))
+        offset = int(arguments[1]) if len(arguments) > 1 else 0
+        print(tmmclient.access_code_v1(arguments[0], int(time.time()) + offset))
     else:
         sys.exit(f"access_codes: unknown command {command!r} (mint, send or v1)")
