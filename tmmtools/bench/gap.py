@@ -211,8 +211,10 @@ class Probe(threading.Thread):
 
 
 def summary(values):
+    """The largest and the p99 of `values`; NaN for a phase too short to have two frames (a run
+    with few registrations), which the table prints as nan rather than failing."""
     if not values:
-        return None, None
+        return float("nan"), float("nan")
     ordered = sorted(values)
     return ordered[-1], ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
