@@ -1,8 +1,8 @@
 // swift-tools-version:6.2
 // tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
-// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, Input, TMMProtocol, HTTP1, WebSocket, Logging) imports only the
-// standard library; dependencies point down only. Data flows receiver → input (Input, InputLoop) → core (BridgeCore) → clients
-// (TMMProtocol's bytes, Bridge's server).
+// docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, Input, TMMProtocol, HTTP1, WebSocket,
+// Logging) imports only the standard library; dependencies point down only. Data flows receiver → input
+// (Input, InputLoop) → core (BridgeCore) → clients (TMMProtocol's bytes, Bridge's server).
 import PackageDescription
 
 /// Settings every target shares: Swift 6 mode is implied by tools 6.2; `Lifetimes` lets the NMEA
@@ -26,8 +26,8 @@ let package = Package(
         .target(name: "ByteCoding", swiftSettings: pure),
         .target(name: "NMEA0183", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "GNSS", dependencies: ["NMEA0183"], swiftSettings: pure, linkerSettings: libm),
-        // The input side's rules (pure): the receiver model (gpsd's devices and events, Bluetooth addresses), which stream a
-        // receiver's epochs come from, which receiver is served, and the input state machine (InputTracker).
+        // The input side's rules (pure): the receiver model (gpsd's devices and events, Bluetooth addresses), which
+        // stream a receiver's epochs come from, which receiver is served, and the input state machine (InputTracker).
         .target(
             name: "Input", dependencies: ["ByteCoding", "NMEA0183", "GNSS"], swiftSettings: pure, linkerSettings: libm),
         .target(
@@ -54,8 +54,9 @@ let package = Package(
             name: "BridgeCore",
             dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging"],
             swiftSettings: pure),
-        // Assembly tier. The input side's executor: the gpsd sessions and their decoding, discovery, the replayed capture,
-        // the one InputTracker on the caller's loop (ReceiverInput); `tmm-bridge watch` and `devices` use it without a server.
+        // Assembly tier. The input side's executor: the gpsd sessions and their decoding, discovery, the replayed
+        // capture, the one InputTracker on the caller's loop (ReceiverInput); `tmm-bridge watch` and `devices` use it
+        // without a server.
         .target(
             name: "InputLoop",
             dependencies: ["GNSS", "Input", "TMMProtocol", "BridgeCore", "Posix", "GPSD", "Discovery", "Logging"],
@@ -113,7 +114,8 @@ let package = Package(
         // The input side's rules, without a platform library: links no libgps, libudev or OpenSSL.
         .testTarget(name: "InputTests", dependencies: ["Input", "GNSS", "TestSupport"], swiftSettings: common),
         .testTarget(
-            name: "DiscoveryTests", dependencies: ["Discovery", "Input", "Posix", "TestSupport"], swiftSettings: common),
+            name: "DiscoveryTests", dependencies: ["Discovery", "Input", "Posix", "TestSupport"],
+            swiftSettings: common),
         .testTarget(
             name: "GPSDTests", dependencies: ["GPSD", "Input", "InputLoop", "Posix", "GNSS", "Logging", "TestSupport"],
             swiftSettings: common),

@@ -194,7 +194,8 @@ func fuzzConfiguration(_ input: String) {
         }
         check(
             joins ? "config-grapheme" : "config-round-trip", reread.map { [$0.name, $0.value] } == expected,
-            "written back as \(show(written)), read \(reread.map { show($0.value) }) instead of \(entries.map { show($0.value) })"
+            "written back as \(show(written)), read \(reread.map { show($0.value) }) "
+                + "instead of \(entries.map { show($0.value) })"
         )
         check(
             "config-round-trip", reread.map(\.line) == Array(stride(from: 1, through: entries.count, by: 1)),
@@ -389,7 +390,8 @@ func fuzzReplay(_ input: String) {
                 let isStarter = type != nil && type == starter
                 check(
                     "replay-epochs", isStarter == (i == 0) || (e == 0 && i == 0),
-                    "epoch \(e) sentence \(i) \(show(String(sentence))), starter type \(show(String(starter ?? "none")))"
+                    "epoch \(e) sentence \(i) \(show(String(sentence))), "
+                        + "starter type \(show(String(starter ?? "none")))"
                 )
             }
         }

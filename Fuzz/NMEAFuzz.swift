@@ -67,7 +67,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let twoChunks = frame(bytes, splits: [split])
     check(
         twoChunks == reference,
-        "framing differs when split at \(split): \(reference.sentences.count) vs \(twoChunks.sentences.count) sentences, "
+        "framing differs when split at \(split): "
+            + "\(reference.sentences.count) vs \(twoChunks.sentences.count) sentences, "
             + "\(reference.statistics) vs \(twoChunks.statistics)")
     if size <= 512 {
         let byteAtATime = frame(bytes, splits: Array(0...size))

@@ -568,14 +568,16 @@ func report(_ stage: Stage, _ corpus: Corpus) {
         let perEpoch = sentences / Double(c.epochs)
         let setup = median(stage.setupAllocations)
         print(
-            "\(name): \(c.epochs) epochs (\(fixed(perEpoch, 2)) sentences/epoch), median \(fixed(ns * perEpoch, 1)) ns/epoch "
-                + "wall (min \(fixed(minNs * perEpoch, 1))), \(fixed(cpuNs * perEpoch, 1)) ns/epoch thread CPU, "
+            "\(name): \(c.epochs) epochs (\(fixed(perEpoch, 2)) sentences/epoch), "
+                + "median \(fixed(ns * perEpoch, 1)) ns/epoch wall (min \(fixed(minNs * perEpoch, 1))), "
+                + "\(fixed(cpuNs * perEpoch, 1)) ns/epoch thread CPU, "
                 + "\(fixed(allocs / Double(c.epochs), 4)) allocations/epoch after setup (\(fixed(allocs, 0)) per run; "
                 + "setup \(fixed(setup, 0)) per run), \(c.outputBytes) output bytes "
                 + "(\(fixed(Double(c.outputBytes) / Double(c.epochs), 1)) per epoch)")
         result +=
             " \(name)_epochs=\(c.epochs) \(name)_ns_per_epoch=\(fixed(ns * perEpoch, 1)) "
-            + "\(name)_min_ns_per_epoch=\(fixed(minNs * perEpoch, 1)) \(name)_cpu_ns_per_epoch=\(fixed(cpuNs * perEpoch, 1)) "
+            + "\(name)_min_ns_per_epoch=\(fixed(minNs * perEpoch, 1)) "
+            + "\(name)_cpu_ns_per_epoch=\(fixed(cpuNs * perEpoch, 1)) "
             + "\(name)_allocations_per_epoch=\(fixed(allocs / Double(c.epochs), 4)) "
             + "\(name)_allocations_per_run=\(fixed(allocs, 0)) \(name)_setup_allocations=\(fixed(setup, 0)) "
             + "\(name)_output_bytes=\(c.outputBytes) \(name)_digest=\(String(c.digest, radix: 16))"
@@ -631,7 +633,8 @@ var parser = Stage("parser", runParser)
 var pipelineStage = Stage("pipeline", runPipeline)
 let stages = options.stages
 print(
-    "stages: \(stages.sorted().joined(separator: ", ")); runs: \(options.runs) (naive: \(stages.contains("naive") ? options.naiveRuns : 0)), "
+    "stages: \(stages.sorted().joined(separator: ", ")); "
+        + "runs: \(options.runs) (naive: \(stages.contains("naive") ? options.naiveRuns : 0)), "
         + "each stage after 1 warm-up; parser and pipeline runs alternate (paired); chunk: \(options.chunk) bytes")
 if stages.contains("parser") { warmUp(&parser, corpus, chunk: options.chunk) }
 if stages.contains("pipeline") {

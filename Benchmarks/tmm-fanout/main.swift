@@ -322,7 +322,8 @@ func fixed(_ value: Double?, _ decimals: Int = 3) -> String {
     line += " window_s=\(options.window) samples=\(m.latency.samples) missing=\(m.latency.missing)"
     line += " duplicates=\(m.latency.duplicates) disconnects=\(m.latency.disconnects)"
     line +=
-        " p50_ms=\(fixed(m.latency.p50)) p99_ms=\(fixed(m.latency.p99)) max_ms=\(fixed(m.latency.max)) min_ms=\(fixed(m.latency.min))"
+        " p50_ms=\(fixed(m.latency.p50)) p99_ms=\(fixed(m.latency.p99))"
+        + " max_ms=\(fixed(m.latency.max)) min_ms=\(fixed(m.latency.min))"
     line += " cpu_pct=\(fixed(m.serverCPU, 1)) rss_kib=\(m.serverRSS) hwm_kib=\(m.serverHWM)"
     line += " gpsd_cpu_pct=\(fixed(m.gpsdCPU, 1)) gpsd_rss_kib=\(m.gpsdRSS) harness_cpu_pct=\(fixed(m.harnessCPU, 1))"
     line += " bytes_per_message=\(m.latency.bytesPerMessage) pty_overruns=\(m.overruns)"
@@ -528,7 +529,8 @@ say(
     "tmm-fanout: \(options.runs) run(s) of clients \(options.clients) x rates \(options.rates) Hz;"
         + " warm-up \(options.warmup) s, window \(options.window) s per measurement")
 say(
-    "gpsd: \(gpsdConfiguration.executable) (pid \(gpsd.pid ?? 0), port \(gpsdConfiguration.port)); pty \(pty.devicePath)"
+    "gpsd: \(gpsdConfiguration.executable) (pid \(gpsd.pid ?? 0), port \(gpsdConfiguration.port)); "
+        + "pty \(pty.devicePath)"
 )
 say("bridge: \(bridgePath ?? "not measured")")
 say("started: \(started), load \(loadAverage())")
@@ -540,7 +542,8 @@ do {
         for clients in options.clients {
             for rate in options.rates {
                 say(
-                    "== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz (at \(elapsed()), load \(loadAverage()))"
+                    "== run \(run)/\(options.runs): \(clients) clients, \(rate) Hz "
+                        + "(at \(elapsed()), load \(loadAverage()))"
                 )
                 if let baseline = try measureGPSD(clients: clients, rate: rate, run: run) { all.append(baseline) }
                 if let floor = try measureFloor(clients: clients, rate: rate, run: run) { all.append(floor) }
@@ -553,7 +556,8 @@ do {
         if options.slowClient, bridgeUsable {
             let clients = options.slowClients ?? options.clients.max() ?? 1000
             say(
-                "== run \(run)/\(options.runs): slow client: \(clients) clients + 1 that never reads, \(options.slowRate) Hz"
+                "== run \(run)/\(options.runs): slow client: \(clients) clients + 1 that never reads, "
+                    + "\(options.slowRate) Hz"
             )
             if let slow = measureSlowClient(clients: clients, rate: options.slowRate, run: run) {
                 slowRuns.append(slow)
@@ -592,7 +596,8 @@ say("p50/p99 over all (client, epoch) samples of a \(options.window) s window; C
 say("% of one core; RSS = VmRSS at the window's end (MiB), HWM = VmHWM (bridge: started fresh per measurement).")
 say("")
 say(
-    "| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % | RSS MiB | HWM MiB | gpsd CPU % | harness CPU % | p99 vs gpsd | CPU vs gpsd | p99 − floor ms |"
+    "| clients | Hz | server | p50 ms | p99 ms | max ms | missing | server CPU % "
+        + "| RSS MiB | HWM MiB | gpsd CPU % | harness CPU % | p99 vs gpsd | CPU vs gpsd | p99 − floor ms |"
 )
 say("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for clients in options.clients {
@@ -636,7 +641,8 @@ if options.wss {
     say("(client, frame) pairs delivered in it; ratio = median of the per-run wss / ws):")
     say("")
     say(
-        "| clients | Hz | ws CPU % | wss CPU % | ws µs CPU/client-frame | wss µs CPU/client-frame | wss / ws | ws p50 ms | wss p50 ms | ws p99 ms | wss p99 ms | missing ws/wss | wss HWM MiB |"
+        "| clients | Hz | ws CPU % | wss CPU % | ws µs CPU/client-frame | wss µs CPU/client-frame | wss / ws "
+            + "| ws p50 ms | wss p50 ms | ws p99 ms | wss p99 ms | missing ws/wss | wss HWM MiB |"
     )
     say("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for clients in options.clients {
@@ -652,19 +658,22 @@ if options.wss {
             }
             let wsCost = median(plain.compactMap(cpuPerClientFrame))
             let wssCost = median(secure.compactMap(cpuPerClientFrame))
+            let plainMissing = median(plain.map { Double($0.latency.missing) })
+            let secureMissing = median(secure.map { Double($0.latency.missing) })
             let cells = [
                 String(clients), String(rate),
                 fixed(median(plain.compactMap(\.serverCPU)), 1), fixed(median(secure.compactMap(\.serverCPU)), 1),
                 fixed(wsCost, 2), fixed(wssCost, 2), median(ratios).map { fixed($0, 2) + "x" } ?? "n/a",
                 fixed(median(plain.map(\.latency.p50))), fixed(median(secure.map(\.latency.p50))),
                 fixed(median(plain.map(\.latency.p99))), fixed(median(secure.map(\.latency.p99))),
-                "\(fixed(median(plain.map { Double($0.latency.missing) }), 0))/\(fixed(median(secure.map { Double($0.latency.missing) }), 0))",
+                "\(fixed(plainMissing, 0))/\(fixed(secureMissing, 0))",
                 fixed(median(secure.map { Double($0.serverHWM) / 1024 }), 1),
             ]
             say("| " + cells.joined(separator: " | ") + " |")
             say(
                 "RESULT fanout_wss clients=\(clients) rate_hz=\(rate) ws_us_per_client_frame=\(fixed(wsCost, 2))"
-                    + " wss_us_per_client_frame=\(fixed(wssCost, 2)) ratio=\(median(ratios).map { fixed($0, 2) } ?? "nan")"
+                    + " wss_us_per_client_frame=\(fixed(wssCost, 2))"
+                    + " ratio=\(median(ratios).map { fixed($0, 2) } ?? "nan")"
             )
         }
     }
@@ -676,7 +685,8 @@ if !slowRuns.isEmpty {
     say("")
     say("Slow client (\(clients) clients + 1 that never reads, SO_RCVBUF 4096, \(rate) Hz):")
     say(
-        "| run | others' p99 ms | without it (same run) | missing | bridge CPU % | HWM MiB | closed by bridge | after s | close code | frames it got | server send queue max |"
+        "| run | others' p99 ms | without it (same run) | missing | bridge CPU % "
+            + "| HWM MiB | closed by bridge | after s | close code | frames it got | server send queue max |"
     )
     say("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
     for slow in slowRuns {
@@ -703,7 +713,8 @@ if let p99 = medianOf("bridge", targetClients, targetRate, { $0.latency.p99 }),
         "target: \(targetClients) clients at \(targetRate) Hz with p99 <= 5 ms and under half a core:"
             + " \(met ? "MET" : "NOT MET") (median p99 \(fixed(p99)) ms, CPU \(fixed(cpu, 1)) %)")
     say(
-        "RESULT fanout_target clients=\(targetClients) rate_hz=\(targetRate) p99_ms=\(fixed(p99)) cpu_pct=\(fixed(cpu, 1)) met=\(met ? "yes" : "no")"
+        "RESULT fanout_target clients=\(targetClients) rate_hz=\(targetRate) p99_ms=\(fixed(p99))"
+            + " cpu_pct=\(fixed(cpu, 1)) met=\(met ? "yes" : "no")"
     )
 } else {
     say("target: \(targetClients) clients at \(targetRate) Hz with p99 <= 5 ms and under half a core: not measured")

@@ -337,7 +337,8 @@ for pair in pairs where options.pairs.contains(pair.key) {
         for i in stages.indices {
             let c = measured(stages[i].name, stages[i].state, options.passes)
             print(
-                "RESULT \(pair.key)_\(stages[i].name)_measured_epochs=\(c.epochs) \(pair.key)_\(stages[i].name)_reports=\(c.reports)"
+                "RESULT \(pair.key)_\(stages[i].name)_measured_epochs=\(c.epochs) "
+                    + "\(pair.key)_\(stages[i].name)_reports=\(c.reports)"
             )
         }
         continue
@@ -368,14 +369,17 @@ for pair in pairs where options.pairs.contains(pair.key) {
     for stage in stages {
         let c = reference[stage.name]!
         print(
-            "  \(stage.name): \(c.epochs / options.passes) epochs per pass, median \(fixed(median(stage.wall), 1)) ns/epoch wall "
-                + "(min \(fixed(stage.wall.min()!, 1))), \(fixed(median(stage.cpu), 1)) ns/epoch thread CPU, "
-                + "\(fixed(median(stage.allocations), 4)) allocations/epoch, \(c.reports / options.passes) reports per pass, "
+            "  \(stage.name): \(c.epochs / options.passes) epochs per pass, "
+                + "median \(fixed(median(stage.wall), 1)) ns/epoch wall (min \(fixed(stage.wall.min()!, 1))), "
+                + "\(fixed(median(stage.cpu), 1)) ns/epoch thread CPU, "
+                + "\(fixed(median(stage.allocations), 4)) allocations/epoch, "
+                + "\(c.reports / options.passes) reports per pass, "
                 + "digest \(String(c.digest, radix: 16))")
         let key = "\(pair.key)_\(stage.name)"
         result +=
             " \(key)_epochs_per_pass=\(c.epochs / options.passes) \(key)_ns_per_epoch=\(fixed(median(stage.wall), 1))"
-            + " \(key)_min_ns_per_epoch=\(fixed(stage.wall.min()!, 1)) \(key)_cpu_ns_per_epoch=\(fixed(median(stage.cpu), 1))"
+            + " \(key)_min_ns_per_epoch=\(fixed(stage.wall.min()!, 1))"
+            + " \(key)_cpu_ns_per_epoch=\(fixed(median(stage.cpu), 1))"
             + " \(key)_allocations_per_epoch=\(fixed(median(stage.allocations), 4))"
     }
     if let n = stages.firstIndex(where: { $0.name == "nmea" }), let j = stages.firstIndex(where: { $0.name == "json" })
@@ -386,7 +390,8 @@ for pair in pairs where options.pairs.contains(pair.key) {
             "  json / nmea per epoch: median of \(options.runs) per-run ratios \(fixed(median(wallRatios), 3))x wall, "
                 + "\(fixed(median(ratios), 3))x thread CPU")
         result +=
-            " \(pair.key)_json_nmea_ratio=\(fixed(median(wallRatios), 3)) \(pair.key)_json_nmea_cpu_ratio=\(fixed(median(ratios), 3))"
+            " \(pair.key)_json_nmea_ratio=\(fixed(median(wallRatios), 3))"
+            + " \(pair.key)_json_nmea_cpu_ratio=\(fixed(median(ratios), 3))"
     }
     print(result)
 }

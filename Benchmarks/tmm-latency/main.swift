@@ -156,11 +156,14 @@ print("sentences: \(n) (\(epochCount) epochs at \(rate) Hz, 3 sentences each)")
 print("| path | median ms | p90 ms | p99 ms |")
 print("|---|---|---|---|")
 print(
-    "| pty → gpsd → plain client (baseline) | \(format(median(gpsdDelivery))) | \(format(percentile(gpsdDelivery, 0.9))) | \(format(percentile(gpsdDelivery, 0.99))) |"
+    "| pty → gpsd → plain client (baseline) | \(format(median(gpsdDelivery))) | "
+        + "\(format(percentile(gpsdDelivery, 0.9))) | \(format(percentile(gpsdDelivery, 0.99))) |"
 )
 print(
-    "| pty → gpsd → bridge, parsed | \(format(median(bridgeDelivery))) | \(format(percentile(bridgeDelivery, 0.9))) | \(format(percentile(bridgeDelivery, 0.99))) |"
+    "| pty → gpsd → bridge, parsed | \(format(median(bridgeDelivery))) | "
+        + "\(format(percentile(bridgeDelivery, 0.9))) | \(format(percentile(bridgeDelivery, 0.99))) |"
 )
 print(
-    "| bridge's own share (per sentence, bridge − baseline) | \(format(median(share))) | \(format(percentile(share, 0.9))) | \(format(percentile(share, 0.99))) |"
+    "| bridge's own share (per sentence, bridge − baseline) | \(format(median(share))) | "
+        + "\(format(percentile(share, 0.9))) | \(format(percentile(share, 0.99))) |"
 )

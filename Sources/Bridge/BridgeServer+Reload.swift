@@ -96,7 +96,8 @@ extension BridgeServer {
         switch configuration.allowedOrigins {
         case .any: "allowed-origins: * (any web page)"
         case .only(let origins):
-            "allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " ")) (other web origins get 403)"
+            "allowed-origins: \(origins.map(\.serialization).sorted().joined(separator: " "))"
+                + " (other web origins get 403)"
         }
     }
 

@@ -162,7 +162,9 @@ public final class BridgeServer {
             handshakeMemory: configuration.limits.tlsHandshakeMemory)
         if admission.maxConnections < configuration.limits.maxConnections {
             log.warning(
-                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit is \(openFiles ?? 0) (raise it, e.g. LimitNOFILE= in the unit, to serve more)"
+                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): "
+                    + "the open-file limit is \(openFiles ?? 0) "
+                    + "(raise it, e.g. LimitNOFILE= in the unit, to serve more)"
             )
         }
 

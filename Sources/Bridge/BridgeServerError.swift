@@ -46,7 +46,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .stateDirectory(let path, let reason): "state directory \(path): \(reason)"
         case .ports(let error): error.description
         case .alreadyRunning(let path):
-            "another tmm-bridge is running: its control socket \(path) answers (stop it, or give this one its own runtime-dir)"
+            "another tmm-bridge is running: its control socket \(path) answers "
+                + "(stop it, or give this one its own runtime-dir)"
         case .runtimeDirectory(let error): "runtime directory: \(error)"
         case .controlSocket(let path, let error): "cannot open the control socket \(path): \(error)"
         case .accessCodeWorker(let error): "cannot start the access-code worker: \(error)"

@@ -15,8 +15,8 @@ extension ControlProtocol {
             "OPEN \(url)\n", socketPath: socketPath, limit: maximumLineLength,
             timeoutMilliseconds: timeoutMilliseconds
         ) { _ in
-            "cannot reach the daemon at \(socketPath): no tmm-bridge daemon is running there (start it: tmm-bridge run, "
-                + "or systemctl start tmm-bridge)"
+            "cannot reach the daemon at \(socketPath): no tmm-bridge daemon is running there "
+                + "(start it: tmm-bridge run, or systemctl start tmm-bridge)"
         }
     }
 
@@ -31,7 +31,8 @@ extension ControlProtocol {
             "STATUS\n", socketPath: socketPath, limit: maximumStatusReplyLength,
             timeoutMilliseconds: timeoutMilliseconds
         ) { error in
-            "no tmm-bridge daemon answers on \(socketPath): \(error) (start it: tmm-bridge run, or systemctl start tmm-bridge; "
+            "no tmm-bridge daemon answers on \(socketPath): \(error) "
+                + "(start it: tmm-bridge run, or systemctl start tmm-bridge; "
                 + "a daemon with another runtime directory: --runtime-dir DIR)"
         }
         switch reply {
@@ -136,8 +137,9 @@ extension ControlProtocol {
         }
         throw ControlFailure(
             message: "refusing the daemon at \(socketPath): it runs as uid \(peer), which is neither this user "
-                + "(uid \(CurrentProcess.userID)), root, nor the owner of a directory only root could have created; another user may have "
-                + "placed that socket (give the daemon's own socket with --control or --runtime-dir)")
+                + "(uid \(CurrentProcess.userID)), root, nor the owner of a directory only root could have created; "
+                + "another user may have placed that socket "
+                + "(give the daemon's own socket with --control or --runtime-dir)")
     }
 
     /// `path` without its last component ("/" for a top-level name, "." for a bare name).

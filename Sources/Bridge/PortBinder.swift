@@ -106,7 +106,8 @@ public enum PortBindingError: ExitStatusError, Sendable {
         switch self {
         case .badPortPlan(let reason): reason
         case .noFreePort(let server, let fallbackStart):
-            "no free port for \(server.registrationKey): \(server.defaultPort) and every port from \(fallbackStart) up are taken"
+            "no free port for \(server.registrationKey): \(server.defaultPort) "
+                + "and every port from \(fallbackStart) up are taken"
         case .cannotListen(let error): "cannot listen: \(error)"
         }
     }

@@ -282,16 +282,31 @@ public struct AccessCodeV2Verifier {
             switch self {
             case .code(let refusal): refusal.description
             case .replayed:
-                "this code was used before: over http each Access Code V2 is single-use, on http and https (make a new one per request, or use https and reuse it there)"
+                """
+                this code was used before: over http each Access Code V2 is single-use, on http and https \
+                (make a new one per request, or use https and reuse it there)
+                """
             case .notAllowed(let id): "\(id.logName) is not allowed to register here (registration policy)"
             case .peerHoldsItsShare(let peer, let limit):
-                "\(peer) holds \(limit) live Access Code V2 codes, as many as one client may: reuse a code over https, or wait until older ones expire (an hour after their time)"
+                """
+                \(peer) holds \(limit) live Access Code V2 codes, as many as one client may: reuse a code over https, \
+                or wait until older ones expire (an hour after their time)
+                """
             case .applicationHoldsItsShare(let id, let limit):
-                "\(id.logName) has \(limit) live Access Code V2 codes, as many as one application may: reuse a code over https, or wait until older ones expire (an hour after their time)"
+                """
+                \(id.logName) has \(limit) live Access Code V2 codes, as many as one application may: \
+                reuse a code over https, or wait until older ones expire (an hour after their time)
+                """
             case .peerDecryptionsSpent(let peer, let perSecond):
-                "too many new Access Code V2 codes from \(peer) (at most \(perSecond) a second): try again in a second, or reuse a code over https"
+                """
+                too many new Access Code V2 codes from \(peer) (at most \(perSecond) a second): \
+                try again in a second, or reuse a code over https
+                """
             case .decryptionsSpent(let perSecond):
-                "too many new Access Code V2 codes from all clients (at most \(perSecond) a second): try again in a second"
+                """
+                too many new Access Code V2 codes from all clients (at most \(perSecond) a second): \
+                try again in a second
+                """
             }
         }
 

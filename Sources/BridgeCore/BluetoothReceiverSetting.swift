@@ -26,7 +26,9 @@ public struct BluetoothReceiverSetting: Sendable, Equatable {
         guard let address = try? BluetoothAddress(parsing: first) else {
             throw ConfigurationError(
                 message:
-                    "bluetooth: '\(first)' is not a Bluetooth address: six pairs of hexadecimal digits separated by ':' (00:07:80:AB:CD:EF), as bluetoothctl shows it"
+                    "bluetooth: '\(first)' is not a Bluetooth address: "
+                    + "six pairs of hexadecimal digits separated by ':' "
+                    + "(00:07:80:AB:CD:EF), as bluetoothctl shows it"
             )
         }
         self.init(address: address)

@@ -212,7 +212,8 @@ extension BridgeConfiguration {
         },
         option(
             "allowed-origins", "ORIGINS",
-            "* (default: any web page) or the origins whose pages may connect, e.g. https://app.example (comma- or space-separated, repeatable)",
+            "* (default: any web page) or the origins whose pages may connect, e.g. https://app.example "
+                + "(comma- or space-separated, repeatable)",
             repeatable: true
         ) { c, v throws(ConfigurationError) in try c.addAllowedOrigins(v) },
         option("state-dir", "DIR", "where registered applications are kept (default /var/lib/tmm-bridge for root)") {
@@ -220,7 +221,8 @@ extension BridgeConfiguration {
         },
         option(
             "tls-certificate", "FILE",
-            "the secure ports' certificate chain, PEM (default: a certificate from a local CA made in the state directory; see docs/tls.md)"
+            "the secure ports' certificate chain, PEM (default: "
+                + "a certificate from a local CA made in the state directory; see docs/tls.md)"
         ) {
             c, v throws(ConfigurationError) in c.tlsCertificate = try path(v, "tls-certificate")
         },
@@ -237,12 +239,14 @@ extension BridgeConfiguration {
         ) { c, v throws(ConfigurationError) in c.devices.append(try path(v, "device")) },
         option(
             "prefer", "PATH|SERIAL",
-            "serve this receiver when it delivers, by device path or serial number (comma- or space-separated, repeatable, first wins)",
+            "serve this receiver when it delivers, by device path or serial number "
+                + "(comma- or space-separated, repeatable, first wins)",
             repeatable: true
         ) { c, v throws(ConfigurationError) in try c.addPreferredReceivers(v) },
         option(
             "bluetooth", "ADDRESS [channel N] [rfcomm N]",
-            "a paired Bluetooth receiver to bind to /dev/rfcommN and re-bind when its tty goes (repeatable; channel 1 and the lowest free N by default)",
+            "a paired Bluetooth receiver to bind to /dev/rfcommN and re-bind when its tty goes "
+                + "(repeatable; channel 1 and the lowest free N by default)",
             repeatable: true
         ) { c, v throws(ConfigurationError) in
             c.bluetoothReceivers.append(try BluetoothReceiverSetting(parsing: v))
@@ -413,7 +417,8 @@ extension BridgeConfiguration {
         if limits.queueHardLimit < limits.queueSoftLimit {
             throw ConfigurationError(
                 message:
-                    "ws-queue-hard-limit (\(limits.queueHardLimit)) must not be below ws-queue-soft-limit (\(limits.queueSoftLimit))"
+                    "ws-queue-hard-limit (\(limits.queueHardLimit)) "
+                    + "must not be below ws-queue-soft-limit (\(limits.queueSoftLimit))"
             )
         }
     }

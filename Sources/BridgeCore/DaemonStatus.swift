@@ -308,7 +308,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             return .failure(
                 ControlFailure(
                     message:
-                        "the daemon's status is version \(status.formatVersion), newer than this tmm-bridge reads (\(formatVersion)): use the daemon's own tmm-bridge"
+                        "the daemon's status is version \(status.formatVersion), "
+                        + "newer than this tmm-bridge reads (\(formatVersion)): use the daemon's own tmm-bridge"
                 ))
         }
         return .success(status)

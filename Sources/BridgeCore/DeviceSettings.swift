@@ -185,7 +185,8 @@ extension AntennaSettings {
                 return .failure(
                     .init(
                         message:
-                            "measuredHeight must be a number of metres from \(Int(Self.heightRange.lowerBound)) to \(Int(Self.heightRange.upperBound))"
+                            "measuredHeight must be a number of metres "
+                            + "from \(Int(Self.heightRange.lowerBound)) to \(Int(Self.heightRange.upperBound))"
                     ))
             }
             settings.measuredHeight = height
@@ -209,8 +210,10 @@ extension AntennaSettings {
 }
 
 extension CorrectionSettings {
-    static let expected =
-        #"expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
+    static let expected = #"""
+        expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", \#
+        "ntripMountPoint", "ntripUserName", "ntripPassword"}
+        """#
 
     /// These settings with what `members` sets (the documented keys, any case; `null` clears a
     /// text or the port); members not given keep their value, unknown members are ignored.
@@ -255,7 +258,8 @@ extension CorrectionSettings {
                 return .failure(
                     .init(
                         message:
-                            "\(name) must be a string of at most \(Self.maximumTextLength) bytes without control or bidirectional formatting characters, or null"
+                            "\(name) must be a string of at most \(Self.maximumTextLength) bytes "
+                            + "without control or bidirectional formatting characters, or null"
                     ))
             }
             known = true

@@ -384,7 +384,10 @@ public struct HTTPExchange {
     ) -> Authentication {
         guard let header else {
             return .refused(
-                "missing Authorization header: send 'Authorization: AccessCodeV2 <code>' (GET /api/v1/publicKey gives the key) or 'Basic <Access Code V1>' after registering the application"
+                """
+                missing Authorization header: send 'Authorization: AccessCodeV2 <code>' \
+                (GET /api/v1/publicKey gives the key) or 'Basic <Access Code V1>' after registering the application
+                """
             )
         }
         if AccessCodeV2.isAccessCodeV2(headerValue: header) {
@@ -402,7 +405,10 @@ public struct HTTPExchange {
         }
         guard let id = host.verifyAccessCode(headerValue: header) else {
             return .refused(
-                "the access code matches no registered application for the current time (check the application is registered and the clock)"
+                """
+                the access code matches no registered application for the current time \
+                (check the application is registered and the clock)
+                """
             )
         }
         actions.append(.authenticated(id))
@@ -524,8 +530,10 @@ public struct HTTPExchange {
         if channel != .locationV1 && !host.isLocationV2Unlocked {
             respondError(
                 .unauthorized,
-                message:
-                    "the LocationV2 stream is locked: register the application (tmmregister) or make an authenticated REST call first",
+                message: """
+                    the LocationV2 stream is locked: register the application (tmmregister) \
+                    or make an authenticated REST call first
+                    """,
                 keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
             return nil
         }

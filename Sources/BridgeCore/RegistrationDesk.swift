@@ -132,7 +132,8 @@ public struct RegistrationDesk {
             } else {
                 actions.append(
                     .log(
-                        "registration of \(id.logName) refused: \(result.rawValue) (registration policy \(mode.rawValue))"
+                        "registration of \(id.logName) refused: \(result.rawValue) "
+                            + "(registration policy \(mode.rawValue))"
                     ))
             }
             actions.append(.publish(.registration(result: result)))
@@ -195,7 +196,11 @@ public struct RegistrationDesk {
         if registered + pending.count >= limit {
             actions.append(
                 .log(
-                    "\(id.logName) not registered by its Access Code V2: codes register at most \(limit) applications of max-registered-apps \(maximum), the rest is kept for the control socket (register it with tmm-bridge open)",
+                    """
+                    \(id.logName) not registered by its Access Code V2: codes register at most \(limit) applications \
+                    of max-registered-apps \(maximum), the rest is kept for the control socket \
+                    (register it with tmm-bridge open)
+                    """,
                     key: "not registered by its Access Code V2: limit"))
             return
         }
@@ -203,7 +208,10 @@ public struct RegistrationDesk {
             let seconds = autoRegistrations.refillInterval / 1_000_000_000
             actions.append(
                 .log(
-                    "\(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.burst) applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)",
+                    """
+                    \(id.logName) not registered by its Access Code V2 yet: codes register \(autoRegistrations.burst) \
+                    applications at once, then one every \(seconds) s (a later code registers it, or tmm-bridge open)
+                    """,
                     key: "not registered by its Access Code V2: rate"))
             return
         }

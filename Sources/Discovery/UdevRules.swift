@@ -83,12 +83,14 @@ public enum UdevRules {
         "",
         "LABEL=\"\(receiverLabel)\"",
         "TAG+=\"\(tag)\", GROUP=\"dialout\", TAG+=\"systemd\", ENV{SYSTEMD_WANTS}+=\"tmm-bridge.service\"",
-        "KERNEL==\"rfcomm[0-9]*\", ATTR{address}==\"?*\", SYMLINK+=\"\(linkFolder)/bluetooth-$attr{address}\", GOTO=\"\(endLabel)\"",
+        "KERNEL==\"rfcomm[0-9]*\", ATTR{address}==\"?*\", "
+            + "SYMLINK+=\"\(linkFolder)/bluetooth-$attr{address}\", GOTO=\"\(endLabel)\"",
         "ENV{ID_BUS}!=\"usb\", GOTO=\"\(endLabel)\"",
         "# Link names only from the ASCII udev allows: a USB device chooses its vendor and serial strings,",
         "# and udev keeps any valid UTF-8 in them (bidirectional overrides too, which make a link read as another).",
         "ENV{TMM_BRIDGE_VENDOR}==\"\(unsafeNamePattern)\", ENV{TMM_BRIDGE_VENDOR}=\"usb-$env{ID_VENDOR_ID}\"",
-        "ENV{ID_SERIAL_SHORT}==\"?*\", ENV{ID_SERIAL_SHORT}!=\"\(unsafeNamePattern)\", ENV{ID_USB_INTERFACE_NUM}==\"?*\", "
+        "ENV{ID_SERIAL_SHORT}==\"?*\", ENV{ID_SERIAL_SHORT}!=\"\(unsafeNamePattern)\", "
+            + "ENV{ID_USB_INTERFACE_NUM}==\"?*\", "
             + "SYMLINK+=\"\(linkFolder)/$env{TMM_BRIDGE_VENDOR}-$env{ID_SERIAL_SHORT}-if$env{ID_USB_INTERFACE_NUM}\", "
             + "GOTO=\"\(endLabel)\"",
         "ENV{ID_PATH}==\"?*\", SYMLINK+=\"\(linkFolder)/$env{TMM_BRIDGE_VENDOR}-$env{ID_PATH}\"",

@@ -176,7 +176,8 @@ public final class GPSDSession: Sendable {
                 if !everConnected && reportedFailure != error.description {
                     reportedFailure = error.description
                     log.warning(
-                        "\(configuration.logPrefix)gpsd at \(configuration.host):\(configuration.port): \(error); retrying"
+                        "\(configuration.logPrefix)gpsd at \(configuration.host):\(configuration.port): "
+                            + "\(error); retrying"
                     )
                     consumer.event(.unreachable(error.description), now: monotonicNanoseconds())
                 }
@@ -233,8 +234,8 @@ public final class GPSDSession: Sendable {
             guard !relayedReported else { return }
             relayedReported = true
             log.warning(
-                "\(configuration.logPrefix)gpsd passed on a \(what) it did not send (a receiver speaking gpsd's JSON?): "
-                    + "ignored, as is every such line on this connection")
+                "\(configuration.logPrefix)gpsd passed on a \(what) it did not send "
+                    + "(a receiver speaking gpsd's JSON?): ignored, as is every such line on this connection")
         }
         while !stopping {
             let ready: Bool

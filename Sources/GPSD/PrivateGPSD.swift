@@ -214,7 +214,8 @@ public final class PrivateGPSD: Sendable {
                 supervision.user = user
             } else {
                 log.warning(
-                    "no 'gpsd' user: the private gpsd runs as root and drops to its own choice, which clears its parent-death signal"
+                    "no 'gpsd' user: the private gpsd runs as root "
+                        + "and drops to its own choice, which clears its parent-death signal"
                 )
             }
         }

@@ -136,7 +136,8 @@ public enum HTTPOriginError: Error, Sendable, Equatable, CustomStringConvertible
         case .fileScheme: "file:// pages send Origin: null (list null to allow every local file)"
         case .emptyHost: "the host is missing"
         case .invalidHost:
-            "the host may hold only ASCII letters, digits, '-', '.', '_' and '~' (an international name in its xn-- form), or be an IPv6 address in brackets"
+            "the host may hold only ASCII letters, digits, '-', '.', '_' and '~' "
+                + "(an international name in its xn-- form), or be an IPv6 address in brackets"
         case .invalidPort: "the port must be a number 1-65535 without leading zeros"
         }
     }

@@ -14,10 +14,11 @@ import TMMProtocol
 //
 // Everything here runs on the caller's thread except the gpsd, udev and replay threads, which
 // talk to it only through the inboxes (the gpsd thread decodes NMEA with `GPSDEpochConsumer` and
-// posts epochs and gpsd's events; the state they amount to is kept here alone, in `tracker`), and gpsd control commands (`+/dev/x`, `-/dev/x`), which
-// run on the `gpsd-control` worker: each one connects to gpsd's control socket and waits for
-// its answer (gpsd takes ~0.2 s to open a tty, and up to the 3 s timeout when it hangs), so the
-// caller's loop only queues them and hears how they went through `controlResults`.
+// posts epochs and gpsd's events; the state they amount to is kept here alone, in `tracker`), and
+// gpsd control commands (`+/dev/x`, `-/dev/x`), which run on the `gpsd-control` worker: each one
+// connects to gpsd's control socket and waits for its answer (gpsd takes ~0.2 s to open a tty, and
+// up to the 3 s timeout when it hangs), so the caller's loop only queues them and hears how they
+// went through `controlResults`.
 
 /// What a gpsd control command run on the worker reports back.
 enum GPSDControlResult: Sendable {
@@ -40,7 +41,8 @@ public enum ReceiverControlError: Error, Sendable, Equatable, CustomStringConver
         switch self {
         case .noReceiver: "no receiver is configured: plug one in or start tmm-bridge with --device PATH"
         case .notManaged:
-            "this bridge cannot connect or disconnect receivers: gpsd's control socket is not available to it (configure gpsd-control)"
+            "this bridge cannot connect or disconnect receivers: "
+                + "gpsd's control socket is not available to it (configure gpsd-control)"
         case .gpsdFailed(let reason): "gpsd did not accept the change: \(reason)"
         }
     }
@@ -231,7 +233,8 @@ public final class ReceiverInput {
                 self.replayer = replayer
                 devices.append(replayer.devicePath)
                 log(
-                    "replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms into \(replayer.devicePath)"
+                    "replaying \(capture.epochs.count) epochs every \(capture.period / 1_000_000) ms "
+                        + "into \(replayer.devicePath)"
                 )
             } catch {
                 throw .replayPseudoterminal(error)
@@ -669,8 +672,9 @@ public final class ReceiverInput {
                 if let receiver, let serial = receiver.serialNumber, !twins.isEmpty {
                     log(
                         "\(id) \(receiver.path) and " + twins.map { "\($0.id) \($0.path)" }.joined(separator: ", ")
-                            + " claim the same vendor and serial number \(serial): a /dev/\(UdevRules.linkFolder) link by serial"
-                            + " and prefer = \(serial) cannot tell them apart; name them by port (/dev/serial/by-path/...)",
+                            + " claim the same vendor and serial number \(serial):"
+                            + " a /dev/\(UdevRules.linkFolder) link by serial and prefer = \(serial)"
+                            + " cannot tell them apart; name them by port (/dev/serial/by-path/...)",
                         level: .warning)
                 }
             case .disconnected(let id):
@@ -722,7 +726,8 @@ public enum ReceiverInputError: ExitStatusError, Sendable {
         case .privateGPSD(let error): "a private gpsd could not start: \(error)"
         case .gpsdThread(let error): "cannot start the gpsd thread: \(error)"
         case .untrustedGPSD(let host, let port, let verdict):
-            "refusing the configured gpsd at \(host):\(port): \(verdict). Stop whatever listens there or configure the gpsd that should be read"
+            "refusing the configured gpsd at \(host):\(port): \(verdict). "
+                + "Stop whatever listens there or configure the gpsd that should be read"
         }
     }
 }

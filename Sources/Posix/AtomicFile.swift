@@ -177,8 +177,10 @@ public struct FileTrust: Sendable, Equatable {
             throw AtomicFile.Failure(
                 operation: "read", path: path, errno: Errno(rawValue: EPERM),
                 reason:
-                    "it belongs to \(describeUser(info.st_uid)), not to this user (uid \(owners.first ?? geteuid()))\(accepted); "
-                    + "another user put it there: remove it, and look at what else is in \(AtomicFile.directoryName(path))",
+                    "it belongs to \(describeUser(info.st_uid)), "
+                    + "not to this user (uid \(owners.first ?? geteuid()))\(accepted); "
+                    + "another user put it there: remove it, "
+                    + "and look at what else is in \(AtomicFile.directoryName(path))",
                 untrusted: true)
         }
         let permissions = info.st_mode & 0o777

@@ -23,8 +23,8 @@ public final class ChildProcess: Sendable {
     /// Starts `executable` with `arguments` (argv[1...]); standard input is /dev/null, standard
     /// output and error go to `logDescriptor` (or are inherited when nil). No other descriptor is
     /// inherited, whether or not it is close-on-exec (a library's, a test's): the child sees 0, 1
-    /// and 2, and `passing[i]` as descriptor 3 + i (`childDescriptor(forPassed:)`). Signal mask and SIGPIPE are reset to the defaults, and the child leads a process
-    /// group of its own.
+    /// and 2, and `passing[i]` as descriptor 3 + i (`childDescriptor(forPassed:)`). Signal mask and
+    /// SIGPIPE are reset to the defaults, and the child leads a process group of its own.
     public init(
         executable: String, arguments: [String], logDescriptor: CInt? = nil, passing: [CInt] = []
     )

@@ -247,7 +247,8 @@ public enum LocationV2: LocationMessage {
     /// The constants, the antenna height and `,"satelliteView":`.
     static let constantsLength = runLength(constants, Runs.satelliteView) + JSONWriter.maximumNumberLength
 
-    /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes every field at its widest.
+    /// `{"latitude":` to the bearing: its runs and five numbers. The widest-message test writes
+    /// every field at its widest.
     static let headLength =
         runLength(Runs.latitude, Runs.longitude, Runs.altitude, Runs.speed, Runs.bearing)
         + 5 * JSONWriter.maximumNumberLength

@@ -2,8 +2,9 @@ import ByteCoding
 
 /// Percent-encoding for URL query values (RFC 3986 §2.1), pure Swift.
 public enum PercentEncoding {
-    /// `text` with every byte outside RFC 3986's unreserved set (`A-Z a-z 0-9 - . _ ~`) written as `%XX` (upper-case hex): a space
-    /// is `%20`, never `+`, so both `HttpUtility.ParseQueryString` and RFC 3986 decoders read it back.
+    /// `text` with every byte outside RFC 3986's unreserved set (`A-Z a-z 0-9 - . _ ~`) written as
+    /// `%XX` (upper-case hex): a space is `%20`, never `+`, so both `HttpUtility.ParseQueryString`
+    /// and RFC 3986 decoders read it back.
     public static func encode(_ text: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)

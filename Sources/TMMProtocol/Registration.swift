@@ -131,7 +131,8 @@ public enum RegistrationError: Error, Sendable, Equatable, CustomStringConvertib
         case .returnURLInvalidCharacters(let url):
             "return URL \"\(url)\" contains spaces, control or non-ASCII characters"
         case .returnURLSchemeRefused(let scheme, let url):
-            "return URL \"\(url)\" is refused: \"\(scheme):\" is not an app's scheme (expected the app's own scheme, e.g. myapp://response, or http(s) for a web app)"
+            "return URL \"\(url)\" is refused: \"\(scheme):\" is not an app's scheme "
+                + "(expected the app's own scheme, e.g. myapp://response, or http(s) for a web app)"
         }
     }
 }
@@ -417,6 +418,7 @@ public enum RegistrationURL {
 
     /// Why a request without a user interface behind it is refused, for the app to show.
     public static func unsupportedMessage(_ name: String) -> String {
-        "\(name) is not supported by tmm-bridge (a Linux bridge without TMM's screens); only tmmRegister and tmmSocketServerPort are"
+        "\(name) is not supported by tmm-bridge (a Linux bridge without TMM's screens); "
+            + "only tmmRegister and tmmSocketServerPort are"
     }
 }

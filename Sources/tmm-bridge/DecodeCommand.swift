@@ -227,7 +227,8 @@ struct DecodeSession {
         if lines.refused + lines.overlong + lines.sentences > 0 {
             Output.error(
                 "tmm-bridge decode: \(name): \(epochs) epochs from \(fixes.fixes) TPV reports; dropped "
-                    + "\(lines.refused) lines that are not gpsd JSON, \(lines.overlong) over \(GPSDCaptureReader.maximumLineLength) bytes, "
+                    + "\(lines.refused) lines that are not gpsd JSON, "
+                    + "\(lines.overlong) over \(GPSDCaptureReader.maximumLineLength) bytes, "
                     + "\(lines.sentences) NMEA sentences (gpsd's JSON is read, not its NMEA)\n")
         }
         guard epochs > 0 else {

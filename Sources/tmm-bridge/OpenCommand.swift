@@ -76,7 +76,8 @@ struct OpenCommand: Equatable {
             // Only ever the app's own return URL: whatever the daemon says, nothing else is opened.
             guard replyURL.hasPrefix(request.returnURL + "?") || replyURL.hasPrefix(request.returnURL + "&") else {
                 log(
-                    "the daemon's reply does not go to the request's return URL \(request.returnURL); not opened: \(replyURL.prefix(200))",
+                    "the daemon's reply does not go to the request's return URL \(request.returnURL); "
+                        + "not opened: \(replyURL.prefix(200))",
                     level: .error)
                 return ExitCode.failure
             }

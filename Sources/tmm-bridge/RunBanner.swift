@@ -16,14 +16,18 @@ enum RunBanner {
         var lines = [
             "tmm-bridge serves TMM clients (Ctrl-C stops it):",
             "  WebSocket V1  ws://\(host):\(ports.location)/             wss://\(host):\(ports.locationSecure)/",
-            "  REST          http://\(host):\(ports.api)/api/v1/tmmInfo   https://\(host):\(ports.apiSecure)/api/v1/tmmInfo",
-            "  WebSocket V2  ws://\(host):\(ports.locationV2)/locationV2   wss://\(host):\(ports.locationV2Secure)/locationV2",
+            "  REST          http://\(host):\(ports.api)/api/v1/tmmInfo   "
+                + "https://\(host):\(ports.apiSecure)/api/v1/tmmInfo",
+            "  WebSocket V2  ws://\(host):\(ports.locationV2)/locationV2   "
+                + "wss://\(host):\(ports.locationV2Secure)/locationV2",
             "Try it from another terminal:",
             "  \(program) status\(runtime)",
         ]
         if configuration.registration == .open {
             lines.append(
-                "  \(program) open \"tmmregister://?$(printf '{\"application_id\":\"12345678-1234-1234-1234-123456789abc\",\"returl\":\"myapp://r\"}' | base64 -w0)\" --print\(runtime)"
+                "  \(program) open \"tmmregister://?$(printf "
+                    + "'{\"application_id\":\"12345678-1234-1234-1234-123456789abc\",\"returl\":\"myapp://r\"}' "
+                    + "| base64 -w0)\" --print\(runtime)"
             )
         }
         lines += [

@@ -171,7 +171,8 @@ struct RunCommand: Equatable {
         let descriptors = raiseOpenFileLimit()
         if descriptors < 2 * configuration.limits.maxConnections {
             log(
-                "note: the open-file limit is \(descriptors); max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)",
+                "note: the open-file limit is \(descriptors); "
+                    + "max-connections \(configuration.limits.maxConnections) needs more (LimitNOFILE=)",
                 level: .warning)
         }
 
@@ -294,12 +295,14 @@ struct RunCommand: Equatable {
             case .privilegeDrop(let user, let group, let reason):
                 "cannot drop privileges to user \(user) group \(group): \(reason)"
             case .unwritableDirectory(let kind, let path, let user, let uid, let error):
-                "\(kind) directory \(path) is not writable by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
-                    + "it must be able to enter every parent directory (x) and write this one, on a file system mounted "
-                    + "read-write; fix them, or set \(kind)-dir to a directory of its own"
+                "\(kind) directory \(path) is not writable by user \(user) (uid \(uid)) "
+                    + "after the privilege drop (\(error)): it must be able to enter every parent directory (x) "
+                    + "and write this one, on a file system mounted read-write; "
+                    + "fix them, or set \(kind)-dir to a directory of its own"
             case .unusableGPSDControl(let path, let user, let uid, let error):
-                "gpsd's control socket \(path) cannot be written by user \(user) (uid \(uid)) after the privilege drop (\(error)): "
-                    + "receivers could not be handed to gpsd; give the user write access (gpsd's -G option, or its group), "
+                "gpsd's control socket \(path) cannot be written by user \(user) (uid \(uid)) "
+                    + "after the privilege drop (\(error)): receivers could not be handed to gpsd; "
+                    + "give the user write access (gpsd's -G option, or its group), "
                     + "or leave out gpsd-control to use the bridge's own gpsd"
             }
         }
@@ -415,7 +418,8 @@ struct RunCommand: Equatable {
         let bluetooth = needsBluetooth(configuration)
         try dropPrivileges(to: credentials, keeping: bluetooth ? CapabilitySets.netAdmin : 0)
         log(
-            "dropped privileges to user \(credentials.user) (uid \(credentials.uid)) group \(credentials.group) (gid \(credentials.gid))"
+            "dropped privileges to user \(credentials.user) (uid \(credentials.uid)) "
+                + "group \(credentials.group) (gid \(credentials.gid))"
                 + (bluetooth ? ", kept CAP_NET_ADMIN for Bluetooth (rfcomm)" : ", no capabilities kept"), level: .notice
         )
     }

@@ -67,7 +67,8 @@ struct TLSCommand: Equatable {
         }
         let made = try LocalCertificateAuthority.load(stateDirectory: state)
         Output.error(
-            "tmm-bridge: made a local CA and server certificate in \(LocalCertificateAuthority.directory(inStateDirectory: state))\n"
+            "tmm-bridge: made a local CA and server certificate in "
+                + "\(LocalCertificateAuthority.directory(inStateDirectory: state))\n"
         )
         return try made.authority.pem()
     }

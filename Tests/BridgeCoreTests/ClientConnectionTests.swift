@@ -254,7 +254,8 @@ private func put(connect: Bool, code: String = FakeHost.validCode) -> String {
 }
 
 private func put(body: String, code: String = FakeHost.validCode) -> String {
-    "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n"
+        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
 }
 
 private func upgrade(_ path: String, key: String? = "dGhlIHNhbXBsZSBub25jZQ==", origin: String? = nil) -> String {
@@ -439,8 +440,10 @@ struct ClientConnectionHTTPTests {
 
 @Suite("ClientConnection: 100-continue and deferred replies", .tags(.unit))
 struct ClientConnectionDeferredTests {
-    private static let continuePut =
-        "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nExpect: 100-continue\r\nContent-Length: 21\r\n\r\n"
+    private static let continuePut = """
+        PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\n\
+        Expect: 100-continue\r\nContent-Length: 21\r\n\r\n
+        """
 
     @Test func aRequestExpecting100ContinueGetsItThenItsAnswer() {
         var client = EmbeddedConnection()
@@ -637,7 +640,8 @@ struct ClientConnectionModernFlowTests {
         client.commandOutcome = .started(ticket: nil)
         client.host.receiverInfo.isConnected = true
         client.send(
-            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validV2)\r\nExpect: 100-continue\r\nContent-Length: 21\r\n\r\n"
+            "PUT /api/v1/receiver HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validV2)\r\n"
+                + "Expect: 100-continue\r\nContent-Length: 21\r\n\r\n"
         )
         #expect(client.take() == "HTTP/1.1 100 Continue\r\n\r\n")
         client.send("{\"isConnected\":true}\n")
@@ -661,7 +665,8 @@ struct ClientConnectionModernFlowTests {
         var client = EmbeddedConnection(.apiSecure)
         let body = #"{"MeasuredHeight":1.8,"IsAntennaHeightApplied":true}"#
         client.send(
-            "PUT /api/v1/antenna HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            "PUT /api/v1/antenna HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         )
         #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
         #expect(
@@ -672,7 +677,8 @@ struct ClientConnectionModernFlowTests {
         #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
         let ntrip = #"{"correctionSource":"ntrip","ntripPassword":"secret"}"#
         client.send(
-            "PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\nContent-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)"
+            "PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\n"
+                + "Content-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)"
         )
         let text = client.take()
         #expect(text.contains(#""hasNtripPassword":true"#) && !text.contains("secret"))

@@ -284,7 +284,8 @@ struct ConfigurationFileTests {
         ("a\u{301} = 1", "t.conf:1: 'a\u{301}' is not an option name"),
         (
             "allowed-origins = https://a.example\nallowed-origins = https://b.example/",
-            "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: an origin has no path, query or fragment (drop everything from the '/' after the host)"
+            "t.conf:2: allowed-origins: 'https://b.example/' is not an origin: "
+                + "an origin has no path, query or fragment (drop everything from the '/' after the host)"
         ),
         ("d\u{E9}vice = 1", "t.conf:1: 'd\u{E9}vice' is not an option name"),
         ("\n\nprefer = ", "t.conf:3: prefer needs a device path (/dev/ttyUSB0) or a serial number"),

@@ -154,7 +154,8 @@ struct StatusTextTests {
         #expect(
             serving().report == """
                 daemon     tmm-bridge 0.1.0, pid 4242, up 1 h 02 min
-                receivers  /dev/ttyACM0  u-blox GNSS receiver, serial M8N0042, USB 1546:01a8, found by discovery (gpsd-ublox-8), open in gpsd (u-blox)
+                receivers  /dev/ttyACM0  u-blox GNSS receiver, serial M8N0042, USB 1546:01a8, found by discovery \
+                (gpsd-ublox-8), open in gpsd (u-blox)
                            /dev/ttyUSB0  USB 0403:6001, found by discovery (bridge-ftdi-ft232), disconnected
                 fix        RTK fixed, 10.0 Hz, last epoch 0.0 s ago
                 position   47.4069012 N, 8.5031123 W, 512.35 m, 14 satellites
@@ -202,13 +203,15 @@ struct StatusTextTests {
         #expect(
             lines.contains {
                 $0.hasSuffix(
-                    "open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago, read from gpsd's JSON"
+                    "open in gpsd (u-blox), SERVED, 1200 epochs at 10.0 Hz, rtkFixed, last 0.0 s ago, "
+                        + "read from gpsd's JSON"
                 )
             },
             "\(lines)")
         #expect(
             lines.contains(
-                "           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago, read from its NMEA"
+                "           /dev/ttyACM1  configured (device =), open in gpsd, silent, autonomous, last 7.5 s ago, "
+                    + "read from its NMEA"
             ),
             "\(lines)")
         #expect(

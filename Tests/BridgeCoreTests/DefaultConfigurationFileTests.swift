@@ -68,7 +68,10 @@ struct DefaultConfigurationFileTests {
         }
         for setting in settings where BridgeConfiguration.option(named: setting.name) == nil {
             Issue.record(
-                "packaging/tmm-bridge.conf:\(setting.line): '\(setting.name)' is not an option (BridgeConfiguration.options)"
+                """
+                packaging/tmm-bridge.conf:\(setting.line): '\(setting.name)' is not an option \
+                (BridgeConfiguration.options)
+                """
             )
         }
     }

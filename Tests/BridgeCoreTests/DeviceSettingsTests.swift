@@ -66,7 +66,8 @@ struct DeviceSettingsTests {
 
     @Test func correctionBodies() {
         let ntrip = corrections(
-            #"{"CorrectionSource":"NTRIP","ServerAddress":"caster.example","ServerPort":2101,"NtripMountPoint":"RTCM3","NtripUserName":"u","NtripPassword":"p"}"#
+            #"{"CorrectionSource":"NTRIP","ServerAddress":"caster.example","ServerPort":2101,"#
+                + #""NtripMountPoint":"RTCM3","NtripUserName":"u","NtripPassword":"p"}"#
         )
         #expect(
             ntrip
@@ -82,7 +83,10 @@ struct DeviceSettingsTests {
                         source: .ntrip, serverAddress: "caster.example", ntripMountPoint: "RTCM3", ntripUserName: "u")))
         #expect(
             text { DeviceSettings.writeCorrections(stored, includingPassword: false, to: &$0) }
-                == #"{"correctionSource":"ntrip","serverAddress":"caster.example","serverPort":2101,"ntripMountPoint":"RTCM3","ntripUserName":"u","hasNtripPassword":true}"#
+                == #"""
+                {"correctionSource":"ntrip","serverAddress":"caster.example","serverPort":2101,\#
+                "ntripMountPoint":"RTCM3","ntripUserName":"u","hasNtripPassword":true}
+                """#
         )
     }
 

@@ -1,5 +1,6 @@
-// The LocationV2 rate cap and the stale rule (EpochTimeline, the hub's gate) as state machines: epochs and instants in, what to send
-// and when out. No sockets, threads, clocks or sleeps: time is whatever the test says.
+// The LocationV2 rate cap and the stale rule (EpochTimeline, the hub's gate) as state machines:
+// epochs and instants in, what to send and when out. No sockets, threads, clocks or sleeps: time is
+// whatever the test says.
 import BridgeCore
 import GNSS
 import TMMProtocol

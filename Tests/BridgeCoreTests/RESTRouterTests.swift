@@ -60,8 +60,10 @@ struct RESTRouterTests {
             route("PUT", "/api/v1/correctionSource", body: "")
                 == .invalid(
                     .badRequest,
-                    message:
-                        #"empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}"#
+                    message: #"""
+                        empty body: expected {"correctionSource": "auto", "ntrip" or "direct", "serverAddress", \#
+                        "serverPort", "ntripMountPoint", "ntripUserName", "ntripPassword"}
+                        """#
                 ))
         #expect(RESTCall.getAntenna.needsAuthentication && RESTCall.userInfo.needsAuthentication)
     }

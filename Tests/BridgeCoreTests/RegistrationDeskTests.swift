@@ -12,7 +12,8 @@ private let client1 = RegistrationDesk.Client(number: 1)
 private let client2 = RegistrationDesk.Client(number: 2)
 
 private func registerURL(_ id: GUID) -> String {
-    "trimblemobilemanager://request/tmmRegister?applicationId=\(id.canonical)&callback=myapp%3A%2F%2Fresponse%2FtmmRegister"
+    "trimblemobilemanager://request/tmmRegister?applicationId=\(id.canonical)"
+        + "&callback=myapp%3A%2F%2Fresponse%2FtmmRegister"
 }
 
 private func desk(_ policy: RegistrationPolicy = .open) -> RegistrationDesk {
@@ -134,7 +135,10 @@ struct RegistrationDeskTests {
         guard case .error(let message) = replies(actions).first?.0 else { Issue.record("\(actions)"); return }
         #expect(
             message
-                == "cannot answer this URL: 00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID"
+                == """
+                cannot answer this URL: 00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: \
+                use the application's own GUID
+                """
         )
         #expect(!actions.contains { if case .save = $0 { true } else { false } })
         #expect(!desk.isLocationV2Unlocked)
@@ -167,7 +171,10 @@ struct RegistrationDeskTests {
         #expect(
             held.contains(
                 .log(
-                    "application …0000 not registered by its Access Code V2 yet: codes register 3 applications at once, then one every 0 s (a later code registers it, or tmm-bridge open)",
+                    """
+                    application …0000 not registered by its Access Code V2 yet: codes register 3 applications at once, \
+                    then one every 0 s (a later code registers it, or tmm-bridge open)
+                    """,
                     key: "not registered by its Access Code V2: rate")))
         #expect(registered.count == 3)
         #expect(code(4, at: 1_000).contains { if case .save = $0 { true } else { false } })

@@ -33,7 +33,10 @@ struct DeviceReportTests {
         #expect(lines.count == 6)
         #expect(
             lines[0]
-                == "/dev/ttyACM0  RECEIVER  USB 1546:01a8, cdc_acm, interface 00, serial M8N0042, \"u-blox AG / u-blox GNSS receiver\""
+                == """
+                /dev/ttyACM0  RECEIVER  USB 1546:01a8, cdc_acm, interface 00, serial M8N0042, \
+                "u-blox AG / u-blox GNSS receiver"
+                """
         )
         #expect(
             lines[1].hasPrefix("              /dev/ttyACM0 (USB 1546:01a8): u-blox 8")
@@ -41,7 +44,10 @@ struct DeviceReportTests {
         #expect(lines[2] == "/dev/ttyS0    not a receiver")
         #expect(
             lines[4]
-                == "/dev/ttyUSB0  possible receiver (gpsd probes it)  USB 0403:6001, ftdi_sio, interface 00, serial A50285BI, \"FTDI / FT232R USB UART\""
+                == """
+                /dev/ttyUSB0  possible receiver (gpsd probes it)  USB 0403:6001, ftdi_sio, interface 00, \
+                serial A50285BI, "FTDI / FT232R USB UART"
+                """
         )
     }
 

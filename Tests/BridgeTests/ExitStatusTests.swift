@@ -49,7 +49,10 @@ struct ExitStatusTests {
         #expect(noGPSD.exitStatus == .failure)
         #expect(
             noGPSD.description
-                == "a private gpsd could not start: gpsd is not installed (apt-get install gpsd); it is needed when no gpsd runs"
+                == """
+                a private gpsd could not start: gpsd is not installed (apt-get install gpsd); \
+                it is needed when no gpsd runs
+                """
         )
         #expect(ReceiverInputError.gpsdThread(.wouldBlock).exitStatus == .failure)
     }

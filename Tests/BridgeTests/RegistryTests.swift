@@ -79,11 +79,14 @@ struct RegistryTests {
         ),
         ("{\"format\":\"tmm-bridge registry\",\"version\":1}", "not the expected JSON"),
         (
-            "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"x\",\"registeredAt\":\"\"}]}",
+            "{\"format\":\"tmm-bridge registry\",\"version\":1,"
+                + "\"applications\":[{\"applicationId\":\"x\",\"registeredAt\":\"\"}]}",
             "'x' is not a GUID"
         ),
         (
-            "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":[{\"applicationId\":\"12345678-1234-1234-1234-123456789abc\",\"registeredAt\":\"\"},{\"applicationId\":\"12345678-1234-1234-1234-123456789ABC\",\"registeredAt\":\"\"}]}",
+            "{\"format\":\"tmm-bridge registry\",\"version\":1,\"applications\":["
+                + "{\"applicationId\":\"12345678-1234-1234-1234-123456789abc\",\"registeredAt\":\"\"},"
+                + "{\"applicationId\":\"12345678-1234-1234-1234-123456789ABC\",\"registeredAt\":\"\"}]}",
             "listed twice"
         ),
     ])

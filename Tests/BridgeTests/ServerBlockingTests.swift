@@ -107,7 +107,8 @@ struct ServerBlockingTests {
         #expect(response?.json?["isConnected"] as? Bool == false)
         #expect(took >= 700_000_000, "the reply waited for gpsd (\(Double(took) / 1e6) ms)")
         print(
-            "V2 while gpsd took 800 ms: \(frames) frames, largest gap \(Double(largestGap) / 1e6) ms; PUT answered in \(Double(took) / 1e6) ms"
+            "V2 while gpsd took 800 ms: \(frames) frames, largest gap \(Double(largestGap) / 1e6) ms; "
+                + "PUT answered in \(Double(took) / 1e6) ms"
         )
         #expect(frames >= 20)
         #expect(largestGap < 200_000_000, "largest gap \(Double(largestGap) / 1e6) ms")

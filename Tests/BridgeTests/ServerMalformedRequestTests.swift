@@ -80,7 +80,8 @@ struct ServerMalformedRequestTests {
         let client = try RawClient(port: bridge.ports.api)
         let code = accessCode()
         try client.send(
-            "GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n\r\nGET / HTTP/9.9\r\nHost: x\r\n\r\n"
+            "GET /api/v1/test/ping HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n\r\n"
+                + "GET / HTTP/9.9\r\nHost: x\r\n\r\n"
         )
         #expect(try client.response().status == 200)
         #expect(try client.response().status == 505)

@@ -91,7 +91,8 @@ struct ServerRegistrationTests {
         let bridge = try TestBridge.start()
         let ports = bridge.ports
         let url =
-            "trimbleMobileManager://request/tmmRegister?callback=myapp%3A%2F%2Fresponse%2FtmmRegister&applicationId=\(testAppID.uppercased())"
+            "trimbleMobileManager://request/tmmRegister?callback=myapp%3A%2F%2Fresponse%2FtmmRegister"
+            + "&applicationId=\(testAppID.uppercased())"
         guard case .ok("OK", let reply) = try ControlProtocol.open(url, socketPath: bridge.controlSocket) else {
             Issue.record("refused")
             return
@@ -122,7 +123,8 @@ struct ServerRegistrationTests {
         ),
         ("trimblemobilemanager://request/tmm%20Login?callback=a://b", "unknown request"),
         (
-            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=a://b&callback=c://d",
+            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=a://b&callback=c://d",
             "more than once"
         ),
     ])

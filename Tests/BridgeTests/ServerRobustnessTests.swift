@@ -109,7 +109,8 @@ struct ServerRobustnessTests {
         feeder.stop()
         let seconds = Double(monotonicNanoseconds() - attackStarted) / 1e9
         print(
-            "V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, largest gap \(Double(largestGap) / 1e6) ms"
+            "V2 during 8 × 150 wrong codes (20,000 ids): \(frames) frames in \(seconds) s, "
+                + "largest gap \(Double(largestGap) / 1e6) ms"
         )
         #expect(frames > 0)
         #expect(largestGap < 250_000_000, "largest gap \(Double(largestGap) / 1e6) ms")

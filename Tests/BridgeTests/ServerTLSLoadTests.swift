@@ -2,8 +2,8 @@
 // memory allows, a burst of full handshakes while a plain client waits, TLS 1.3 clients that
 // request KeyUpdates and never read, and the close_notify a closing server owes its clients.
 // The hostile peers are tmmtools/client/tlsflood.py (raw sockets, and libssl driven through
-// ctypes for KeyUpdates) and Python's ssl module (tmmtools/peers/tls_close_watch.py); the daemon is in-process, or the real binary
-// where its memory is measured.
+// ctypes for KeyUpdates) and Python's ssl module (tmmtools/peers/tls_close_watch.py); the daemon is
+// in-process, or the real binary where its memory is measured.
 import BridgeCore
 import Foundation
 import Glibc
@@ -139,7 +139,8 @@ struct ServerTLSLoadTests {
         }
         let oversized = try hold(declared: 122_880, sent: 120_000, givenBack: false)
         print(
-            "stalled 120 KiB hellos: \(count) refused of \(count): resident \(oversized.baseline >> 10) KiB, with them \(oversized.held >> 10) KiB"
+            "stalled 120 KiB hellos: \(count) refused of \(count): resident \(oversized.baseline >> 10) KiB, "
+                + "with them \(oversized.held >> 10) KiB"
         )
         #expect(oversized.closed == count)
         // Refused after their first 4 KiB: what shows is the connections' short lives (at most
@@ -152,7 +153,9 @@ struct ServerTLSLoadTests {
         let largest = try hold(declared: 16_384, sent: 16_000, givenBack: true)
         let each = (largest.held - largest.baseline) / count
         print(
-            "stalled 16 KiB hellos: resident \(largest.baseline >> 10) KiB, with \(count) of them \(largest.held >> 10) KiB (\(each) bytes each), after \(largest.after >> 10) KiB"
+            "stalled 16 KiB hellos: resident \(largest.baseline >> 10) KiB, "
+                + "with \(count) of them \(largest.held >> 10) KiB (\(each) bytes each), "
+                + "after \(largest.after >> 10) KiB"
         )
         #expect(largest.closed == 0, "hellos within the limit wait for their time-out")
         #expect(each < ConnectionAdmission.handshakeCost, "\(each) bytes per stalled handshake")

@@ -2,7 +2,8 @@
 // (Tests/Fixtures/gpsd-json: a u-blox and a SiRF receiver) checked against gpsd's TPVs read by
 // Foundation's JSON parser (not libgps); and gpsd's own regression logs of binary receivers played
 // through a pty, gpsd and `tmm-bridge run` to a LocationV2 client
-// (tmmtools/endtoend/binary_suite.py), every fix exact. The logs that run in about a minute are here; `make hwtest` plays them all.
+// (tmmtools/endtoend/binary_suite.py), every fix exact. The logs that run in about a minute are
+// here; `make hwtest` plays them all.
 import Foundation
 import TestSupport
 import Testing

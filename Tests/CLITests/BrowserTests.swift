@@ -49,7 +49,10 @@ enum Browser {
     "A real browser (headless chromium) as a TMM web client", .tags(.integration), .serialized,
     .enabled(
         if: Browser.isAvailable,
-        "needs chromium, chromium-driver, python3-selenium, libnss3-tools, python3-pil (scripts/install-deps.sh --browser)"
+        """
+        needs chromium, chromium-driver, python3-selenium, libnss3-tools, python3-pil \
+        (scripts/install-deps.sh --browser)
+        """
     ))
 struct BrowserTests {
     @Test func webSampleFlowOverWSAndWSS() throws {

@@ -1,6 +1,7 @@
 // `tmm-bridge open` hands the daemon's reply to xdg-open, so it must only believe a daemon it can
 // trust and only ever open the application's own return URL. A fake daemon
-// (tmmtools/peers/fake_control.py, as `nobody` with setpriv, or as root) listens where `open` is pointed and answers an attacker's URL.
+// (tmmtools/peers/fake_control.py, as `nobody` with setpriv, or as root) listens where `open` is
+// pointed and answers an attacker's URL.
 import Foundation
 import Glibc
 import TestSupport
@@ -96,7 +97,8 @@ struct ControlSocketTrustTests {
 
     @Test(arguments: [
         (
-            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=file:///etc/passwd",
+            "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=file:///etc/passwd",
             "file"
         ),
         ("trimblemobilemanager://request/tmmSocketServerPort?callback=smb://attacker/share", "smb"),

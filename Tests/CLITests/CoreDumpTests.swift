@@ -50,7 +50,10 @@ struct CoreDumpTests {
         #expect(try uid(daemon.pid) == "65534")
         #expect(
             procOwner(daemon.pid) == 0,
-            "/proc/\(daemon.pid) belongs to uid \(procOwner(daemon.pid).map(String.init) ?? "?"): the daemon is dumpable"
+            """
+            /proc/\(daemon.pid) belongs to uid \(procOwner(daemon.pid).map(String.init) ?? "?"): \
+            the daemon is dumpable
+            """
         )
     }
 

@@ -534,11 +534,16 @@ func expectScriptPasses(
     let started = monotonicNanoseconds()
     let status = run.wait(seconds: seconds)
     print(
-        "\(script): \(run.passedChecks.map { "\($0) checks passed" } ?? "failed") in \(String(format: "%.1f", Double(monotonicNanoseconds() - started) / 1e9)) s"
+        "\(script): \(run.passedChecks.map { "\($0) checks passed" } ?? "failed") "
+            + "in \(String(format: "%.1f", Double(monotonicNanoseconds() - started) / 1e9)) s"
     )
     #expect(
         status == 0,
-        "\(script) exit status \(status.map(String.init) ?? "none: timed out after \(seconds) s")\n\(run.transcript)--- tmm-bridge stderr:\n\(daemon.log)",
+        """
+        \(script) exit status \(status.map(String.init) ?? "none: timed out after \(seconds) s")
+        \(run.transcript)--- tmm-bridge stderr:
+        \(daemon.log)
+        """,
         sourceLocation: sourceLocation)
     #expect(
         (run.passedChecks ?? 0) >= minimumChecks,

@@ -232,7 +232,8 @@ struct EndToEndTests {
         #expect(acked.count >= 3 * rounds, "only \(acked.count) registrations acknowledged in \(rounds) rounds")
         #expect(killedWithRegistrations >= rounds - 1)
         print(
-            "persistence: \(rounds) SIGKILLs, \(killedMidWrite) with a registry write in flight, \(acked.count) registrations acknowledged, \(final.ids.count) registered"
+            "persistence: \(rounds) SIGKILLs, \(killedMidWrite) with a registry write in flight, "
+                + "\(acked.count) registrations acknowledged, \(final.ids.count) registered"
         )
     }
 

@@ -151,7 +151,8 @@ struct GPSDTrustTests {
             + "--runtime-dir \(directory)/runtime --listen 127.0.0.1" + (demo ? " --demo" : "")
         // Waits for the fake's `bound` line (a condition, polled), then becomes the bridge.
         let script =
-            "ip link set lo up && \(fake) for i in $(seq 200); do grep -q bound \(directory)/fake.log && break; sleep 0.05; done; "
+            "ip link set lo up && \(fake) "
+            + "for i in $(seq 200); do grep -q bound \(directory)/fake.log && break; sleep 0.05; done; "
             + "cat \(directory)/fake.log; \(bridge)"
         let run = try Spawned("/usr/bin/unshare", ["--net", "/bin/sh", "-c", script])
         defer { run.killNow() }

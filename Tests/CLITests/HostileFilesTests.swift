@@ -110,8 +110,10 @@ struct HostileFilesTests {
                 try #require(pair.status == 0, "\(pair.output)")
             }
             try Data(
-                #"{"format":"tmm-bridge registry","version":1,"applications":[{"applicationId":"00000000-0000-4000-8000-00000000b0d1","registeredAt":"2026-01-01T00:00:00Z"}]}"#
-                    .utf8
+                #"""
+                {"format":"tmm-bridge registry","version":1,"applications":[\#
+                {"applicationId":"00000000-0000-4000-8000-00000000b0d1","registeredAt":"2026-01-01T00:00:00Z"}]}
+                """#.utf8
             )
             .write(to: URL(fileURLWithPath: planted + "/registry.json"))
             try Data(#"{"antenna":{"measuredHeight":42,"isAntennaHeightApplied":true}}"#.utf8)

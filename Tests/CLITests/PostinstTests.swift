@@ -82,7 +82,8 @@ struct PostinstTests {
         #expect(outcome.status != 0, "\(outcome.output)")
         #expect(
             outcome.output.contains(
-                "tmm-bridge: the existing account tmm-bridge has uid 1001, which is not a system account (system uids end at 999"
+                "tmm-bridge: the existing account tmm-bridge has uid 1001, "
+                    + "which is not a system account (system uids end at 999"
             ),
             "\(outcome.output)")
         #expect(outcome.output.contains("dpkg --configure tmm-bridge"), "\(outcome.output)")

@@ -37,7 +37,10 @@ struct ReloadTests {
     }
 
     @Test(
-        "allow-list applied, a changed port named as needing a restart, an invalid file kept out, RELOADING=1 then READY=1"
+        """
+        allow-list applied, a changed port named as needing a restart, an invalid file kept out, \
+        RELOADING=1 then READY=1
+        """
     )
     func reload() throws {
         let directory = try EndToEnd.makeDirectory("reload")

@@ -158,7 +158,8 @@ struct RunCommandTests {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(
             text.contains(
-                "MimeType=x-scheme-handler/tmmregister;x-scheme-handler/tmmsocketserverport;x-scheme-handler/trimblemobilemanager;"
+                "MimeType=x-scheme-handler/tmmregister;x-scheme-handler/tmmsocketserverport;"
+                    + "x-scheme-handler/trimblemobilemanager;"
             ))
         let exec = try #require(text.split(separator: "\n").first { $0.hasPrefix("Exec=") })
         let words = exec.dropFirst("Exec=".count).split(separator: " ").map(String.init)

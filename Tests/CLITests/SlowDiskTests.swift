@@ -117,7 +117,8 @@ struct SlowDiskTests {
         let registration = try #require(summary["registration"] as? [String: Any])
         let registrationSeconds = try #require((registration["seconds"] as? NSNumber)?.doubleValue)
         print(
-            "slow disk: 3000 PUTs in \(summary["seconds"] ?? "?") s; registration during the burst took \(registrationSeconds) s"
+            "slow disk: 3000 PUTs in \(summary["seconds"] ?? "?") s; "
+                + "registration during the burst took \(registrationSeconds) s"
         )
 
         #expect(statuses == ["200": 3000], "\(statuses)")
@@ -129,7 +130,10 @@ struct SlowDiskTests {
         let settingsPath = setup.stateDirectory + "/settings.json"
         #expect(
             waitUntil(10) { Self.fileAntenna(settingsPath).map { $0 == (lastHeight, lastApplied) } ?? false },
-            "settings.json \(String(describing: Self.fileAntenna(settingsPath))), last answered \(lastHeight) \(lastApplied)"
+            """
+            settings.json \(String(describing: Self.fileAntenna(settingsPath))), \
+            last answered \(lastHeight) \(lastApplied)
+            """
         )
         let served = try #require(summary["served"] as? [String: Any])
         #expect(

@@ -84,7 +84,10 @@ final class NotifySocket {
     .enabled(if: findExecutable("gpsd") != nil, "needs gpsd for the demo receiver (scripts/install-deps.sh)"))
 struct SystemdNotifyTests {
     @Test(
-        "READY=1 once serving, STATUS= with the fix, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, all from the daemon"
+        """
+        READY=1 once serving, STATUS= with the fix, WATCHDOG=1 well within each period, STOPPING=1 on SIGTERM, \
+        all from the daemon
+        """
     )
     func readyWatchdogStopping() throws {
         let directory = try EndToEnd.makeDirectory("notify")

@@ -105,7 +105,8 @@ struct UdevDiscoveryTests {
             return
         }
         print(
-            "udev-source event: \(device) initialized=\(device.isInitialized) ID_*=\(device.udevProperties) links=\(device.devlinks)"
+            "udev-source event: \(device) initialized=\(device.isInitialized) "
+                + "ID_*=\(device.udevProperties) links=\(device.devlinks)"
         )
         #expect(device.isInitialized, "udevd processed it before re-broadcasting")
         #expect(device.devnode == "/dev/ttyS0")
@@ -336,7 +337,10 @@ struct UdevPropertyTests {
             hint: "netlink uevent sockets may be blocked")
         #expect(
             error.description
-                == #"discovery: udev_monitor_new_from_netlink("kernel") failed: Operation not permitted (errno 1); netlink uevent sockets may be blocked"#
+                == #"""
+                discovery: udev_monitor_new_from_netlink("kernel") failed: Operation not permitted (errno 1); \#
+                netlink uevent sockets may be blocked
+                """#
         )
         var thrown: DiscoveryError?
         do { try udevCheck(-ENOBUFS, "x()") } catch { thrown = error }

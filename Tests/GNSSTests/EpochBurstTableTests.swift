@@ -45,7 +45,8 @@ private func hhmmss(_ ms: Int) -> String {
 }
 
 private func gga(_ talker: String, _ time: String, quality: Int = 1, satellites: Int) -> String {
-    "\(talker)GGA,\(time),4807.03800,N,01131.00000,E,\(quality),\(satellites < 10 ? "0" : "")\(satellites),0.9,545.4,M,47.3,M,,"
+    "\(talker)GGA,\(time),4807.03800,N,01131.00000,E,\(quality),"
+        + "\(satellites < 10 ? "0" : "")\(satellites),0.9,545.4,M,47.3,M,,"
 }
 
 private func rmc(_ talker: String, _ time: String, knots: Double, course: Double) -> String {
@@ -271,7 +272,10 @@ struct EpochBurstTableTests {
         // Exactly one epoch per cycle, in order, each with its own cycle's time.
         try #require(
             h.emitted.count == cycles.count,
-            "\(h.emitted.count) epochs for \(cycles.count) cycles: \(h.emitted.map { $0.position.time?.nanosecondsOfDay ?? -1 })"
+            """
+            \(h.emitted.count) epochs for \(cycles.count) cycles: \
+            \(h.emitted.map { $0.position.time?.nanosecondsOfDay ?? -1 })
+            """
         )
         var seen = Set<Int64>()
         for (index, (epoch, cycle)) in zip(h.emitted.map(\.position), cycles).enumerated() {

@@ -222,7 +222,10 @@ struct GPSDReportAssemblerTests {
     }
 
     @Test(
-        "Checked: a fix out of range, without a position or at a time no epoch can hold is dropped (Fuzz/run-gpsd-json.sh's findings)"
+        """
+        Checked: a fix out of range, without a position or at a time no epoch can hold is dropped \
+        (Fuzz/run-gpsd-json.sh's findings)
+        """
     )
     func invalidFixes() {
         var outside = Self.fix(Self.t0, latitude: 92.57)

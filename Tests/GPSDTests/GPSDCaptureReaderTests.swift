@@ -10,14 +10,25 @@ import Testing
 @Suite("gpsd JSON capture reader", .tags(.unit))
 struct GPSDCaptureReaderTests {
     /// gpsd 3.22's own output (its regression suite's .chk files) and a DEVICES list.
-    static let tpv =
-        #"{"class":"TPV","status":2,"mode":3,"time":"2017-07-19T08:50:00.800Z","ept":0.005,"lat":-34.906226300,"lon":138.608119700,"altHAE":25.4240,"altMSL":28.8950,"alt":28.8950,"epv":1.602,"track":31.4718,"magtrack":39.3946,"magvar":7.9,"speed":0.030,"eps":0.23,"geoidSep":-1.662,"eph":1.132}"#
-    static let sky =
-        #"{"class":"SKY","time":"2019-04-24T02:17:14.000Z","xdop":1.61,"ydop":1.09,"vdop":5.34,"tdop":4.34,"hdop":1.95,"gdop":7.15,"pdop":5.68,"nSat":3,"uSat":2,"satellites":[{"PRN":25,"el":66.7,"az":224.7,"ss":28.6,"used":true,"gnssid":0,"svid":25},{"PRN":70,"el":60.6,"az":312.0,"ss":27.5,"used":true,"gnssid":6,"svid":6},{"PRN":305,"el":-2.0,"az":107.7,"ss":0.0,"used":false,"gnssid":2,"svid":5}]}"#
+    static let tpv = #"""
+        {"class":"TPV","status":2,"mode":3,"time":"2017-07-19T08:50:00.800Z","ept":0.005,"lat":-34.906226300,\#
+        "lon":138.608119700,"altHAE":25.4240,"altMSL":28.8950,"alt":28.8950,"epv":1.602,"track":31.4718,\#
+        "magtrack":39.3946,"magvar":7.9,"speed":0.030,"eps":0.23,"geoidSep":-1.662,"eph":1.132}
+        """#
+    static let sky = #"""
+        {"class":"SKY","time":"2019-04-24T02:17:14.000Z","xdop":1.61,"ydop":1.09,"vdop":5.34,"tdop":4.34,\#
+        "hdop":1.95,"gdop":7.15,"pdop":5.68,"nSat":3,"uSat":2,"satellites":[\#
+        {"PRN":25,"el":66.7,"az":224.7,"ss":28.6,"used":true,"gnssid":0,"svid":25},\#
+        {"PRN":70,"el":60.6,"az":312.0,"ss":27.5,"used":true,"gnssid":6,"svid":6},\#
+        {"PRN":305,"el":-2.0,"az":107.7,"ss":0.0,"used":false,"gnssid":2,"svid":5}]}
+        """#
     static let gst =
         #"{"class":"GST","time":"2035-02-02T18:11:41.000Z","rms":46.000,"lat":4.700,"lon":1.900,"alt":5.300}"#
-    static let devices =
-        #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyACM0","driver":"u-blox","subtype":"SW EXT CORE 1.00 (61b2dd)","activated":"2019-04-22T21:19:20.000Z","native":1,"bps":9600,"parity":"N","stopbits":1,"cycle":1.00,"mincycle":0.02}]}"#
+    static let devices = #"""
+        {"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyACM0","driver":"u-blox",\#
+        "subtype":"SW EXT CORE 1.00 (61b2dd)","activated":"2019-04-22T21:19:20.000Z","native":1,"bps":9600,\#
+        "parity":"N","stopbits":1,"cycle":1.00,"mincycle":0.02}]}
+        """#
 
     static func read(_ text: String, chunk: Int = 7) -> ([GPSDCaptureReader.Item], GPSDCaptureReader.Statistics) {
         let reader = GPSDCaptureReader()!
@@ -100,7 +111,9 @@ struct GPSDCaptureReaderTests {
     @Test("A report glued to an unfinished sentence by gpsd is read; a finished sentence's text is not a report")
     func gluedReport() throws {
         let glued =
-            #"$GPGSV,3,1,11,07,53,074,43,13,43,276,37,30,76,152,37{"class":"TPV","status":7,"mode":3,"time":"2000-08-25T05:12:52.001Z","lat":57.712831389,"lon":12.022598889,"altHAE":85.1100,"altMSL":48.0681}"#
+            #"$GPGSV,3,1,11,07,53,074,43,13,43,276,37,30,76,152,37"#
+            + #"{"class":"TPV","status":7,"mode":3,"time":"2000-08-25T05:12:52.001Z","#
+            + #""lat":57.712831389,"lon":12.022598889,"altHAE":85.1100,"altMSL":48.0681}"#
         let (items, _) = Self.read(glued + "\n")
         guard items.count == 1, case .report(.fix(let fix)) = items[0] else {
             Issue.record("unexpected items \(items)")
@@ -110,7 +123,8 @@ struct GPSDCaptureReaderTests {
         #expect(fix.time == UTCTimestamp(unixSeconds: 967_180_372, nanoseconds: 1_000_000))
         let finished = #"$PXYZ,{"class":"TPV","mode":3,"time":"2000-08-25T05:12:52.001Z","lat":1.0,"lon":2.0}*5A"#
         let devices =
-            #"$GPGSV,3,1,11,07{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/evil","activated":"2000-08-25T05:12:52.001Z"}]}"#
+            #"$GPGSV,3,1,11,07{"class":"DEVICES","devices":"#
+            + #"[{"class":"DEVICE","path":"/dev/evil","activated":"2000-08-25T05:12:52.001Z"}]}"#
         let (others, statistics) = Self.read(finished + "\n" + devices + "\n")
         #expect(others.isEmpty, "\(others)")
         #expect(statistics.sentences == 1)
@@ -126,7 +140,10 @@ struct GPSDCaptureReaderTests {
     }
 
     @Test(
-        "A value of the wrong type: libgps's parse fails, and the whole report is dropped (never the fields before the fault)"
+        """
+        A value of the wrong type: libgps's parse fails, and the whole report is dropped \
+        (never the fields before the fault)
+        """
     )
     func wrongType() {
         let (items, statistics) = Self.read(

@@ -386,10 +386,12 @@ struct GPSDBadInputTests {
         let server = try FakeGPSD { client in
             let lines = [
                 #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#,
-                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/7","driver":"u-blox","activated":"2026-12-06T10:00:00.000Z"}]}"#,
+                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/pts/7","driver":"u-blox","#
+                    + #""activated":"2026-12-06T10:00:00.000Z"}]}"#,
                 #"{"class":"WATCH","enable":true,"json":true}"#,
                 #"{"class":"VERSION","release":"3.21.1~dev","rev":"3.21.1~dev","proto_major":3,"proto_minor":14}"#,
-                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyUSB0","activated":"2019-01-01T00:00:00.000Z"}]}"#,
+                #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyUSB0","#
+                    + #""activated":"2019-01-01T00:00:00.000Z"}]}"#,
                 #"{"class":"WATCH","enable":true,"json":true,"nmea":false}"#,
             ]
             let script = Array((lines.joined(separator: "\n") + "\n").utf8)

@@ -13,7 +13,8 @@ import Testing
 struct HTTPAllocationTests {
     private let pipeline = bytes(
         tmmGet
-            + "PUT /api/v1/receiver/ HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n"
+            + "PUT /api/v1/receiver/ HTTP/1.1\r\nHost: a\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 20\r\n\r\n"
             + "{\"isConnected\":true}"
             + "OPTIONS /api/v1/receiver HTTP/1.1\r\nHost: a\r\nOrigin: http://localhost:5173\r\n"
             + "Access-Control-Request-Method: PUT\r\n\r\n")

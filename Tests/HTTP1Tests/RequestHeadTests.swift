@@ -47,7 +47,8 @@ struct RequestHeadTests {
         "GET / HTTP/1.0\r\n\r\n",
         "PUT /api/v1/receiver/ HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n",
         "\r\n\nOPTIONS * HTTP/1.1\nHost: x\n\n",
-        "GET http://localhost:9637/api/v1/tmmInfo HTTP/1.1\r\nHost: localhost\r\nX-Empty:\r\nX-Spaces: \t a b \t\r\n\r\n",
+        "GET http://localhost:9637/api/v1/tmmInfo HTTP/1.1\r\nHost: localhost\r\n"
+            + "X-Empty:\r\nX-Spaces: \t a b \t\r\n\r\n",
     ])
     func everyProperPrefixNeedsMore(_ request: String) throws {
         let input = bytes(request)

@@ -84,7 +84,10 @@ struct ResponseWriterTests {
             requestVersion: .http1_0)
         #expect(
             text(writer)
-                == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: keep-alive\r\n\r\npong"
+                == """
+                HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\
+                Connection: keep-alive\r\n\r\npong
+                """
         )
     }
 

@@ -644,7 +644,8 @@ struct DecoderTests {
         }
 
         var description: String {
-            "(\(id), \(elevation.map(String.init) ?? "-"), \(azimuth.map(String.init) ?? "-"), \(snr.map(String.init) ?? "-"))"
+            "(\(id), \(elevation.map(String.init) ?? "-"), "
+                + "\(azimuth.map(String.init) ?? "-"), \(snr.map(String.init) ?? "-"))"
         }
     }
 

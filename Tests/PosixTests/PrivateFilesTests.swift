@@ -90,7 +90,10 @@ struct PrivateFilesTests {
         }
         #expect(
             error?.description
-                == "read \(path): it belongs to uid 65534 (nobody), not to this user (uid 0); another user put it there: remove it, and look at what else is in \(dir.path)",
+                == """
+                read \(path): it belongs to uid 65534 (nobody), not to this user (uid 0); \
+                another user put it there: remove it, and look at what else is in \(dir.path)
+                """,
             "\(String(describing: error))")
         #expect(error?.isUntrusted == true)
         // The user a root daemon drops to owns what it wrote after the drop.

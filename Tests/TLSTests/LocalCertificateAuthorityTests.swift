@@ -33,7 +33,8 @@ struct LocalCertificateAuthorityTests {
         #expect(server.contains("Subject: CN = tmm-api-local.fieldsystems.trimble.com"))
         #expect(
             server.contains(
-                "DNS:tmm-api-local.fieldsystems.trimble.com, DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1"
+                "DNS:tmm-api-local.fieldsystems.trimble.com, DNS:localhost, "
+                    + "IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1"
             ))
         #expect(server.contains("TLS Web Server Authentication"))
         #expect(server.contains("CA:FALSE"))

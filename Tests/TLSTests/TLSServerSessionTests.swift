@@ -91,7 +91,8 @@ private final class LoopbackServer: @unchecked Sendable {
                 session.close()
                 flush()
                 return
-                    "\(session.protocolVersion) \(session.applicationProtocol ?? "none") \(session.serverName ?? "no SNI")"
+                    "\(session.protocolVersion) \(session.applicationProtocol ?? "none") "
+                    + "\(session.serverName ?? "no SNI")"
             }
         }
         return "closed before ping"

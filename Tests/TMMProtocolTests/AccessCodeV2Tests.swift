@@ -90,7 +90,10 @@ struct AccessCodeV2ClaimTests {
         #expect(refused == .failure(.nilApplicationID))
         #expect(
             AccessCodeV2.Refusal.nilApplicationID.description
-                == "00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: use the application's own GUID"
+                == """
+                00000000-0000-0000-0000-000000000000 (the nil UUID) is not an application id: \
+                use the application's own GUID
+                """
         )
     }
 

@@ -17,14 +17,22 @@ struct RESTBodiesTests {
         // §8.4, without the line break.
         #expect(
             text { RESTBodies.writeReceiverInfo(Self.da2, to: &$0) }
-                == #"{"isReceiverConfigured":true,"isConnected":false,"bluetoothName":"DA2-5820","bluetoothAddress":"00:11:22:33:44:55","receiverBrand":"Trimble","receiverModel":"DA2","receiverSerialNumber":"5820123456","isSigninRequired":true,"isSignedIn":true}"#
+                == #"""
+                {"isReceiverConfigured":true,"isConnected":false,"bluetoothName":"DA2-5820",\#
+                "bluetoothAddress":"00:11:22:33:44:55","receiverBrand":"Trimble","receiverModel":"DA2",\#
+                "receiverSerialNumber":"5820123456","isSigninRequired":true,"isSignedIn":true}
+                """#
         )
     }
 
     @Test func receiverInfoNone() {
         #expect(
             text { RESTBodies.writeReceiverInfo(.none, to: &$0) }
-                == #"{"isReceiverConfigured":false,"isConnected":false,"bluetoothName":null,"bluetoothAddress":null,"receiverBrand":null,"receiverModel":null,"receiverSerialNumber":null,"isSigninRequired":false,"isSignedIn":false}"#
+                == #"""
+                {"isReceiverConfigured":false,"isConnected":false,"bluetoothName":null,"bluetoothAddress":null,\#
+                "receiverBrand":null,"receiverModel":null,"receiverSerialNumber":null,"isSigninRequired":false,\#
+                "isSignedIn":false}
+                """#
         )
     }
 
@@ -51,7 +59,14 @@ struct RESTBodiesTests {
         ports.api = 9650
         #expect(
             text { RESTBodies.writeTMMInfo(version: "0.1.0", ports: ports, receiver: .none, to: &$0) }
-                == #"{"name":"tmm-bridge","version":"0.1.0","schemaVersion":1,"locationPort":9635,"locationSecurePort":9636,"apiPort":9650,"apiSecurePort":9638,"locationV2Port":9639,"locationV2SecurePort":9640,"receiver":{"isReceiverConfigured":false,"isConnected":false,"bluetoothName":null,"bluetoothAddress":null,"receiverBrand":null,"receiverModel":null,"receiverSerialNumber":null,"isSigninRequired":false,"isSignedIn":false}}"#
+                == #"""
+                {"name":"tmm-bridge","version":"0.1.0","schemaVersion":1,"locationPort":9635,\#
+                "locationSecurePort":9636,"apiPort":9650,"apiSecurePort":9638,\#
+                "locationV2Port":9639,"locationV2SecurePort":9640,\#
+                "receiver":{"isReceiverConfigured":false,"isConnected":false,"bluetoothName":null,\#
+                "bluetoothAddress":null,"receiverBrand":null,"receiverModel":null,"receiverSerialNumber":null,\#
+                "isSigninRequired":false,"isSignedIn":false}}
+                """#
         )
     }
 

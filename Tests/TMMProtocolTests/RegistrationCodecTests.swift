@@ -11,17 +11,29 @@ private let appID = "12345678-1234-1234-1234-123456789abc"
 private let guid = GUID(appID)!
 
 /// §8.1 request and reply.
-private let iOSRequest81 =
-    "tmmregister://?eyJhcHBsaWNhdGlvbl9pZCI6IjEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OWFiYyIsInJldHVybCI6Im15YXBwOi8vcmVzcG9uc2UvcmVnaXN0ZXIifQ=="
-private let iOSReply81 =
-    "myapp://response/register?eyJyZWdpc3RyYXRpb25SZXN1bHQiOiJPSyIsImxvY2F0aW9uUG9ydCI6Ijk2MzUiLCJsb2NhdGlvblNlY3VyZVBvcnQiOiI5NjM2IiwiYXBpUG9ydCI6Ijk2MzciLCJhcGlTZWN1cmVQb3J0IjoiOTYzOCIsImxvY2F0aW9uVjJQb3J0IjoiOTYzOSIsImxvY2F0aW9uVjJTZWN1cmVQb3J0IjoiOTY0MCJ9"
+private let iOSRequest81 = """
+    tmmregister://?eyJhcHBsaWNhdGlvbl9pZCI6IjEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OWFiYyIsInJldHVybCI6\
+    Im15YXBwOi8vcmVzcG9uc2UvcmVnaXN0ZXIifQ==
+    """
+private let iOSReply81 = """
+    myapp://response/register?eyJyZWdpc3RyYXRpb25SZXN1bHQiOiJPSyIsImxvY2F0aW9uUG9ydCI6Ijk2MzUiLCJsb2NhdGlvblNl\
+    Y3VyZVBvcnQiOiI5NjM2IiwiYXBpUG9ydCI6Ijk2MzciLCJhcGlTZWN1cmVQb3J0IjoiOTYzOCIsImxvY2F0aW9uVjJQb3J0IjoiOTYzOSIs\
+    ImxvY2F0aW9uVjJTZWN1cmVQb3J0IjoiOTY0MCJ9
+    """
 /// §8.2 request and replies.
-private let windowsRequest82 =
-    "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=myapp%3A%2F%2Fresponse%2FtmmRegister"
-private let windowsReply82 =
-    "myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK&apiPort=9637&apiSecurePort=9638&locationPort=9635&locationSecurePort=9636&locationV2Port=9639&locationV2SecurePort=9640"
-private let windowsFailure82 =
-    "myapp://response/tmmRegister?id=tmmRegister&status=error&message=Application%20ID%20not%20recognised&registrationResult=Unauthorized"
+private let windowsRequest82 = """
+    trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc\
+    &callback=myapp%3A%2F%2Fresponse%2FtmmRegister
+    """
+private let windowsReply82 = """
+    myapp://response/tmmRegister?id=tmmRegister&status=success&message=&registrationResult=OK\
+    &apiPort=9637&apiSecurePort=9638&locationPort=9635&locationSecurePort=9636\
+    &locationV2Port=9639&locationV2SecurePort=9640
+    """
+private let windowsFailure82 = """
+    myapp://response/tmmRegister?id=tmmRegister&status=error&message=Application%20ID%20not%20recognised\
+    &registrationResult=Unauthorized
+    """
 
 @Suite("Percent-encoding", .tags(.unit))
 struct RegistrationEncodingTests {
@@ -88,7 +100,8 @@ struct RegistrationURLTests {
             name: "iOS authority and path",
             url: "tmmregister://trimble.tmm.iOS/register?"
                 + b64(
-                    #"{"application_id":"12345678-1234-1234-1234-123456789ABC","returl":"tmmapiossample://response/register"}"#
+                    #"{"application_id":"12345678-1234-1234-1234-123456789ABC","#
+                        + #""returl":"tmmapiossample://response/register"}"#
                 ),
             expected: .init(platform: .iOS, kind: .register(guid), returnURL: "tmmapiossample://response/register")),
         Accepted(
@@ -101,14 +114,16 @@ struct RegistrationURLTests {
             name: "iOS returnurl spelling, spaces, escapes",
             url: "TMMRegister://?"
                 + b64(
-                    " { \"returnurl\" : \"myapp:\\/\\/response\\u002Fregister\" , \"application_id\" : \"12345678-1234-1234-1234-123456789abc\" } "
+                    " { \"returnurl\" : \"myapp:\\/\\/response\\u002Fregister\" , "
+                        + "\"application_id\" : \"12345678-1234-1234-1234-123456789abc\" } "
                 ),
             expected: .init(platform: .iOS, kind: .register(guid), returnURL: "myapp://response/register")),
         Accepted(
             name: "iOS extra members of other types",
             url: "tmmregister://?"
                 + b64(
-                    #"{"application_id":"12345678-1234-1234-1234-123456789abc","returl":"myapp://r","v":2,"x":[1,{"a":null}],"t":true}"#
+                    #"{"application_id":"12345678-1234-1234-1234-123456789abc","returl":"myapp://r","#
+                        + #""v":2,"x":[1,{"a":null}],"t":true}"#
                 ),
             expected: .init(platform: .iOS, kind: .register(guid), returnURL: "myapp://r")),
         Accepted(
@@ -132,13 +147,13 @@ struct RegistrationURLTests {
             expected: .init(platform: .windows, kind: .register(guid), returnURL: "myapp://response/tmmRegister")),
         Accepted(
             name: "Windows MAUI sample (raw callback, order swapped, camel scheme)",
-            url:
-                "trimbleMobileManager://request/tmmRegister?callback=tmmapisample://response&applicationId=12345678-1234-1234-1234-123456789ABC",
+            url: "trimbleMobileManager://request/tmmRegister?callback=tmmapisample://response"
+                + "&applicationId=12345678-1234-1234-1234-123456789ABC",
             expected: .init(platform: .windows, kind: .register(guid), returnURL: "tmmapisample://response")),
         Accepted(
             name: "Windows unknown parameters ignored, trailing slash",
-            url:
-                "TRIMBLEMOBILEMANAGER://Request/TMMREGISTER/?x=1&applicationId=12345678-1234-1234-1234-123456789abc&&callback=my-custom-scheme%3A%2F%2Fdone",
+            url: "TRIMBLEMOBILEMANAGER://Request/TMMREGISTER/?x=1&applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&&callback=my-custom-scheme%3A%2F%2Fdone",
             expected: .init(platform: .windows, kind: .register(guid), returnURL: "my-custom-scheme://done")),
         Accepted(
             name: "Windows socket server port",
@@ -277,8 +292,8 @@ struct RegistrationURLTests {
             error: .returnURLSchemeRefused(scheme: "smb", url: "smb://host/share")),
         Refused(
             name: "Windows file: callback",
-            url:
-                "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=file%3A%2F%2F%2Fetc%2Fpasswd",
+            url: "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=file%3A%2F%2F%2Fetc%2Fpasswd",
             error: .returnURLSchemeRefused(scheme: "file", url: "file:///etc/passwd")),
         Refused(
             name: "Windows javascript: callback",
@@ -294,8 +309,8 @@ struct RegistrationURLTests {
             error: .badPercentEncoding("callback")),
         Refused(
             name: "Windows duplicate parameter",
-            url:
-                "trimblemobilemanager://request/tmmRegister?callback=a://b&callback=c://d&applicationId=12345678-1234-1234-1234-123456789abc",
+            url: "trimblemobilemanager://request/tmmRegister?callback=a://b&callback=c://d"
+                + "&applicationId=12345678-1234-1234-1234-123456789abc",
             error: .duplicateParameter("callback")),
         Refused(
             name: "Windows missing application id",
@@ -311,13 +326,13 @@ struct RegistrationURLTests {
             error: .missingReturnURL),
         Refused(
             name: "Windows empty callback",
-            url:
-                "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=",
+            url: "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=",
             error: .missingReturnURL),
         Refused(
             name: "Windows callback without scheme",
-            url:
-                "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc&callback=%2Fresponse",
+            url: "trimblemobilemanager://request/tmmRegister?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=%2Fresponse",
             error: .returnURLWithoutScheme("/response")),
         Refused(
             name: "iOS nil UUID",
@@ -326,13 +341,13 @@ struct RegistrationURLTests {
             error: .nilApplicationID),
         Refused(
             name: "Windows nil UUID",
-            url:
-                "trimblemobilemanager://request/tmmRegister?applicationId=00000000-0000-0000-0000-000000000000&callback=myapp://r",
+            url: "trimblemobilemanager://request/tmmRegister?applicationId=00000000-0000-0000-0000-000000000000"
+                + "&callback=myapp://r",
             error: .nilApplicationID),
         Refused(
             name: "Windows socket server port with the nil UUID",
-            url:
-                "trimblemobilemanager://request/tmmSocketServerPort?applicationId=00000000-0000-0000-0000-000000000000&callback=a://b",
+            url: "trimblemobilemanager://request/tmmSocketServerPort?applicationId=00000000-0000-0000-0000-000000000000"
+                + "&callback=a://b",
             error: .nilApplicationID),
         Refused(
             name: "Windows socket server port bad id",
@@ -373,20 +388,25 @@ struct RegistrationURLTests {
         #expect(
             unauthorized == "myapp://r?"
                 + b64(
-                    #"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","apiPort":"9637","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#
+                    #"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","#
+                        + #""apiPort":"9637","apiSecurePort":"9638","#
+                        + #""locationV2Port":"9639","locationV2SecurePort":"9640"}"#
                 ))
         let request = try RegistrationURL.parse(iOSRequest81)
         #expect(
             RegistrationURL.reply(to: request, policy: .allowlist([]), ports: .defaults) == "myapp://response/register?"
                 + b64(
-                    #"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","apiPort":"9637","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#
+                    #"{"registrationResult":"Unauthorized","locationPort":"9635","locationSecurePort":"9636","#
+                        + #""apiPort":"9637","apiSecurePort":"9638","#
+                        + #""locationV2Port":"9639","locationV2SecurePort":"9640"}"#
                 ))
         var ports = PortAssignment.defaults
         ports.api = 9650
         #expect(
             RegistrationURL.iOSSocketServerPortReply(returnURL: "myapp://p", ports: ports) == "myapp://p?"
                 + b64(
-                    #"{"locationPort":"9635","locationSecurePort":"9636","apiPort":"9650","apiSecurePort":"9638","locationV2Port":"9639","locationV2SecurePort":"9640"}"#
+                    #"{"locationPort":"9635","locationSecurePort":"9636","apiPort":"9650","apiSecurePort":"9638","#
+                        + #""locationV2Port":"9639","locationV2SecurePort":"9640"}"#
                 ))
     }
 
@@ -400,10 +420,13 @@ struct RegistrationURLTests {
         #expect(
             RegistrationURL.reply(to: request, policy: .open, ports: .defaults)
                 == "tmmapisample://response?id=tmmOpenToReceiverSelection&status=error&message="
-                + "tmmOpenToReceiverSelection%20is%20not%20supported%20by%20tmm-bridge%20%28a%20Linux%20bridge%20without%20TMM%27s%20screens%29%3B%20only%20tmmRegister%20and%20tmmSocketServerPort%20are"
+                + "tmmOpenToReceiverSelection%20is%20not%20supported%20by%20tmm-bridge%20"
+                + "%28a%20Linux%20bridge%20without%20TMM%27s%20screens%29%3B%20"
+                + "only%20tmmRegister%20and%20tmmSocketServerPort%20are"
         )
         let login = try RegistrationURL.parse(
-            "trimblemobilemanager://request/tmmLogin?applicationId=12345678-1234-1234-1234-123456789abc&callback=a%3A%2F%2Fb%3Fx%3D1"
+            "trimblemobilemanager://request/tmmLogin?applicationId=12345678-1234-1234-1234-123456789abc"
+                + "&callback=a%3A%2F%2Fb%3Fx%3D1"
         )
         #expect(
             RegistrationURL.reply(to: login, policy: .open, ports: .defaults).hasPrefix(
@@ -423,11 +446,17 @@ struct RegistrationURLTests {
     @Test func windowsOtherReplies() {
         #expect(
             RegistrationURL.windowsSocketServerPortReply(callback: "myapp://p", ports: .defaults)
-                == "myapp://p?id=tmmSocketServerPort&status=success&message=&apiPort=9637&apiSecurePort=9638&locationPort=9635&locationSecurePort=9636&locationV2Port=9639&locationV2SecurePort=9640"
+                == """
+                myapp://p?id=tmmSocketServerPort&status=success&message=&apiPort=9637&apiSecurePort=9638\
+                &locationPort=9635&locationSecurePort=9636&locationV2Port=9639&locationV2SecurePort=9640
+                """
         )
         #expect(
             RegistrationURL.windowsRegisterReply(callback: "myapp://r?x=1", result: .noNetwork, ports: .defaults)
-                == "myapp://r?x=1&id=tmmRegister&status=error&message=No%20network%20to%20verify%20the%20Application%20ID&registrationResult=NoNetwork"
+                == """
+                myapp://r?x=1&id=tmmRegister&status=error&message=No%20network%20to%20verify%20the%20Application%20ID\
+                &registrationResult=NoNetwork
+                """
         )
         #expect(
             RegistrationURL.windowsErrorReply(callback: "myapp://r", requestName: "tmmRegister", message: "bad id")

@@ -13,8 +13,8 @@ import WebSocket
 // machine must know (what a `.flush` wrote, that it failed, how a receiver command started) is
 // kept as a follow-up and fed to the machine as its next event once the list is done; its
 // actions are carried out the same way. A write that fails ends the list there. At `.close`, the
-// connection is closed and the rest of the list and the follow-ups are dropped. (A `.flush` before the `.close` is still carried out:
-// that is how a goodbye frame goes out on shutdown.)
+// connection is closed and the rest of the list and the follow-ups are dropped. (A `.flush`
+// before the `.close` is still carried out: that is how a goodbye frame goes out on shutdown.)
 
 /// What the actions of one list leave for the machine, in the order it is told. Fixed size: no
 /// allocation per event.

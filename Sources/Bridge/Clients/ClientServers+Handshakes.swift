@@ -80,7 +80,8 @@ extension ClientServers {
         guard let oldest = handshakes.inProgress.values.min(by: { $0.acceptedAt < $1.acceptedAt }) else { return }
         statistics.tlsHandshakesEvicted += 1
         log.warning(
-            "TLS: \(admission.maxHandshakes) handshakes in progress, as many as their memory allows: closing the oldest (\(statistics.tlsHandshakesEvicted) so far)",
+            "TLS: \(admission.maxHandshakes) handshakes in progress, as many as their memory allows: "
+                + "closing the oldest (\(statistics.tlsHandshakesEvicted) so far)",
             key: "TLS handshakes in progress: closing the oldest")
         drive(oldest) { $0.transportFailed(into: &$1) }
     }
@@ -165,7 +166,8 @@ extension ClientServers {
             CurrentProcess.returnFreedMemory()
             let after = CurrentProcess.residentBytes() ?? 0
             log.info(
-                "gave freed memory back after \(closed) connections closed: resident \(before >> 20) MiB, now \(after >> 20) MiB"
+                "gave freed memory back after \(closed) connections closed: "
+                    + "resident \(before >> 20) MiB, now \(after >> 20) MiB"
             )
         }
     }

@@ -123,7 +123,8 @@ final class ClientServers: FrameDelivery {
             otherClients: ControlServer.maxClients, handshakeMemory: configuration.limits.tlsHandshakeMemory)
         if admission.maxConnections < configuration.limits.maxConnections {
             log.warning(
-                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): the open-file limit allows no more"
+                "max-connections \(configuration.limits.maxConnections) lowered to \(admission.maxConnections): "
+                    + "the open-file limit allows no more"
             )
         }
     }
@@ -159,7 +160,9 @@ final class ClientServers: FrameDelivery {
                     statistics.refusedOverLimit += 1
                     if statistics.refusedOverLimit == 1 || statistics.refusedOverLimit % 1000 == 0 {
                         log.warning(
-                            "connection limit (\(admission.maxConnections), \(admission.locationBudget) for the location ports) reached: refusing clients (\(statistics.refusedOverLimit) so far)"
+                            "connection limit (\(admission.maxConnections), "
+                                + "\(admission.locationBudget) for the location ports) reached: "
+                                + "refusing clients (\(statistics.refusedOverLimit) so far)"
                         )
                     }
                     continue  // `socket` closes here
@@ -212,7 +215,8 @@ final class ClientServers: FrameDelivery {
             statistics.refusedOrigins += 1
             if refusedOriginLog.shouldLog(shown, count: statistics.refusedOrigins, now: monotonicNanoseconds()) {
                 log.warning(
-                    "refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): 403 (\(statistics.refusedOrigins) refused so far)"
+                    "refused Origin '\(shown)' on \(connection.server.registrationKey) (not in allowed-origins): "
+                        + "403 (\(statistics.refusedOrigins) refused so far)"
                 )
             }
         case .accessCodeV2Refused(let refusal):
@@ -230,7 +234,8 @@ final class ClientServers: FrameDelivery {
             statistics.slowClientsClosed += 1
             // Keyed without the numbers: a burst of slow clients is one line and a summary.
             log.warning(
-                "closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, \(dropped) positions dropped",
+                "closing a slow WebSocket client (1008): \(behind) bytes behind for \(nanoseconds / 1_000_000) ms, "
+                    + "\(dropped) positions dropped",
                 key: "closing a slow WebSocket client")
         }
     }

@@ -150,7 +150,8 @@ final class TLSTransport: Transport {
             if keyUpdates.spend(now: now) > 0 {
                 throw TLSServerSession.Failure(
                     reason:
-                        "the client sent KeyUpdates or renegotiation requests faster than \(keyUpdates.burst) at once and one a second"
+                        "the client sent KeyUpdates or renegotiation requests faster than \(keyUpdates.burst) "
+                        + "at once and one a second"
                 )
             }
         }

@@ -63,7 +63,8 @@ final class Registrations {
         }
         if registry.entries.count > maximumRegistered {
             log.warning(
-                "the registry holds \(registry.entries.count) applications, more than max-registered-apps (\(maximumRegistered)): they stay registered, new ones are refused"
+                "the registry holds \(registry.entries.count) applications, "
+                    + "more than max-registered-apps (\(maximumRegistered)): they stay registered, new ones are refused"
             )
         }
     }

@@ -25,9 +25,11 @@ extension ApplicationRegistry {
             switch self {
             case .io(let failure): "registry: \(failure)"
             case .invalid(let path, let reason):
-                "registry \(path) is not a valid tmm-bridge registry (\(reason)); fix it, or move it away to start with no registered applications"
+                "registry \(path) is not a valid tmm-bridge registry (\(reason)); "
+                    + "fix it, or move it away to start with no registered applications"
             case .full(let maximum):
-                "the registry is full (\(maximum) applications, max-registered-apps): remove unused entries with the daemon stopped, or raise max-registered-apps"
+                "the registry is full (\(maximum) applications, max-registered-apps): "
+                    + "remove unused entries with the daemon stopped, or raise max-registered-apps"
             }
         }
     }

@@ -63,7 +63,8 @@ final class SecureServing {
                 notes.append(
                     (
                         .notice,
-                        "TLS: made a local CA and a server certificate in \(folder); trust the CA on clients (tmm-bridge tls ca, docs/tls.md)"
+                        "TLS: made a local CA and a server certificate in \(folder); "
+                            + "trust the CA on clients (tmm-bridge tls ca, docs/tls.md)"
                     ))
             case .renewed(let reason):
                 notes.append(
@@ -72,7 +73,8 @@ final class SecureServing {
                 notes.append(
                     (
                         .info,
-                        "TLS: local CA certificate in \(folder) (server certificate expires \(local.chain[0].notAfterText))"
+                        "TLS: local CA certificate in \(folder) "
+                            + "(server certificate expires \(local.chain[0].notAfterText))"
                     ))
             }
         }
@@ -117,7 +119,8 @@ final class SecureServing {
             if now - lastCertificateWarning >= 86_400_000_000_000 {
                 lastCertificateWarning = now
                 log.warning(
-                    "TLS: warning: the configured certificate expires in \(days) days (\(serverCertificate.notAfterText)); replace tls-certificate"
+                    "TLS: warning: the configured certificate expires in \(days) days "
+                        + "(\(serverCertificate.notAfterText)); replace tls-certificate"
                 )
             }
             return
@@ -127,7 +130,8 @@ final class SecureServing {
             context = try TLSServerContext(chain: [issued.certificate, authority.certificate], key: issued.key)
             serverCertificate = issued.certificate
             log.notice(
-                "TLS: the server certificate expires in \(days) days; issued a new one from the local CA (expires \(issued.certificate.notAfterText))"
+                "TLS: the server certificate expires in \(days) days; "
+                    + "issued a new one from the local CA (expires \(issued.certificate.notAfterText))"
             )
         } catch {
             log.error("TLS: cannot re-issue the server certificate (\(error)); it expires in \(days) days")
