@@ -192,7 +192,9 @@ let gpsd = PrivateGPSD(gpsdConfiguration, log: Logger(format: .plain(program: ""
 do { try gpsd.start() } catch { fail("\(error)") }
 // The bridge measured here starts as root and drops to nobody, and refuses (exit 77) a gpsd
 // control socket it could not write after the drop; the socket gpsd made is root's, mode 0755.
-if chmod(gpsdConfiguration.controlSocket, 0o666) != 0 { fail("chmod \(gpsdConfiguration.controlSocket): errno \(errno)") }
+if chmod(gpsdConfiguration.controlSocket, 0o666) != 0 {
+    fail("chmod \(gpsdConfiguration.controlSocket): errno \(errno)")
+}
 
 let pty: Pseudoterminal
 do { pty = try Pseudoterminal() } catch { fail("pty: \(error)") }
