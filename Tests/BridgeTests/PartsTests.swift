@@ -1,6 +1,7 @@
 // The server's parts alone, each with only what it owns: the control server on its own loop and
 // socket with its two wires (registration, status) answered by the test; the registrations with
-// their registry file, worker and access codes, without a socket or a loop. BridgeServer only
+// their registry file, worker and access codes, without a socket or a loop; the secure materials
+// in a state directory of their own; the settings with their writer thread. BridgeServer only
 // makes these and routes between them; the server's own suites drive the same parts end to end.
 @testable import Bridge
 import BridgeCore
@@ -100,5 +101,61 @@ struct PartsTests {
         #expect(registrations.isLocationV2Unlocked)
         #expect(registrations.verifyAccessCode(headerValue: accessCode()) == GUID(testAppID))
         #expect(registrations.verifyAccessCode(headerValue: wrongCode) == nil)
+    }
+
+    /// The secure materials alone: made in an empty state directory, the same key and CA reused
+    /// from it next time; a configured certificate that does not exist is the operator's to fix.
+    @Test func secureMaterialsAreMadeOnceAndReused() throws {
+        let directory = try Self.temporaryDirectory("secure")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = Logger(format: .journal) { _ in }
+        let first = try SecureServing(
+            configuration: BridgeConfiguration(), stateDirectory: directory, alsoOwnedBy: nil,
+            log: log)
+        #expect(first.notes.contains { $0.level == .notice && $0.text.contains("made a local CA") })
+        let second = try SecureServing(
+            configuration: BridgeConfiguration(), stateDirectory: directory, alsoOwnedBy: nil,
+            log: log)
+        #expect(second.notes.contains { $0.level == .info && $0.text.contains("local CA certificate in") })
+        #expect(second.accessCodeV2PublicKey == first.accessCodeV2PublicKey, "the key is kept, not made again")
+        #expect(second.serverCertificate.notAfterText == first.serverCertificate.notAfterText)
+
+        var configured = BridgeConfiguration()
+        configured.tlsCertificate = directory + "/missing.pem"
+        configured.tlsKey = directory + "/missing.key"
+        #expect {
+            _ = try SecureServing(configuration: configured, stateDirectory: directory, alsoOwnedBy: nil, log: log)
+        } throws: { error in
+            guard let error = error as? SecureMaterialsError, case .configuredCertificate = error else { return false }
+            return error.isConfiguration && error.description.contains("missing.pem")
+        }
+    }
+
+    /// The settings alone: served from memory at once, written by their own thread, read back.
+    @Test func settingsAreServedAtOnceAndWrittenBehind() throws {
+        let directory = try Self.temporaryDirectory("settings")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let results = try Inbox<WorkerResult>(capacity: 16)
+        let store = try DeviceSettingsStore(
+            DeviceSettings(), stateDirectory: directory, results: results,
+            log: Logger(format: .journal) { _ in })
+        let next = DeviceSettings(antenna: AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true))
+        store.save(next)
+        #expect(store.settings == next, "served from memory before the file is written")
+        var written: [WorkerResult] = []
+        for _ in 0..<50 where written.isEmpty { written = results.wait(milliseconds: 100) }
+        guard case .settingsSaved(let failure) = try #require(written.first) else {
+            Issue.record("expected the settings write, got \(written)")
+            return
+        }
+        #expect(failure == nil)
+        store.stop()
+        #expect(try DeviceSettings.load(stateDirectory: directory, alsoOwnedBy: nil) == next)
+    }
+
+    private static func temporaryDirectory(_ name: String) throws -> String {
+        let directory = NSTemporaryDirectory() + "tmm-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
     }
 }
