@@ -141,6 +141,20 @@ final class TestBridge: Sendable {
 
     var controlSocket: String { BridgeServer.controlSocketPath(runtimeDirectory: runtimeDirectory) }
 
+    /// Whether a real client, `openssl s_client` trusting the bridge's local CA, completes a
+    /// verified handshake on the secure REST port.
+    func realTLSHandshakeSucceeds() throws -> Bool {
+        let done = try Process.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            arguments: [
+                "s_client", "-connect", "127.0.0.1:\(ports.apiSecure)", "-CAfile", stateDirectory + "/tls/ca.pem",
+                "-verify_return_error", "-brief",
+            ]
+        ) { _ in }
+        done.waitUntilExit()
+        return done.terminationStatus == 0
+    }
+
     /// Registers `id` through the control socket (iOS form) and returns the reply.
     @discardableResult
     func register(_ id: String, returnURL: String = "testapp://response/register") throws -> ControlProtocol.Reply {
