@@ -107,18 +107,18 @@ private struct EmbeddedConnection {
     struct FollowUp {
         enum Event { case written(Int, blocked: Bool), writeFailed, commandStarted(ReceiverCommandOutcome) }
         var written = 0
+        var position: OutboundQueue.WritePosition?
         var blocked: Bool?
         var failed = false
         var command: ReceiverCommandOutcome?
 
         mutating func next() -> Event? {
             if failed {
-                failed = false
-                blocked = nil
+                (failed, written, position, blocked) = (false, 0, nil, nil)
                 return .writeFailed
             }
             if let wasBlocked = blocked {
-                defer { (written, blocked) = (0, nil) }
+                defer { (written, position, blocked) = (0, nil, nil) }
                 return .written(written, blocked: wasBlocked)
             }
             if let outcome = command {
@@ -157,16 +157,10 @@ private struct EmbeddedConnection {
     /// Writes from the first byte no earlier flush of this list wrote.
     private mutating func flush(_ followUp: inout FollowUp) {
         guard !followUp.failed else { return }
-        var position = machine.output.unsentStart
-        var skip = followUp.written
+        var position = followUp.position ?? machine.output.unsentStart
+        defer { followUp.position = position }
         var blocked = false
         while let (bytes, offset) = machine.output.chunk(at: position) {
-            if skip > 0 {
-                let step = min(skip, bytes.count - offset)
-                machine.output.advance(&position, by: step)
-                skip -= step
-                continue
-            }
             if writesFail {
                 followUp.failed = true
                 return

@@ -19,9 +19,11 @@ import WebSocket
 /// What the actions of one list leave for the machine, in the order it is told. Fixed size: no
 /// allocation per event.
 struct ConnectionFollowUps {
-    /// Bytes the `.flush`es of the list wrote from the first unsent one, and whether the last
+    /// Bytes the `.flush`es of the list wrote from the first unsent one, where the next flush of
+    /// the list goes on from (the output does not change within a list), and whether the last
     /// left output the transport would not take (nil: no flush).
     var written = 0
+    var position: OutboundQueue.WritePosition?
     var blocked: Bool?
     /// A write failed (EPIPE, ECONNRESET, a TLS failure): the client is gone.
     var writeFailed = false
@@ -245,16 +247,10 @@ extension ClientServers {
             }
         }
         let output = connection.machine.output
-        var position = output.unsentStart
-        var skip = followUps.written
+        var position = followUps.position ?? output.unsentStart
+        defer { followUps.position = position }
         var blocked = false
         writing: while let (bytes, offset) = output.chunk(at: position) {
-            if skip > 0 {
-                let step = min(skip, bytes.count - offset)
-                output.advance(&position, by: step)
-                skip -= step
-                continue
-            }
             let result: IOResult
             do {
                 result = try connection.transport.write(bytes, from: offset)
