@@ -459,6 +459,17 @@ async def collect(url, seconds, limit=None, **options):
     return frames
 
 
+async def close_code_when_closed(ws, timeout):
+    """Reads (and drops) messages until the server closes `ws`; returns its close code. Each read
+    waits at most `timeout` seconds (asyncio.TimeoutError beyond it: the server never closed)."""
+    try:
+        while True:
+            await asyncio.wait_for(ws.recv(), timeout)
+    except websockets.exceptions.ConnectionClosed:
+        pass
+    return ws.close_code
+
+
 def ws_collect(url, seconds, limit=None, **options):
     return asyncio.run(collect(url, seconds, limit, **options))
 

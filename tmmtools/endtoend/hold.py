@@ -14,12 +14,7 @@ from tmmtools.client import tmmclient
 async def hold(url, first_message):
     async with websockets.connect(url, open_timeout=5, ping_interval=None, close_timeout=5) as ws:
         await first_message(ws)
-        try:
-            while True:
-                await asyncio.wait_for(ws.recv(), 20)
-        except websockets.exceptions.ConnectionClosed:
-            pass
-        return ws.close_code
+        return await tmmclient.close_code_when_closed(ws, 20)
 
 
 def run(context, checks):

@@ -276,12 +276,7 @@ async def too_big(context):
     async with websockets.connect(tmmclient.ws_url(context, "locationV2Port", "/locationV2"), open_timeout=5,
                                   ping_interval=None, max_size=None) as ws:
         await ws.send("x" * 70000)
-        try:
-            while True:
-                await asyncio.wait_for(ws.recv(), 5)
-        except websockets.exceptions.ConnectionClosed:
-            pass
-        return ws.close_code
+        return await tmmclient.close_code_when_closed(ws, 5)
 
 
 def check_message_too_big(context, checks):
