@@ -147,6 +147,14 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(raw, server_hostname=TMM_HOST)
 
 
+def read_until_closed(sock, size=65536):
+    """Every byte `sock` receives until the server closes it (its timeout still applies)."""
+    data = b""
+    while chunk := sock.recv(size):
+        data += chunk
+    return data
+
+
 def http_request(host, port, method, path, headers=None, body=None, timeout=15, cafile=None):
     """One request on a fresh connection (as HttpClient does for a new host); over TLS to the
     Trimble name at `host` when `cafile` is given."""

@@ -179,12 +179,7 @@ def check_connection_close_and_timeouts(context, checks):
         started = time.monotonic()
         with socket.create_connection((host, ports["apiPort"]), timeout=6) as raw:
             raw.sendall(data)
-            answer = b""
-            while True:
-                chunk = raw.recv(4096)
-                if not chunk:
-                    break
-                answer += chunk
+            answer = tmmclient.read_until_closed(raw, 4096)
         elapsed = time.monotonic() - started
         checks.check(answer[9:12] == expect_status and low <= elapsed <= high,
                      f"{what}: {'408 and ' if expect_status else ''}closed after {elapsed:.2f} s", repr(answer[:120]))

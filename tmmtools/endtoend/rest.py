@@ -250,12 +250,7 @@ def check_pipelining(context, checks):
     with socket.create_connection((host, api), timeout=5) as raw:
         raw.sendall(requests.encode() + f"GET /api/v1/tmmInfo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                                         f"Authorization: Basic {code}\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = raw.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = tmmclient.read_until_closed(raw)
     answers = data.split(b"HTTP/1.1 ")[1:]
     statuses = [a[:3] for a in answers]
     bodies = [json.loads(a[a.index(b"\r\n\r\n") + 4:]) for a in answers]
