@@ -73,7 +73,6 @@ public final class BridgeServer {
     let log: Logger
     /// Every descriptor and timer of the io thread, each with its handler.
     let loop: EventLoop
-    public let ports: PortAssignment
     public var stopHandle: StopHandle { loop.stopHandle }
 
     // The parts.
@@ -97,6 +96,8 @@ public final class BridgeServer {
     /// A reload is being read on the worker; another SIGHUP meanwhile asks for one more.
     var reload = ReloadState.idle
 
+    /// The ports each TMM server listens on (fallbacks included), as the client servers bound them.
+    public var ports: PortAssignment { clients.parts.ports }
     /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
     public var isLocationV2Unlocked: Bool { registrations.isLocationV2Unlocked }
     /// `max-connections` as clamped to the open-file limit.
@@ -153,7 +154,6 @@ public final class BridgeServer {
         } catch {
             throw .ports(error)
         }
-        ports = bound.ports
 
         let openFiles = CurrentProcess.openFileLimit()
         let admission = ConnectionAdmission(
@@ -353,10 +353,11 @@ public final class BridgeServer {
     /// Drains the input side: epochs to the hub, changes to the hub (events), the clients
     /// (deferred replies) and the hub's identity.
     private func handleInput() {
+        let now = monotonicNanoseconds()
         for change in input.drain() {
             switch change {
             case .position(let position):
-                hub.publish(position, now: monotonicNanoseconds())
+                hub.publish(position, now: now)
             case .receiverConnected(let path):
                 refreshIdentity()
                 hub.publish(.receiverConnected(device: path, receiver: input.receiverInfo))
