@@ -75,20 +75,23 @@ final class WebSocketOutputs {
     func subscribe(_ connection: Connection, to channel: ClientChannel) {
         guard connection.hubChannel == nil else { return }
         connection.hubChannel = channel
-        switch channel {
-        case .locationV1: locationV1.clients.add(connection)
-        case .locationV2: locationV2.clients.add(connection)
-        case .events: events.clients.add(connection)
-        }
+        self[keyPath: Self.clients(of: channel)].add(connection)
     }
 
     func unsubscribe(_ connection: Connection) {
         guard let channel = connection.hubChannel else { return }
         connection.hubChannel = nil
+        self[keyPath: Self.clients(of: channel)].remove(connection)
+    }
+
+    /// The client list of `channel`'s output.
+    private typealias ClientList = ReferenceWritableKeyPath<WebSocketOutputs, ConnectionList>
+
+    private static func clients(of channel: ClientChannel) -> ClientList {
         switch channel {
-        case .locationV1: locationV1.clients.remove(connection)
-        case .locationV2: locationV2.clients.remove(connection)
-        case .events: events.clients.remove(connection)
+        case .locationV1: \.locationV1.clients
+        case .locationV2: \.locationV2.clients
+        case .events: \.events.clients
         }
     }
 }
