@@ -58,6 +58,7 @@ extension DaemonStatus {
         }
         parts.append(fixDescription)
         if fix.input == "live", let rate = fix.epochRate { parts.append(Self.rate(rate)) }
+        if let corrections = corrections?.headline { parts.append(corrections) }
         let total = clients.total
         parts.append(total == 1 ? "1 client" : "\(total) clients")
         return parts.joined(separator: ", ")
@@ -142,6 +143,11 @@ extension DaemonStatus {
         if registration.policy == "allowlist" { apps += " (\(registration.allowedIDs) allowed)" }
         apps += registration.locationV2Unlocked ? ", LocationV2 unlocked" : ", LocationV2 locked until a registration"
         lines.append(("apps", apps))
+        if let corrections {
+            for (index, line) in Self.describe(corrections).enumerated() {
+                lines.append((index == 0 ? "corrections" : "", line))
+            }
+        }
         for application in registration.applications {
             lines.append(("", "\(application.name) since \(application.registeredAt)"))
         }
@@ -152,6 +158,34 @@ extension DaemonStatus {
         return lines.map { label, text in
             label + String(repeating: " ", count: width - label.count + 2) + text
         }.joined(separator: "\n") + "\n"
+    }
+
+    /// The corrections client in two lines: the caster and its state; what came in and what
+    /// reached the receiver.
+    static func describe(_ corrections: Corrections) -> [String] {
+        var source = corrections.state == "off" ? "off" : corrections.message
+        if let caster = corrections.caster {
+            let login = corrections.user.map { "\($0)@" } ?? ""
+            let scheme = corrections.tls == true ? "ntrips://" : "ntrip://"
+            source += " (" + scheme + login + caster + "/" + (corrections.mountPoint ?? "")
+            source += corrections.revision.map { ", NTRIP \($0).0" } ?? ""
+            source += corrections.origin.map { ", set by \($0)" } ?? ""
+            source += ") for " + duration(corrections.stateSeconds)
+        }
+        guard corrections.state != "off" || corrections.frames > 0 else { return [source] }
+        var flow = "\(corrections.frames) frames (\(corrections.bytes) bytes)"
+        if corrections.damagedFrames > 0 { flow += ", \(corrections.damagedFrames) damaged" }
+        if let age = corrections.lastFrameAgeSeconds { flow += ", last " + fixed(age, decimals: 1) + " s ago" }
+        if let station = corrections.stationID { flow += ", station \(station)" }
+        flow += "; to \(corrections.receiver ?? "no receiver")"
+        if let route = corrections.route { flow += " via \(route)" }
+        flow += ": \(corrections.framesWritten) written"
+        if corrections.framesDropped > 0 { flow += ", \(corrections.framesDropped) dropped" }
+        if corrections.writeFailures > 0 {
+            flow += ", \(corrections.writeFailures) failed" + (corrections.writeError.map { " (\($0))" } ?? "")
+        }
+        flow += "; GGA sent \(corrections.ggaSent)"
+        return [source, flow]
     }
 
     /// One receiver on one line: path, what it is, how it was found, what gpsd does with it.
@@ -246,6 +280,7 @@ extension DaemonStatus {
             if let rate = fix.epochRate { parts.append(Self.rate(rate)) }
         }
         if let age = fix.lastEpochAgeSeconds, age >= 2 { parts.append("last epoch \(Int(age)) s ago") }
+        if let corrections = corrections?.headline { parts.append(corrections) }
         let total = clients.total
         parts.append(total == 1 ? "1 client" : "\(total) clients")
         let line = parts.joined(separator: "  ")

@@ -53,6 +53,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var ports: [String: Int]
     public var clients: Clients
     public var registration: Registration
+    /// The NTRIP client and what reaches the receiver (docs/corrections.md); nil in documents of
+    /// daemons older than the corrections client.
+    public var corrections: Corrections?
 
     public init(
         version: String, pid: Int32, uptimeSeconds: Int, receivers: [Receiver], servedReceiver: String? = nil,
@@ -269,6 +272,94 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.registered = registered
             self.applications = applications
             self.locationV2Unlocked = locationV2Unlocked
+        }
+    }
+
+    /// The corrections client: the caster, its state, what came in and what reached the receiver.
+    /// Never the password.
+    public struct Corrections: Codable, Sendable, Equatable {
+        /// CorrectionsState's code: `off`, `connecting`, `streaming`, `login-refused`,
+        /// `no-such-mount-point`, `unreachable`, `no-data`, `protocol-error`.
+        public var state: String
+        /// The state in words (why, for a failure; the mount points offered for a wrong one).
+        public var message: String
+        /// Seconds the state has lasted.
+        public var stateSeconds: Int
+        /// Where the settings come from: `rest` (an app's PUT correctionSource) or `configuration`
+        /// (`ntrip =`); nil while off with nothing configured.
+        public var origin: String?
+        /// `host:port`, the mount point, the user name, TLS or not.
+        public var caster: String?
+        public var mountPoint: String?
+        public var user: String?
+        public var tls: Bool?
+        /// The NTRIP revision the caster answered with (1 or 2).
+        public var revision: Int?
+        /// Connection attempts since the settings were applied.
+        public var attempts: Int
+        /// RTCM bytes received (after de-chunking), valid frames, frames whose CRC failed.
+        public var bytes: Int
+        public var frames: Int
+        public var damagedFrames: Int
+        /// Seconds since the last valid frame arrived; nil before the first.
+        public var lastFrameAgeSeconds: Double?
+        /// The reference station id of the last 1005/1006 message.
+        public var stationID: Int?
+        /// GGA sentences sent to the caster, and seconds since the last.
+        public var ggaSent: Int
+        public var lastGGAAgeSeconds: Double?
+        /// The receiver the frames go to, how (`gpsd`: gpsd's control socket; `tty`: the device
+        /// itself), frames written, dropped (the receiver side slower than the caster) and failed.
+        public var receiver: String?
+        public var route: String?
+        public var framesWritten: Int
+        public var framesDropped: Int
+        public var writeFailures: Int
+        /// The last write failure, in words.
+        public var writeError: String?
+
+        public init(
+            state: String, message: String, stateSeconds: Int, origin: String? = nil, caster: String? = nil,
+            mountPoint: String? = nil, user: String? = nil, tls: Bool? = nil, revision: Int? = nil, attempts: Int = 0,
+            bytes: Int = 0, frames: Int = 0, damagedFrames: Int = 0, lastFrameAgeSeconds: Double? = nil,
+            stationID: Int? = nil, ggaSent: Int = 0, lastGGAAgeSeconds: Double? = nil, receiver: String? = nil,
+            route: String? = nil, framesWritten: Int = 0, framesDropped: Int = 0, writeFailures: Int = 0,
+            writeError: String? = nil
+        ) {
+            self.state = state
+            self.message = message
+            self.stateSeconds = stateSeconds
+            self.origin = origin
+            self.caster = caster
+            self.mountPoint = mountPoint
+            self.user = user
+            self.tls = tls
+            self.revision = revision
+            self.attempts = attempts
+            self.bytes = bytes
+            self.frames = frames
+            self.damagedFrames = damagedFrames
+            self.lastFrameAgeSeconds = lastFrameAgeSeconds
+            self.stationID = stationID
+            self.ggaSent = ggaSent
+            self.lastGGAAgeSeconds = lastGGAAgeSeconds
+            self.receiver = receiver
+            self.route = route
+            self.framesWritten = framesWritten
+            self.framesDropped = framesDropped
+            self.writeFailures = writeFailures
+            self.writeError = writeError
+        }
+
+        /// A few words for STATUS= and the status line: `corrections streaming`, `corrections:
+        /// login refused`; nil while off (nothing to say).
+        public var headline: String? {
+            switch state {
+            case "off": nil
+            case "streaming": "corrections streaming"
+            case "connecting": "corrections connecting"
+            default: "corrections: " + state.replacing("-", with: " ")
+            }
         }
     }
 

@@ -4,9 +4,9 @@ import COpenSSL
 /// `trusting` (the daemon's local CA for the benchmarks), ALPN `http/1.1` (an `SSL_CTX` in
 /// client mode).
 ///
-/// Client-only: the bridge never connects out over TLS. It exists so that benchmarks and tests
-/// can speak wss to the secure ports without a second TLS stack in the harness. Made once and
-/// read-only afterwards, like `TLSServerContext`.
+/// Two uses: the benchmarks and tests speak wss to the secure ports with it (no second TLS
+/// stack in the harness), and the corrections client reaches NTRIP casters on TLS (`ntrips://`)
+/// with it. Made once and read-only afterwards, like `TLSServerContext`.
 public final class TLSClientContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
@@ -28,10 +28,28 @@ public final class TLSClientContext: @unchecked Sendable {
         }
     }
 
+    /// For a server on the Internet (an NTRIP caster): the system's trust store (OpenSSL's default
+    /// paths, /etc/ssl/certs on Debian) plus the certificates in `authorityFile` if given (PEM, a
+    /// private caster's CA); no ALPN (NTRIP is not negotiated).
+    public init(systemTrustAnd authorityFile: String?) throws(CryptoError) {
+        pointer = try CryptoError.check(SSL_CTX_new(TLS_client_method()), "SSL_CTX_new")
+        try CryptoError.check(tmm_ssl_ctx_set_protocol_range(pointer), "SSL_CTX_set_min/max_proto_version")
+        tmm_ssl_ctx_set_partial_writes(pointer)
+        guard SSL_CTX_set_default_verify_paths(pointer) == 1 else {
+            throw CryptoError.current("SSL_CTX_set_default_verify_paths")
+        }
+        if let authorityFile {
+            guard SSL_CTX_load_verify_locations(pointer, authorityFile, nil) == 1 else {
+                throw CryptoError.current("SSL_CTX_load_verify_locations(\(authorityFile))")
+            }
+        }
+        SSL_CTX_set_verify(pointer, SSL_VERIFY_PEER, nil)
+    }
+
     deinit { SSL_CTX_free(pointer) }
 }
 
-/// The client end of a TLS session (see `TLSSession`), for the benchmarks' wss clients: made in
+/// The client end of a TLS session (see `TLSSession`), for wss clients and NTRIP casters: made in
 /// connect state with the name the server's certificate must carry; `start()` makes the
 /// ClientHello.
 public final class TLSClientSession: TLSSession {

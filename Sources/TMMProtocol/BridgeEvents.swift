@@ -26,6 +26,14 @@ public enum BridgeEvent: Sendable, Equatable {
     /// Access Code V1 is computable from the id and the clock, so any reader of `/events` (a local
     /// process, or a web page once V2 is unlocked) could otherwise authenticate as that app.
     case registration(result: RegistrationResult)
+    /// The NTRIP client began streaming corrections from `caster` (`host:port`, never a login)
+    /// and `mountPoint`, with NTRIP `revision` 1 or 2.
+    case correctionsConnected(caster: String, mountPoint: String, revision: Int?)
+    /// Corrections stopped: `reason` is the corrections state's code (`no-data`, `unreachable`,
+    /// `protocol-error`, `no-such-mount-point`, `off`, ...), `message` its description.
+    case correctionsLost(reason: String, message: String)
+    /// The caster refused the login (401/403): the user name or password is wrong.
+    case correctionsLoginRefused(caster: String, mountPoint: String)
 
     /// The `event` member's value.
     public var name: String {
@@ -37,6 +45,9 @@ public enum BridgeEvent: Sendable, Equatable {
         case .inputLost: "inputLost"
         case .inputRestored: "inputRestored"
         case .registration: "registration"
+        case .correctionsConnected: "correctionsConnected"
+        case .correctionsLost: "correctionsLost"
+        case .correctionsLoginRefused: "correctionsLoginRefused"
         }
     }
 }
@@ -84,6 +95,16 @@ public enum BridgeEventEncoder {
             break
         case .registration(let result):
             writer.field("registrationResult", string: result.rawValue)
+        case .correctionsConnected(let caster, let mountPoint, let revision):
+            writer.field("caster", string: caster)
+            writer.field("mountPoint", string: mountPoint)
+            writer.field("ntripRevision", integer: revision)
+        case .correctionsLost(let reason, let message):
+            writer.field("reason", string: reason)
+            writer.field("message", string: message)
+        case .correctionsLoginRefused(let caster, let mountPoint):
+            writer.field("caster", string: caster)
+            writer.field("mountPoint", string: mountPoint)
         }
         writer.endObject()
     }
