@@ -74,6 +74,7 @@ extension BridgeServer {
             servedReceiver: input.servedReceiver,
             fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
             registration: statusRegistration())
+        status.corrections = corrections.status(now: now)
         status.bluetooth = input.bluetooth.map { binding in
             DaemonStatus.BluetoothBinding(
                 address: "\(binding.binding.address)", channel: Int(binding.binding.channel),

@@ -85,6 +85,8 @@ public final class BridgeServer {
     let registrations: Registrations
     let secure: SecureServing
     let settings: DeviceSettingsStore
+    /// The NTRIP client: RTCM to the served receiver, its GGA to the caster (Corrections/).
+    let corrections: CorrectionsClient
     var outputs: WebSocketOutputs { hubOutputs.webSocket }
     /// Uptime, epoch rate, STATUS= pacing and the watchdog (BridgeServer+Status.swift).
     var operatorViews: OperatorViews { hubOutputs.operatorViews }
@@ -209,17 +211,30 @@ public final class BridgeServer {
             throw error
         }
 
+        do {
+            corrections = try CorrectionsClient(
+                configuration: configuration.corrections, appSettings: settings.settings.corrections,
+                gpsdControlSocket: input.controlSocket, version: environment.version, loop: loop, log: log)
+        } catch {
+            worker.stop()
+            settings.stop()
+            registrations.stop()
+            throw .eventLoop(error)
+        }
+
         var identity = ReceiverIdentity(appVersion: environment.version)
         identity.antennaHeight = settings.settings.antenna.appliedHeight
         hub = Hub(identity: identity)
-        hubOutputs = HubOutputs(hub: hub, loop: loop, configuration: configuration, startedAt: monotonicNanoseconds())
+        hubOutputs = HubOutputs(
+            hub: hub, loop: loop, configuration: configuration, corrections: corrections,
+            startedAt: monotonicNanoseconds())
         let outputs = hubOutputs.webSocket
         clients = ClientServers(
             listeners: bound.listeners, configuration: configuration, admission: admission,
             parts: ClientServers.Parts(
                 secure: secure, registrations: registrations, settings: settings, input: input,
                 outputs: outputs, ports: bound.ports, version: environment.version,
-                dataMessageReply: environment.dataMessageReply, worker: worker),
+                dataMessageReply: environment.dataMessageReply, worker: worker, corrections: corrections),
             loop: loop, shortage: shortage, log: log)
         // The outputs deliver through the client servers, which subscribe connections to them.
         outputs.deliver(through: clients)
@@ -236,16 +251,20 @@ public final class BridgeServer {
         registrations.publish = { [unowned hub] event in hub.publish(event) }
         control.open = { [unowned registrations] url, client in registrations.open(url, from: client) }
         control.status = { [unowned self] in daemonStatus().json() }
-        clients.settingsChanged = { [unowned hub, unowned settings] next in
+        clients.settingsChanged = { [unowned hub, unowned settings, unowned corrections] next in
             settings.save(next)
             hub.identity.antennaHeight = next.antenna.appliedHeight
+            corrections.apply(appSettings: next.corrections)
         }
+        corrections.publishEvent = { [unowned hub] event in hub.publish(event) }
+        corrections.servedReceiver = { [unowned input] in input.servedReceiver }
     }
 
     deinit {
         registrations.stop()
         worker.stop()
         settings.stop()
+        corrections.stop()
     }
 
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C) and SIGTERM (systemd, kill).
@@ -297,6 +316,7 @@ public final class BridgeServer {
     private func registerEverything() throws(Errno) {
         try clients.start()
         try control.start()
+        try corrections.start()
         for fd in input.descriptors {
             try loop.register(fd, interest: .readable) { [unowned self] _ in handleInput() }
         }
@@ -329,6 +349,7 @@ public final class BridgeServer {
         worker.stop()
         settings.stop()
         registrations.stop()
+        corrections.stop()
         input.stop()
         log.flushAll()
         let served = clients.statistics
@@ -357,7 +378,7 @@ public final class BridgeServer {
         for change in input.drain() {
             switch change {
             case .position(let position):
-                hub.publish(position, now: now)
+                hub.publish(corrections.annotate(position, now: now), now: now)
             case .receiverConnected(let path):
                 refreshIdentity()
                 hub.publish(.receiverConnected(device: path, receiver: input.receiverInfo))

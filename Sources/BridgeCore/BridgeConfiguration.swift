@@ -1,4 +1,5 @@
 import ByteCoding
+import Corrections
 import HTTP1
 import Input
 import Logging
@@ -68,6 +69,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var group: String?
     /// The least severe messages logged (`log-level`); a reload applies it.
     public var logLevel = LogLevel.info
+    /// The NTRIP client (`ntrip`, `ntrip-gga-interval`, `ntrip-receiver`, `ntrip-ca`).
+    public var corrections = CorrectionsConfiguration()
 
     public init() {}
 
@@ -265,6 +268,30 @@ extension BridgeConfiguration {
         },
         option("gpsd-control", "PATH", "gpsd's control socket, to hand it receivers") {
             c, v throws(ConfigurationError) in c.gpsdControlSocket = try path(v, "gpsd-control")
+        },
+        option(
+            "ntrip", "URL",
+            "an NTRIP caster whose RTCM corrections go to the served receiver: "
+                + "ntrip://USER:PASSWORD@HOST[:PORT]/MOUNT (ntrips:// over TLS; put the password in the file, "
+                + "not on the command line)"
+        ) {
+            c, v throws(ConfigurationError) in
+            switch NTRIPSource.parse(v) {
+            case .success(let source): c.corrections.source = source
+            case .failure(let error): throw ConfigurationError(message: "ntrip: \(error)")
+            }
+        },
+        option("ntrip-gga-interval", "SECONDS", "how often the receiver's GGA goes to the caster (default 10; 0: never)") {
+            c, v throws(ConfigurationError) in
+            c.corrections.ggaIntervalSeconds = try count(
+                v, "ntrip-gga-interval", CorrectionsConfiguration.ggaIntervalRange)
+        },
+        option("ntrip-receiver", "PATH", "the receiver corrections go to when several are present (default: the served one)")
+        {
+            c, v throws(ConfigurationError) in c.corrections.receiver = try path(v, "ntrip-receiver")
+        },
+        option("ntrip-ca", "FILE", "certificate authorities (PEM) trusted for ntrips:// besides the system's") {
+            c, v throws(ConfigurationError) in c.corrections.authorityFile = try path(v, "ntrip-ca")
         },
         option("discovery", "yes|no", "watch udev for receivers (default yes); --no-discovery turns it off") {
             c, v throws(ConfigurationError) in c.discovery = try bool(v, "discovery")

@@ -61,6 +61,8 @@ public protocol ServerFacts {
     var accessCodeV2PublicKey: (n: String, e: String) { get }
     /// The antenna and correction settings REST reads and changes.
     var deviceSettings: DeviceSettings { get }
+    /// What the corrections client does now, for GET correctionSource (never the password).
+    var correctionsState: DaemonStatus.Corrections? { get }
 }
 
 /// The access codes a request may carry, checked against the registrations and their keys.

@@ -17,6 +17,7 @@ extension BridgeConfiguration {
         "http-idle-timeout", "tls-handshake-timeout", "http-request-timeout", "max-connections", "max-registered-apps",
         "ws-ping-interval", "ws-pong-timeout", "ws-max-message", "ws-queue-soft-limit", "ws-queue-hard-limit",
         "ws-slow-client-grace", "send-buffer", "receiver-connect-timeout", "max-location-rate",
+        "ntrip", "ntrip-gga-interval", "ntrip-receiver", "ntrip-ca",
     ]
 
     /// The options whose values differ in `new`, in the table's order. Lists are compared as
@@ -47,6 +48,10 @@ extension BridgeConfiguration {
         note("gpsd", gpsd != new.gpsd)
         note("gpsd-control", gpsdControlSocket != new.gpsdControlSocket)
         note("discovery", discovery != new.discovery)
+        note("ntrip", corrections.source != new.corrections.source)
+        note("ntrip-gga-interval", corrections.ggaIntervalSeconds != new.corrections.ggaIntervalSeconds)
+        note("ntrip-receiver", corrections.receiver != new.corrections.receiver)
+        note("ntrip-ca", corrections.authorityFile != new.corrections.authorityFile)
         // The served receiver's rule and the rfcomm bindings are set up with the input side.
         note("prefer", preferredReceivers != new.preferredReceivers)
         note("bluetooth", bluetoothReceivers != new.bluetoothReceivers)
@@ -89,6 +94,7 @@ extension BridgeConfiguration {
         result.allowsAnyOriginExplicitly = new.allowsAnyOriginExplicitly
         result.limits = new.limits
         result.logLevel = new.logLevel
+        result.corrections = new.corrections
         return result
     }
 }

@@ -28,8 +28,9 @@ public struct AntennaSettings: Equatable, Sendable {
     public static let heightRange: ClosedRange<Double> = -100...100
 }
 
-/// `GET/PUT /api/v1/correctionSource`. Stored and reported; nothing in the bridge drives
-/// corrections from it yet (the receiver's own configuration does).
+/// `GET/PUT /api/v1/correctionSource`: `ntrip` starts the corrections client on this caster at
+/// once (docs/corrections.md); `auto` and `direct` stop it (the receiver's own configuration
+/// then decides).
 public struct CorrectionSettings: Equatable, Sendable {
     public enum Source: String, Sendable, CaseIterable {
         case auto, ntrip, direct
@@ -42,6 +43,9 @@ public struct CorrectionSettings: Equatable, Sendable {
     public var ntripUserName: String?
     /// Write-only over REST: a GET says whether one is set, never what it is.
     public var ntripPassword: String?
+    /// An app PUT these (kept in settings.json as `setByApp`): its choice, `auto` and `direct`
+    /// included, outranks the configuration's `ntrip` until the configuration changes.
+    public var wasSetByApp = false
 
     public init(
         source: Source = .auto, serverAddress: String? = nil, serverPort: Int? = nil, ntripMountPoint: String? = nil,
@@ -106,6 +110,7 @@ public struct DeviceSettings: Equatable, Sendable {
             case .success(let value): settings.corrections = value
             case .failure(let failure): return .failure(.init(message: "correctionSource: " + failure.message))
             }
+            if case .bool(let flag)? = corrections["setByApp"] { settings.corrections.wasSetByApp = flag }
         }
         return .success(settings)
     }
@@ -122,8 +127,12 @@ public struct DeviceSettings: Equatable, Sendable {
 
     /// `{"correctionSource":"ntrip","serverAddress":…,"serverPort":2101,"ntripMountPoint":…,
     /// "ntripUserName":…,"hasNtripPassword":true}`; the password itself only in the file.
+    /// With `state` (GET), a read-only `status` member says what the corrections client does now:
+    /// `{"state":"streaming","message":…,"ntripRevision":2,"frames":N,"lastFrameAge":0.4,
+    /// "stationId":1234,"ggaSent":3}`.
     public static func writeCorrections(
-        _ settings: CorrectionSettings, includingPassword: Bool, to writer: inout JSONWriter
+        _ settings: CorrectionSettings, includingPassword: Bool, state: DaemonStatus.Corrections? = nil,
+        to writer: inout JSONWriter
     ) {
         writer.beginObject()
         writer.field("correctionSource", string: settings.source.rawValue)
@@ -133,8 +142,21 @@ public struct DeviceSettings: Equatable, Sendable {
         writer.field("ntripUserName", string: settings.ntripUserName)
         if includingPassword {
             writer.field("ntripPassword", string: settings.ntripPassword)
+            writer.field("setByApp", bool: settings.wasSetByApp)
         } else {
             writer.field("hasNtripPassword", bool: settings.ntripPassword != nil)
+        }
+        if let state {
+            writer.key("status")
+            writer.beginObject()
+            writer.field("state", string: state.state)
+            writer.field("message", string: state.message)
+            writer.field("ntripRevision", integer: state.revision)
+            writer.field("frames", integer: state.frames)
+            writer.field("lastFrameAge", number: state.lastFrameAgeSeconds, decimals: 1)
+            writer.field("stationId", integer: state.stationID)
+            writer.field("ggaSent", integer: state.ggaSent)
+            writer.endObject()
         }
         writer.endObject()
     }

@@ -36,16 +36,22 @@ extension RESTRouter {
         RESTRoute(
             "/api/v1/correctionSource",
             .get { host in
-                let corrections = host.deviceSettings.corrections
-                return .json { DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0) }
+                let (corrections, state) = (host.deviceSettings.corrections, host.correctionsState)
+                return .json {
+                    DeviceSettings.writeCorrections(corrections, includingPassword: false, state: state, to: &$0)
+                }
             },
             .put(reading: correctionMembers) { members, host in
                 var settings = host.deviceSettings
                 switch settings.corrections.updated(with: members) {
-                case .success(let corrections):
+                case .success(var corrections):
+                    if let reason = corrections.ntripIncompleteReason { return .error(.badRequest, message: reason) }
+                    corrections.wasSetByApp = true
                     settings.corrections = corrections
+                    // The state before the change takes effect: the client restarts after this
+                    // answer is queued (`correctionsState` says what it was doing until now).
                     return .json(then: [.saveSettings(settings)]) {
-                        DeviceSettings.writeCorrections(corrections, includingPassword: false, to: &$0)
+                        DeviceSettings.writeCorrections(corrections, includingPassword: false, state: nil, to: &$0)
                     }
                 case .failure(let failure):
                     return .error(.badRequest, message: failure.message)  // not reached, as above

@@ -47,6 +47,7 @@ private struct FakeHost: ClientConnectionHost {
     }
     var accessCodeV2PublicKey: (n: String, e: String) { ("bW9kdWx1cw", "AQAB") }
     var deviceSettings = DeviceSettings()
+    var correctionsState: DaemonStatus.Corrections?
 }
 
 /// What the fake host's Access Code V2 check was asked (a class: the host is a value).

@@ -35,6 +35,8 @@ final class ClientServers: FrameDelivery {
         let dataMessageReply: (@Sendable (WebSocketMessage) -> [UInt8]?)?
         /// Runs what would make the io thread wait (returning freed memory after a flood).
         let worker: Worker
+        /// The NTRIP client, for GET correctionSource's state.
+        let corrections: CorrectionsClient
     }
 
     /// Counters for the log and the status.

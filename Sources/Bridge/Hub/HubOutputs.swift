@@ -12,9 +12,14 @@ struct HubOutputs {
     /// Uptime, epoch rate, STATUS= and the watchdog.
     let operatorViews: OperatorViews
 
-    init(hub: Hub, loop: EventLoop, configuration: BridgeConfiguration, startedAt: Int64) {
+    init(
+        hub: Hub, loop: EventLoop, configuration: BridgeConfiguration, corrections: CorrectionsClient,
+        startedAt: Int64
+    ) {
         webSocket = WebSocketOutputs(hub: hub, loop: loop, limits: configuration.limits)
         operatorViews = OperatorViews(startedAt: startedAt)
         hub.subscribe(operatorViews)
+        // The served receiver's epochs go to the caster as GGA; ticks drive its retries.
+        hub.subscribe(corrections)
     }
 }
