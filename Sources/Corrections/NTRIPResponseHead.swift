@@ -37,11 +37,22 @@ public enum NTRIPAnswer: Equatable, Sendable {
         /// The status line as `Redaction.quoted` makes it, for messages.
         public var statusLine: String
         /// `Transfer-Encoding` ends with `chunked`.
-        public var isChunked = false
+        public var isChunked: Bool
         /// `Content-Type`'s media type, lower-cased, without parameters (`gnss/sourcetable`).
         public var contentType: String?
         /// `Content-Length`, when it is a plain decimal number.
         public var contentLength: Int?
+
+        public init(
+            status: Int, statusLine: String, isChunked: Bool = false, contentType: String? = nil,
+            contentLength: Int? = nil
+        ) {
+            self.status = status
+            self.statusLine = statusLine
+            self.isChunked = isChunked
+            self.contentType = contentType
+            self.contentLength = contentLength
+        }
     }
 }
 

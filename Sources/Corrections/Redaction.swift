@@ -21,7 +21,9 @@ public struct Redaction: Sendable, Equatable {
     public static let none = Redaction(secrets: [])
 
     public init(secrets: [String]) {
-        self.secrets = secrets.map { Array($0.utf8) }.filter { !$0.isEmpty }
+        // Longest first: a password can be part of the Base64 credentials ("u:pw" is "dTpwdw=="),
+        // and blanking it first would leave the rest of them in view.
+        self.secrets = secrets.map { Array($0.utf8) }.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
     }
 
     /// What a session with `source` must hide: its password and its Base64 credentials.
