@@ -1,8 +1,8 @@
 // swift-tools-version:6.2
 // tmm-bridge: GNSS receivers to Trimble Mobile Manager clients. Targets and tiers follow
 // docs/ARCHITECTURE.md: the pure tier (ByteCoding, NMEA0183, GNSS, Input, TMMProtocol, HTTP1, WebSocket,
-// Logging) imports only the standard library; dependencies point down only. Data flows receiver → input
-// (Input, InputLoop) → core (BridgeCore) → clients (TMMProtocol's bytes, Bridge's server).
+// Logging, Corrections) imports only the standard library; dependencies point down only. Data flows receiver →
+// input (Input, InputLoop) → core (BridgeCore) → clients (TMMProtocol's bytes, Bridge's server).
 import PackageDescription
 
 /// Settings every target shares: Swift 6 mode is implied by tools 6.2; `Lifetimes` lets the NMEA
@@ -36,6 +36,11 @@ let package = Package(
         .target(name: "HTTP1", dependencies: ["ByteCoding"], swiftSettings: pure),
         .target(name: "WebSocket", dependencies: ["ByteCoding", "HTTP1"], swiftSettings: pure),
         .target(name: "Logging", swiftSettings: pure),
+        // RTK corrections (issue 23): the NTRIP client's protocol as a state machine, RTCM 3 framing, the GGA it sends
+        // upstream. Pure: the Bridge owns the socket, DNS, TLS and the clock.
+        .target(
+            name: "Corrections", dependencies: ["ByteCoding", "NMEA0183", "GNSS", "HTTP1", "Logging"],
+            swiftSettings: pure, linkerSettings: libm),
         // Platform tier: all C and unsafe code lives here.
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
@@ -147,6 +152,10 @@ let package = Package(
                 "Posix", "GPSD",
                 "Discovery", "TLS", "Logging", "TestSupport",
             ],
+            swiftSettings: common),
+        .testTarget(
+            name: "CorrectionsTests",
+            dependencies: ["Corrections", "ByteCoding", "NMEA0183", "GNSS", "HTTP1", "Logging", "TestSupport"],
             swiftSettings: common),
         .testTarget(
             name: "TMMProtocolTests", dependencies: ["TMMProtocol", "Input", "ByteCoding", "GNSS", "TestSupport"],

@@ -49,8 +49,29 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
     var trailerBytes = 0
     /// Decoded body bytes so far.
     public private(set) var decodedCount = 0
+    /// The most body bytes the decoder accepts, all chunks together.
+    let maximumBodyBytes: Int
+    /// The largest chunk the decoder accepts.
+    let maximumChunkBytes: Int
 
-    public init() {}
+    /// A decoder for a request body: at most `HTTPLimits.maxBodyBytes`, all chunks together.
+    public init() {
+        maximumBodyBytes = HTTPLimits.maxBodyBytes
+        maximumChunkBytes = HTTPLimits.maxBodyBytes
+    }
+
+    /// A decoder for a body that never ends, such as an NTRIP caster's RTCM stream: no limit on the
+    /// whole, but each chunk's declared size is still capped, so that a size line such as
+    /// `FFFFFFFFFFFFFFFFFFFF` fails at its fifth or so digit instead of overflowing or asking the
+    /// caller to reserve that much. The caller passes an empty array to each `decode` and takes the
+    /// bytes out, so memory stays within one chunk.
+    public init(streamWithMaximumChunkBytes maximumChunkBytes: Int) {
+        // The size is accumulated a hex digit at a time and checked after each: one digit past the
+        // limit must still fit an Int.
+        precondition(maximumChunkBytes > 0 && maximumChunkBytes <= Int.max >> 4, "chunk limit \(maximumChunkBytes)")
+        maximumBodyBytes = Int.max
+        self.maximumChunkBytes = maximumChunkBytes
+    }
 
     /// True once the last chunk and the trailer section have been read.
     public var isComplete: Bool { state == .done }
@@ -60,7 +81,8 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
     /// - Returns: the bytes of `input` consumed: all of them while the body is incomplete; up to and
     ///   including the final empty line once it completes (the rest is the next request).
     /// - Throws: `.contentTooLarge` as soon as a chunk size would take the body past
-    ///   `HTTPLimits.maxBodyBytes`, and the framing rule a byte broke otherwise.
+    ///   `HTTPLimits.maxBodyBytes` (for a stream: as soon as one chunk's size passes its limit), and
+    ///   the framing rule a byte broke otherwise.
     public mutating func decode(_ input: Span<UInt8>, into body: inout [UInt8]) throws(HTTPRequestError) -> Int {
         var i = 0
         while i < input.count {
@@ -70,9 +92,11 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
                 return i
             case .size:
                 if let digit = Hex.value(c) {
-                    chunkSize = chunkSize << 4 | Int(digit)  // at most maxBodyBytes * 16: no overflow
+                    chunkSize = chunkSize << 4 | Int(digit)  // at most maximumChunkBytes * 16: no overflow
                     sizeDigits += 1
-                    guard decodedCount + chunkSize <= HTTPLimits.maxBodyBytes else { throw .contentTooLarge }
+                    guard chunkSize <= maximumChunkBytes, chunkSize <= maximumBodyBytes - decodedCount else {
+                        throw .contentTooLarge
+                    }
                     try countLineByte()
                     i += 1
                 } else {
@@ -103,7 +127,7 @@ public struct HTTPChunkedDecoder: Sendable, Equatable {
                 i += 1
             case .data(let remaining):
                 let n = min(remaining, input.count - i)
-                body.reserveCapacity(decodedCount + remaining)
+                body.reserveCapacity(body.count + remaining)
                 for j in i..<(i + n) { body.append(input[j]) }
                 i += n
                 decodedCount += n
