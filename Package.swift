@@ -57,7 +57,9 @@ let package = Package(
         // Core tier (pure): the server's rules, without sockets, threads or clocks.
         .target(
             name: "BridgeCore",
-            dependencies: ["ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging"],
+            dependencies: [
+                "ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "Corrections",
+            ],
             swiftSettings: pure),
         // Assembly tier. The input side's executor: the gpsd sessions and their decoding, discovery, the replayed
         // capture, the one InputTracker on the caller's loop (ReceiverInput); `tmm-bridge watch` and `devices` use it
@@ -71,7 +73,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
-                "Discovery", "TLS", "Logging",
+                "Discovery", "TLS", "Logging", "Corrections", "GPSD",
             ],
             swiftSettings: common),
         .executableTarget(

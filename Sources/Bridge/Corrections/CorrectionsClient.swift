@@ -1,6 +1,7 @@
 import BridgeCore
 import Corrections
 import GNSS
+import GPSD
 import Logging
 import Posix
 import TLS
@@ -311,13 +312,25 @@ final class CorrectionsClient: HubSubscriber {
         connecting = nil
         guard let source = activeSource?.0 else { return }
         let connection = attempt.connection.take()!
-        do {
+        let link: CasterLink
+        do throws(CryptoError) {
             let tls = try source.usesTLS ? (context: clientContext(), serverName: source.host) : nil
-            let link = try CasterLink(connection.connected(), tls: tls)
-            self.link = link
-            try loop.register(link.descriptor, interest: .readable) { [unowned self, unowned link] events in
-                linkReady(link, events)
+            link = try CasterLink(connection.connected(), tls: tls)
+        } catch {
+            connectionFailed("TLS to \(source.host): \(error)")
+            return
+        }
+        self.link = link
+        do throws(Errno) {
+            try loop.register(link.descriptor, interest: .readable) { [unowned self, unowned link] event in
+                linkReady(link, event)
             }
+        } catch {
+            closeLink()
+            connectionFailed("watching the caster's socket: \(error)")
+            return
+        }
+        do throws(TLSSession.Failure) {
             try link.start()
         } catch {
             closeLink()
@@ -325,7 +338,7 @@ final class CorrectionsClient: HubSubscriber {
             return
         }
         let now = monotonicNanoseconds()
-        if !source.usesTLS || link?.isEstablished == true { sessionConnected(now: now) }
+        if !source.usesTLS || link.isEstablished { sessionConnected(now: now) }
         updateInterest()
     }
 
@@ -347,7 +360,7 @@ final class CorrectionsClient: HubSubscriber {
         return context
     }
 
-    private func linkReady(_ link: CasterLink, _ events: SelectorEvents) {
+    private func linkReady(_ link: CasterLink, _ event: SelectorEvent) {
         guard link === self.link else { return }
         do {
             if link.hasPendingOutput { try link.flush() }
@@ -365,7 +378,8 @@ final class CorrectionsClient: HubSubscriber {
                     let now = monotonicNanoseconds()
                     if link.isEstablished && !sessionToldConnected { sessionConnected(now: now) }
                     guard session != nil else { return }
-                    let actions = readBuffer.withUnsafeBufferPointer { _ in session!.received(readBuffer.span, now: now) }
+                    let bytes = readBuffer
+                    let actions = session!.received(bytes.span, now: now)
                     perform(actions, now: now)
                 case .wouldBlock:
                     if link.isEstablished && !sessionToldConnected { sessionConnected(now: monotonicNanoseconds()) }
