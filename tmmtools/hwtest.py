@@ -25,7 +25,7 @@ import time
 import uuid
 
 from tmmtools import checkout
-from tmmtools.harness import device, gpsdcheck, reliability, verify
+from tmmtools.harness import corrections, device, gpsdcheck, reliability, verify
 from tmmtools.harness.bench import (GPSD_PORT, HWTESTS, TMM_PORTS, Bench, BenchError, Simulator, bridge_binary,
                                     gpsd_release, running_bench, tmmclient, wait_for)
 from tmmtools.harness.clients import Recorder, SlowClient
@@ -33,6 +33,8 @@ from tmmtools.harness.report import Report
 from tmmtools.sim.scenario import load
 
 SCENARIOS = os.path.join(HWTESTS, "scenarios")
+# str2str (NTRIP Rev 1) to a Trimble; the test caster (Rev 2) with a wrong password; to a u-blox.
+CORRECTION_SCENARIOS = ("rtk-ntrip", "rtk-ntrip-rev2", "rtk-ntrip-ubx")
 
 
 def ws(port_key: str, path: str) -> str:
@@ -99,38 +101,23 @@ class Run:
         `watch_gpsd`: also gpsd's own JSON, checked first (verify.gpsd_checks), so a failure is
         placed before or after gpsd. The fix qualities expected are what this run's gpsd reports
         of the receiver's (verify.gpsd_reported_quality; its release from the watch's VERSION,
-        else `gpsd -V`), and the scenario's notes say what that changed."""
+        else `gpsd -V`), and the scenario's notes say what that changed. A scenario with a
+        [corrections] section also gets its caster, the bridge configured over REST and the
+        corrections checks (harness/corrections.py)."""
         scenario_file = os.path.join(SCENARIOS, scenario_name + ".toml")
         scenario = load(scenario_file)
+        readonly = scenario.corrections is None or scenario.corrections.gpsd_readonly
 
         def body(out):
-            with running_bench(out, keep=self.keep) as bench:
+            with running_bench(out, keep=self.keep, gpsd_readonly=readonly) as bench:
                 watch = gpsdcheck.Watch(GPSD_PORT) if watch_gpsd else None
-                recorders = self.streaming(bench, str(uuid.uuid4()))
-                actions = []
-
-                def on_event(event):
-                    # What init would do on a box: restart a killed gpsd (the bridge must find it again).
-                    if event.get("action") == "gpsd-kill":
-                        wait_for(lambda: not bench.gpsd_alive(), 5, what="gpsd to die")
-                        killed = time.time()
-                        bench.start_gpsd()
-                        actions.append(("gpsd-kill", killed))
-                    elif event.get("event") == "plugged" and len(simulator.events) > 1:
-                        actions.append(("replug", event["wall"]))
-                simulator = self.simulate(bench, scenario_file, out)
-                simulator.run_to_end(on_event, timeout=scenario.duration / self.speed + 60)
-                # The last epochs are on their way: wait until V2 has the final one (or 2 s).
-                last = verify.load_timeline(simulator.timeline_path).truths[-1]
-                try:
-                    wait_for(lambda: any(m.get("utcTimeStamp") and verify.utc_key(m["utcTimeStamp"]) == verify.utc_key(last.get("utc"))
-                                         for _, m in recorders["v2"].messages), 2, what="the last epoch")
-                except BenchError:
-                    pass
-                self.stop(recorders)
-                simulator.stop()
-                for name, recorder in recorders.items():
-                    recorder.save(os.path.join(out, f"client-{name}.jsonl"))
+                application_id = str(uuid.uuid4())
+                recorders = self.streaming(bench, application_id)
+                session = None
+                if scenario.corrections:
+                    session = corrections.Session(scenario, out, bench, application_id, TMM_PORTS["apiPort"]).start()
+                    bench.on_close.insert(0, session.close)
+                simulator, actions = self.play_stream(bench, scenario_file, scenario, out, recorders, session)
                 timeline = verify.load_timeline(simulator.timeline_path)
                 for action in timeline.actions:
                     if action["action"] == "gpsd-kill":
@@ -147,20 +134,65 @@ class Run:
                     gpsd_side, gpsd_figures = verify.gpsd_checks(timeline, watch.reports, gpsd_expect)
                     checks = gpsd_side + checks
                     notes += [n for n in gpsd_figures["notes"] if n not in notes]
-                checks.append(verify.Check("clients stayed connected (no reconnect needed)",
-                                           all(len(r.connects) == 1 for r in recorders.values()),
-                                           ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items())))
-                for kind, at in actions:
-                    resumed = [arrival for arrival, m in recorders["v2"].messages if arrival > at and m.get("latitude") is not None]
-                    seconds = (resumed[0] - at) if resumed else None
-                    self.reconnects[f"{scenario_name}: {kind}"] = seconds if seconds is not None else float("nan")
-                    checks.append(verify.Check(f"positions resume after {kind}", seconds is not None and seconds < 10,
-                                               f"{seconds:.2f} s" if seconds is not None else "never"))
+                checks += self.connection_checks(scenario_name, recorders, actions)
+                if session:
+                    more, more_figures = session.checks(timeline, recorders["v2"].messages,
+                                                        recorders["events"].messages, release)
+                    checks += more
+                    notes += [n for n in more_figures.pop("notes") if n not in notes]
+                    self.report.figures.update({f"{scenario_name}: {k}": v for k, v in more_figures.items()
+                                                if not isinstance(v, dict)})
                 if extra:
                     checks += extra(bench, timeline, recorders)
                 self.plot_data[scenario_name] = figures
                 return checks, dict({k: v for k, v in figures.items() if k.startswith("latency_p")}, notes=notes)
         self.run_scenario(scenario_name, body)
+
+    def play_stream(self, bench: Bench, scenario_file: str, scenario, out: str, recorders: dict, session):
+        """The simulator played to its end (gpsd restarted when it is killed, caster actions done by
+        `session`), the last epoch awaited, the clients stopped and saved; (simulator, actions)."""
+        actions = []
+
+        def on_event(event):
+            # What init would do on a box: restart a killed gpsd (the bridge must find it again).
+            if event.get("action") == "gpsd-kill":
+                wait_for(lambda: not bench.gpsd_alive(), 5, what="gpsd to die")
+                killed = time.time()
+                bench.start_gpsd()
+                actions.append(("gpsd-kill", killed))
+            elif event.get("event") == "plugged" and len(simulator.events) > 1:
+                actions.append(("replug", event["wall"]))
+            elif session:
+                session.on_event(event)
+        simulator = self.simulate(bench, scenario_file, out)
+        if session:
+            session.configure()  # the receiver is plugged: point the bridge at the caster
+        simulator.run_to_end(on_event, timeout=scenario.duration / self.speed + 60)
+        # The last epochs are on their way: wait until V2 has the final one (or 2 s).
+        last = verify.load_timeline(simulator.timeline_path).truths[-1]
+        try:
+            wait_for(lambda: any(m.get("utcTimeStamp") and verify.utc_key(m["utcTimeStamp"]) == verify.utc_key(last.get("utc"))
+                                 for _, m in recorders["v2"].messages), 2, what="the last epoch")
+        except BenchError:
+            pass
+        self.stop(recorders)
+        simulator.stop()
+        for name, recorder in recorders.items():
+            recorder.save(os.path.join(out, f"client-{name}.jsonl"))
+        return simulator, actions
+
+    def connection_checks(self, scenario_name: str, recorders: dict, actions: list) -> list:
+        """The clients stayed connected; positions resumed after each gpsd kill or replug."""
+        checks = [verify.Check("clients stayed connected (no reconnect needed)",
+                               all(len(r.connects) == 1 for r in recorders.values()),
+                               ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items()))]
+        for kind, at in actions:
+            resumed = [arrival for arrival, m in recorders["v2"].messages if arrival > at and m.get("latitude") is not None]
+            seconds = (resumed[0] - at) if resumed else None
+            self.reconnects[f"{scenario_name}: {kind}"] = seconds if seconds is not None else float("nan")
+            checks.append(verify.Check(f"positions resume after {kind}", seconds is not None and seconds < 10,
+                                       f"{seconds:.2f} s" if seconds is not None else "never"))
+        return checks
 
     # --- scenarios that are more than one stream -------------------------------------------------
     def cold_start_extra(self, bench, timeline, recorders):
@@ -466,6 +498,11 @@ def virtual_scenarios(run: Run, selected):
     if selected("rtk-cold-start-ubx"):
         run.stream_scenario("rtk-cold-start-ubx", watch_gpsd=True)
     for name in ("faults-and-rates", "unplug-replug", "gpsd-killed"):
+        if selected(name):
+            run.stream_scenario(name)
+    # RTK corrections (issue 23): a caster, the bridge's NTRIP client configured over REST, the
+    # receiver's fix following the RTCM it gets (harness/corrections.py).
+    for name in CORRECTION_SCENARIOS:
         if selected(name):
             run.stream_scenario(name)
     if selected("samples"):

@@ -115,7 +115,8 @@ def process_status(pid: int) -> dict:
 
 
 class Bench:
-    def __init__(self, registration: str = "open", allowed_ids=(), extra_arguments=(), keep=False):
+    def __init__(self, registration: str = "open", allowed_ids=(), extra_arguments=(), keep=False,
+                 gpsd_readonly: bool = True):
         self.scratch = tempfile.mkdtemp(prefix="tmm-hwtest-")
         os.chmod(self.scratch, 0o755)
         self.state_dir = os.path.join(self.scratch, "state")
@@ -125,6 +126,9 @@ class Bench:
         self.allowed_ids = list(allowed_ids)
         self.extra_arguments = list(extra_arguments)
         self.keep = keep
+        # gpsd -b: it never writes to a receiver. Corrections scenarios may need it to (the bridge
+        # may hand RTCM to gpsd for the device: gpsd refuses that to a read-only device).
+        self.gpsd_readonly = gpsd_readonly
         self.bridge_path = bridge_binary()
         self.gpsd = None
         self.bridge = None
@@ -146,9 +150,10 @@ class Bench:
         if os.path.exists(self.gpsd_control):
             os.unlink(self.gpsd_control)
         log = open(self.gpsd_log, "ab")
-        # -N foreground, -n poll without a client, -b read-only (never probe the receiver),
-        # -G no: listen on loopback only (the namespace's).
-        self.gpsd = subprocess.Popen([GPSD, "-N", "-n", "-b", "-S", str(GPSD_PORT), "-F", self.gpsd_control],
+        # -N foreground, -n poll without a client, -b read-only (never probe the receiver; not for
+        # a bench with gpsd_readonly=False), -G no: listen on loopback only (the namespace's).
+        self.gpsd = subprocess.Popen([GPSD, "-N", "-n", *(["-b"] if self.gpsd_readonly else []), "-S", str(GPSD_PORT),
+                                      "-F", self.gpsd_control],
                                      stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
         wait_for(lambda: answers(GPSD_PORT) and os.path.exists(self.gpsd_control), 10, what="gpsd to listen")
@@ -255,8 +260,10 @@ class Simulator:
                  duration=None):
         self.timeline_path = os.path.join(out_dir, "timeline.jsonl")
         self.nmea_path = os.path.join(out_dir, "receiver.nmea")
+        self.received_path = os.path.join(out_dir, "receiver-input.bin")  # what gpsd and the bridge wrote to it
         arguments = checkout.module_command("sim", scenario_path, "--timeline", self.timeline_path,
-                                            "--out", self.nmea_path, "--gpsd-control", bench.gpsd_control,
+                                            "--out", self.nmea_path, "--received", self.received_path,
+                                            "--gpsd-control", bench.gpsd_control,
                                             "--speed", str(speed))
         if bench.gpsd:
             arguments += ["--gpsd-pid", str(bench.gpsd.pid)]

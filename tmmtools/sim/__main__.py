@@ -30,6 +30,7 @@ def argument_parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="validate the scenario and print a summary")
     parser.add_argument("--out", help="also write every byte the receiver writes to this file")
     parser.add_argument("--timeline", help="write the truth of every epoch and every event (JSON lines) here")
+    parser.add_argument("--received", help="write every byte written to the receiver (gpsd's probes, RTCM) here")
     parser.add_argument("--speed", type=float, default=1.0, help="play faster (2 = twice real time)")
     parser.add_argument("--link", help="keep a symlink at this path to the current pty")
     parser.add_argument("--gpsd-control", help="gpsd's control socket: add and remove the pty as it is plugged")
@@ -48,11 +49,23 @@ def summarize(scenario) -> None:
           f"{scenario.receiver.protocol.upper()}), "
           f"{scenario.trajectory.kind} trajectory, {len(scenario.phases)} phases, {len(scenario.events)} events")
     for phase in scenario.phases:
-        what = f"replay {os.path.basename(phase.replay)}" if phase.replay else \
-            f"{phase.quality} σh {phase.accuracy.horizontal:g} m σv {phase.accuracy.vertical:g} m, {phase.satellites} satellites"
+        if phase.replay:
+            what = f"replay {os.path.basename(phase.replay)}"
+        elif phase.limits:
+            limits = phase.limits
+            what = (f"corrections: float after {limits.float_after:g} s of RTCM, fixed {limits.fixed_after:g} s later; "
+                    f"float at an age over {limits.age_limit:g} s, autonomous {limits.autonomous_after:g} s later; "
+                    f"{phase.satellites} satellites")
+        else:
+            what = (f"{phase.quality} σh {phase.accuracy.horizontal:g} m σv {phase.accuracy.vertical:g} m, "
+                    f"{phase.satellites} satellites")
         print(f"  {phase.at:8.2f} s  phase: {what}")
     for event in scenario.events:
         print(f"  {event.at:8.2f} s  event: {event.kind}")
+    if scenario.corrections:
+        c = scenario.corrections
+        print(f"  corrections: {c.caster}, mount point {c.mount}, user {c.user}, station {c.station_id}"
+              + (", gpsd read-only" if c.gpsd_readonly else ""))
 
 
 def print_bytes(scenario, seed, out, timeline) -> None:
@@ -69,7 +82,7 @@ def print_bytes(scenario, seed, out, timeline) -> None:
             timeline.write(json.dumps({"t": item.t, "note" if hasattr(item, "detail") else "action": item.kind}) + "\n")
 
 
-def play(scenario, args, out, timeline) -> None:
+def play(scenario, args, out, timeline, received=None) -> None:
     """A pty receiver in real time (or --speed), until the scenario's end or SIGTERM/SIGINT;
     with --hold the pty stays open until then."""
     stopping = []
@@ -77,7 +90,7 @@ def play(scenario, args, out, timeline) -> None:
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
     driver = Driver(scenario, seed=args.seed, speed=args.speed, out=out, timeline=timeline,
                     events=sys.stdout, gpsd_control=args.gpsd_control, gpsd_pid=args.gpsd_pid,
-                    link=args.link)
+                    link=args.link, received=received)
     try:
         counts = driver.run(stop=lambda: bool(stopping))
         print(json.dumps({"event": "done", **counts}), flush=True)
@@ -112,14 +125,15 @@ def main() -> int:
 
     timeline = open(args.timeline, "w", encoding="utf-8") if args.timeline else None
     out = open(args.out, "wb") if args.out else None
+    received = open(args.received, "wb") if args.received else None
     try:
         if args.print:
             print_bytes(scenario, args.seed, out, timeline)
         else:
-            play(scenario, args, out, timeline)
+            play(scenario, args, out, timeline, received)
         return 0
     finally:
-        for handle in (timeline, out):
+        for handle in (timeline, out, received):
             if handle:
                 handle.close()
 

@@ -2,7 +2,10 @@
 
 The pty's slave side is what gpsd opens (its path is printed and, with `link`, kept as a symlink).
 Writes never block: a real UART does not wait for its reader, so bytes nobody reads (gpsd killed,
-device not yet opened) are dropped and counted. `unplug` closes the pty (gpsd sees the device
+device not yet opened) are dropped and counted. What is written to the receiver (gpsd's probe
+strings, the bridge's RTCM corrections) is read from the pty's master whenever the driver waits,
+stamped with the scenario time and fed to the receiver's corrections input (sim/corrections.py):
+a `corrections` phase's fix follows it. `unplug` closes the pty (gpsd sees the device
 vanish) and after its duration opens a new one, under another name, as a re-enumerated USB
 device would be; with a gpsd control socket the device is also removed from and added to gpsd,
 which is what udev and gpsdctl do on a real box.
@@ -14,6 +17,7 @@ import errno
 import json
 import os
 import pwd
+import select
 import signal
 import socket
 import termios
@@ -76,8 +80,9 @@ def _gpsd_control(path: str | None, command: str) -> str:
 
 class Driver:
     def __init__(self, scenario, seed=None, speed=1.0, out=None, timeline=None, events=None,
-                 gpsd_control=None, gpsd_pid=None, link=None):
+                 gpsd_control=None, gpsd_pid=None, link=None, received=None):
         self.receiver = Receiver(scenario, seed)
+        self.received = received  # every byte written to the receiver, as read
         self.speed = speed
         self.out = out  # every byte written (or dropped), in a gpsd-format capture
         self.timeline = timeline  # JSON lines: truth per epoch, notes, actions
@@ -87,6 +92,7 @@ class Driver:
         self.link = link
         self.pty = None
         self.written = self.dropped = 0
+        self.start = 0.0  # monotonic time of scenario time 0
 
     def _emit(self, record: dict, console: bool = False):
         line = json.dumps(record, sort_keys=True) + "\n"
@@ -114,6 +120,38 @@ class Driver:
         self.pty = None
         self._emit({"t": t, "event": "unplugged", "device": path, **({"gpsd": answer} if answer else {})}, console=True)
 
+    def _read_port(self):
+        """Everything written to the receiver since the last read, fed to its corrections input."""
+        while self.pty:
+            try:
+                data = os.read(self.pty.master, 65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:
+                if error.errno in (errno.EIO, errno.EAGAIN):
+                    return
+                raise
+            if not data:
+                return
+            if self.received:
+                self.received.write(data)
+            self.receiver.corrections.feed((time.monotonic() - self.start) * self.speed, data)
+
+    def _wait(self, deadline: float):
+        """Until the monotonic `deadline`, reading what is written to the receiver meanwhile."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if not self.pty:
+                if remaining > 0:
+                    time.sleep(remaining)
+                return
+            if remaining <= 0:
+                self._read_port()
+                return
+            ready, _, _ = select.select([self.pty.master], [], [], remaining)
+            if ready:
+                self._read_port()
+
     def run(self, stop=lambda: False) -> dict:
         """Plays the whole scenario; returns counts. `stop()` is polled between epochs."""
         self._plug(0.0)
@@ -122,16 +160,14 @@ class Driver:
             self.out.write(f"# Name: {s.name} (tmm-sim, seed {self.receiver.seed})\n".encode())
             protocol = " (UBX)" if s.receiver.protocol == "ubx" else ""
             self.out.write(f"# Receiver: {s.receiver.vendor} {s.receiver.model} {s.receiver.serial}{protocol}\n".encode())
-        start = time.monotonic()
+        self.start = start = time.monotonic()
         replug_at = None
         epochs = 0
         try:
-            for item in self.receiver.timeline():
+            for item in self.receiver.timeline(pace=lambda t: self._wait(start + t / self.speed)):
                 if stop():
                     break
-                delay = start + item.t / self.speed - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
+                self._wait(start + item.t / self.speed)
                 if replug_at is not None and item.t >= replug_at - 1e-9:
                     self._plug(item.t)
                     replug_at = None
@@ -159,14 +195,18 @@ class Driver:
                     self._emit({"t": item.t, "note": item.kind, **item.detail})
             if replug_at is not None:
                 self._plug(replug_at)
+            self._read_port()
+            self._emit({"t": round((time.monotonic() - start) * self.speed, 3), "note": "received",
+                        **self.receiver.corrections.counts()})
         finally:
             if self.pty:
                 self._emit({"t": None, "event": "finished", "device": self.pty.path}, console=True)
             # Complete on disk before anyone is told the scenario is over.
-            for handle in (self.timeline, self.out):
+            for handle in (self.timeline, self.out, self.received):
                 if handle:
                     handle.flush()
-        return {"epochs": epochs, "written": self.written, "dropped": self.dropped}
+        return {"epochs": epochs, "written": self.written, "dropped": self.dropped,
+                "received": self.receiver.corrections.counts()}
 
     def close(self):
         if self.pty:

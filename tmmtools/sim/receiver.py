@@ -17,7 +17,8 @@ import random
 from dataclasses import dataclass
 
 from tmmtools.sim import nmea, ubx
-from tmmtools.sim.scenario import DEFAULT_HDOP, Scenario
+from tmmtools.sim.corrections import Corrections
+from tmmtools.sim.scenario import CASTER_EVENTS, DEFAULT_ACCURACY, DEFAULT_HDOP, Accuracy, Scenario
 
 # WGS 84, for turning metres north/east into degrees.
 _A = 6378137.0
@@ -137,6 +138,8 @@ class Receiver:
         self.rng = random.Random(self.seed)
         self.sky = self._make_sky()
         self._captures: dict[str, list[list[bytes]]] = {}
+        # What is written to the receiver (driver.py feeds it); a corrections phase's fix follows it.
+        self.corrections = Corrections()
 
     def _make_sky(self) -> dict[str, list[_Satellite]]:
         """Satellites per constellation, placed once from the seed; they drift slowly."""
@@ -184,6 +187,10 @@ class Receiver:
     def _fix(self, t: float, utc: _dt.datetime, quality: str, phase) -> Fix:
         lat, lon, height, speed, course = self._position_at(t)
         accuracy = phase.accuracy
+        correction_age, station = 1.0 + (int(t) % 3), 1
+        if phase.quality == "corrections":  # what the RTCM received gave: the quality's accuracy, the real age
+            accuracy = Accuracy(*DEFAULT_ACCURACY[quality])
+            correction_age, station = round(self.corrections.age(t) or 0.0, 1), self.corrections.station
         if quality != "none":
             # The reported position scatters around the truth by the accuracy it claims.
             lat, lon = _offset(lat, lon, self.rng.gauss(0, accuracy.horizontal), self.rng.gauss(0, accuracy.horizontal))
@@ -194,7 +201,7 @@ class Receiver:
                    lat=lat, lon=lon, ellipsoidal_height=height, undulation=self.scenario.undulation,
                    used=phase.satellites if quality != "none" else 0, hdop=hdop, pdop=round(hdop * 1.6, 1),
                    vdop=round(hdop * 1.3, 1), speed=speed, course=course, accuracy=accuracy,
-                   correction_age=1.0 + (int(t) % 3), station=1)
+                   correction_age=correction_age, station=station)
 
     def _used_ids(self, fix: Fix) -> dict[str, list[int]]:
         """Satellites used: the first ones of each constellation's sky, shared out in order."""
@@ -311,73 +318,128 @@ class Receiver:
             })
         return truth
 
-    def timeline(self):
+    def timeline(self, pace=None):
+        """The scenario's items in time order. `pace(t)`, when given, is called before each step at
+        scenario time `t`: the driver waits there for `t`, feeding what was written to the receiver
+        into `self.corrections`, so that a corrections phase's epoch at `t` has the fix of `t`."""
         s = self.scenario
-        rate = s.rate
-        events = list(s.events)
-        tick = 0  # epochs since the last rate change, to step time without float drift
-        base = 0.0
-        t = 0.0
-        clock_offset = 0.0
-        outage_until = silent_until = -1.0
-        corrupt = 0
-        last_phase = None
-        replay_index = 0
-        last_second = None
-        while t < s.duration - 1e-9:
-            while events and events[0].at <= t + 1e-9:
-                event = events.pop(0)
-                detail = {k: v for k, v in vars(event).items() if k not in ("at", "kind") and v}
-                yield Note(t, event.kind, detail)
-                if event.kind == "outage":
-                    outage_until = t + event.duration
-                elif event.kind == "silent":
-                    silent_until = t + event.duration
-                elif event.kind == "unplug":
-                    silent_until = t + event.duration
-                    yield Action(t, "unplug", event.duration)
-                elif event.kind == "gpsd-kill":
-                    yield Action(t, "gpsd-kill")
-                elif event.kind == "garbage":
-                    junk = bytes(self.rng.randrange(256) for _ in range(event.count))
-                    yield Write(t, junk, None)
-                elif event.kind == "checksum-errors":
-                    corrupt += event.count
-                elif event.kind == "rate":
-                    base, tick, rate = t, 0, event.rate
-                elif event.kind == "time-jump":
-                    clock_offset += event.seconds
+        play = _Play(rate=s.rate, events=list(s.events))
+        while play.t < s.duration - 1e-9:
+            t = play.t
+            if pace:
+                pace(t)
+            yield from self._due_events(play)
             phase = self._phase_at(t)
-            if phase is not last_phase:
+            if phase is not play.phase:
                 yield Note(t, "phase", {"quality": phase.quality, **({"replay": phase.replay} if phase.replay else {})})
-                last_phase, replay_index = phase, 0
-            if t >= silent_until - 1e-9:
-                utc = s.start_time + _dt.timedelta(seconds=t + clock_offset)
-                if phase.replay:
-                    cycles = self._captures.setdefault(phase.replay, read_capture(phase.replay))
-                    lines = cycles[replay_index % len(cycles)]
-                    truth = {"t": round(t, 6), "replay": phase.replay, "cycle": replay_index % len(cycles), "rate": rate}
-                    replay_index += 1
-                    yield Write(t, b"".join(lines), truth)
-                else:
-                    quality = "none" if t < outage_until - 1e-9 else phase.quality
-                    fix = self._fix(t, utc, quality, phase)
-                    second = int(t + clock_offset)
-                    if s.receiver.protocol == "ubx":
-                        parts = self._ubx_frames(t, utc, fix, with_sat=second != last_second)
-                        def encode(part, bad): return part[0](**part[1], corrupt=bad)
-                        make_truth = self._ubx_truth
-                    else:
-                        parts = self._sentences(t, fix, with_gsv=second != last_second)
-                        encode, make_truth = nmea.sentence, self._truth
-                    last_second = second
-                    data = []
-                    corrupted = False
-                    for part in parts:
-                        data.append(encode(part, corrupt > 0))
-                        if corrupt > 0:
-                            corrupt -= 1
-                            corrupted = True
-                    yield Write(t, b"".join(data), make_truth(t, utc, fix, rate, len(parts), corrupted))
-            tick += 1
-            t = base + tick / rate
+                play.phase, play.replay_index = phase, 0
+                if phase.limits:
+                    self.corrections.configure(phase.limits)
+            yield from self._corrections_notes(t, phase, play)
+            if t >= play.silent_until - 1e-9:
+                yield self._epoch(t, phase, play)
+            play.tick += 1
+            play.t = play.base + play.tick / play.rate
+
+    def _due_events(self, play: "_Play"):
+        """The scenario's events due at the current time: their notes, actions and writes."""
+        t = play.t
+        while play.events and play.events[0].at <= t + 1e-9:
+            event = play.events.pop(0)
+            detail = {k: v for k, v in vars(event).items() if k not in ("at", "kind") and v}
+            yield Note(t, event.kind, detail)
+            if event.kind == "outage":
+                play.outage_until = t + event.duration
+            elif event.kind == "silent":
+                play.silent_until = t + event.duration
+            elif event.kind == "unplug":
+                play.silent_until = t + event.duration
+                yield Action(t, "unplug", event.duration)
+            elif event.kind in ("gpsd-kill", *CASTER_EVENTS):
+                yield Action(t, event.kind)
+            elif event.kind == "garbage":
+                junk = bytes(self.rng.randrange(256) for _ in range(event.count))
+                yield Write(t, junk, None)
+            elif event.kind == "checksum-errors":
+                play.corrupt += event.count
+            elif event.kind == "rate":
+                play.base, play.tick, play.rate = t, 0, event.rate
+            elif event.kind == "time-jump":
+                play.clock_offset += event.seconds
+
+    def _corrections_notes(self, t: float, phase, play: "_Play"):
+        """In a corrections phase: a `corrections` note when the fix changes, and an `rtcm` note (what
+        the receiver's port has read: frames, damaged frames, other bytes, message numbers, station)
+        once a second when it changed."""
+        if phase.quality != "corrections":
+            return
+        quality = self.corrections.quality(t)
+        if quality != play.corrections_quality:
+            play.corrections_quality = quality
+            age = self.corrections.age(t)
+            yield Note(t, "corrections", {"quality": quality, "age": None if age is None else round(age, 1),
+                                          "station": self.corrections.station})
+        counts = self.corrections.counts()
+        if int(t) != play.counts_second and counts != play.counts and counts["bytes"]:
+            play.counts_second, play.counts = int(t), counts
+            yield Note(t, "rtcm", counts)
+
+    def _epoch(self, t: float, phase, play: "_Play") -> Write:
+        """One epoch's bytes and truth (a replayed capture's cycle, or generated NMEA or UBX)."""
+        s = self.scenario
+        utc = s.start_time + _dt.timedelta(seconds=t + play.clock_offset)
+        if phase.replay:
+            cycles = self._captures.setdefault(phase.replay, read_capture(phase.replay))
+            lines = cycles[play.replay_index % len(cycles)]
+            truth = {"t": round(t, 6), "replay": phase.replay, "cycle": play.replay_index % len(cycles), "rate": play.rate}
+            play.replay_index += 1
+            return Write(t, b"".join(lines), truth)
+        if t < play.outage_until - 1e-9:
+            quality = "none"
+        elif phase.quality == "corrections":
+            quality = self.corrections.quality(t)
+        else:
+            quality = phase.quality
+        fix = self._fix(t, utc, quality, phase)
+        second = int(t + play.clock_offset)
+        if s.receiver.protocol == "ubx":
+            parts = self._ubx_frames(t, utc, fix, with_sat=second != play.last_second)
+            def encode(part, bad): return part[0](**part[1], corrupt=bad)
+            make_truth = self._ubx_truth
+        else:
+            parts = self._sentences(t, fix, with_gsv=second != play.last_second)
+            encode, make_truth = nmea.sentence, self._truth
+        play.last_second = second
+        data = []
+        corrupted = False
+        for part in parts:
+            data.append(encode(part, play.corrupt > 0))
+            if play.corrupt > 0:
+                play.corrupt -= 1
+                corrupted = True
+        truth = make_truth(t, utc, fix, play.rate, len(parts), corrupted)
+        if phase.quality == "corrections":
+            truth["corrections"] = True
+            if quality in ("dgps", "float", "fixed"):  # what GGA fields 13 and 14 say
+                truth.update(diff_age=fix.correction_age, station=fix.station)
+        return Write(t, b"".join(data), truth)
+
+
+@dataclass
+class _Play:
+    """Where timeline() is: time, rate, what the events started, the corrections reported."""
+    rate: float
+    events: list
+    t: float = 0.0
+    tick: int = 0  # epochs since the last rate change, to step time without float drift
+    base: float = 0.0
+    clock_offset: float = 0.0
+    outage_until: float = -1.0
+    silent_until: float = -1.0
+    corrupt: int = 0
+    phase: object = None
+    replay_index: int = 0
+    last_second: int | None = None
+    corrections_quality: str | None = None
+    counts_second: int | None = None
+    counts: dict | None = None

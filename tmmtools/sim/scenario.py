@@ -14,8 +14,16 @@ import tomllib
 from dataclasses import dataclass, field, replace
 
 from tmmtools import checkout
+from tmmtools.sim.corrections import Limits
 
-QUALITIES = ("none", "autonomous", "dgps", "float", "fixed")
+# "corrections": the fix follows the RTCM written to the receiver (sim/corrections.py).
+QUALITIES = ("none", "autonomous", "dgps", "float", "fixed", "corrections")
+# The limits of a corrections phase (seconds), its keys and defaults (sim/corrections.py).
+CORRECTION_LIMITS = {"float-after": "float_after", "fixed-after": "fixed_after", "age-limit": "age_limit",
+                     "autonomous-after": "autonomous_after"}
+# The casters the runner can start for a [corrections] section (hwtests/README.md, "Corrections"):
+# RTKLIB's str2str (NTRIP Rev 1) or tmmtools.peers.ntrip_caster (Rev 2 and Rev 1).
+CASTERS = ("str2str", "test-caster")
 TALKERS = ("GP", "GL", "GA", "GB", "GQ")
 VENDORS = ("trimble", "ublox", "generic")
 PROTOCOLS = ("nmea", "ubx")  # what the receiver writes: NMEA 0183 sentences, or u-blox UBX binary
@@ -23,7 +31,10 @@ PROTOCOLS = ("nmea", "ubx")  # what the receiver writes: NMEA 0183 sentences, or
 # default set: a ZED-F9P's, in its output order (by message id, NAV-EOE last).
 UBX_MESSAGES = ("DOP", "PVT", "HPPOSLLH", "SAT", "EOE")
 TRAJECTORIES = ("fixed", "line", "circle", "track")
-EVENTS = ("outage", "silent", "unplug", "gpsd-kill", "garbage", "checksum-errors", "rate", "time-jump")
+EVENTS = ("outage", "silent", "unplug", "gpsd-kill", "garbage", "checksum-errors", "rate", "time-jump",
+          "caster-kill", "caster-restart", "wrong-password", "restore-password")
+# Events the runner carries out on the corrections source (the simulator only announces them).
+CASTER_EVENTS = ("caster-kill", "caster-restart", "wrong-password", "restore-password")
 
 # 1-sigma horizontal and vertical accuracy (metres, as GST reports it), HDOP and the age of
 # corrections, per fix quality, when a phase does not say: typical of a survey receiver.
@@ -54,6 +65,7 @@ class Phase:
     accuracy: Accuracy = Accuracy(1.5, 3.0)
     satellites: int = 12
     replay: str | None = None  # a gpsd-format capture played instead of generated sentences
+    limits: Limits | None = None  # quality = "corrections": when the fix follows the RTCM received
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,17 @@ class Event:
     count: int = 0
     rate: float = 0.0
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CorrectionSource:
+    """[corrections]: the NTRIP caster the runner starts and configures in the bridge."""
+    caster: str = "test-caster"
+    mount: str = "RTCM3"
+    user: str = "rover"
+    password: str = "secret"
+    station_id: int = 1234  # DF003 of the caster's RTCM (1006 and the MSMs)
+    gpsd_readonly: bool = False  # gpsd -b: it then refuses to write to the receiver
 
 
 @dataclass(frozen=True)
@@ -104,6 +127,7 @@ class Scenario:
     phases: tuple = ()
     events: tuple = ()
     expect: dict = field(default_factory=dict)  # what the runner checks (hwtests/README.md)
+    corrections: CorrectionSource | None = None  # [corrections]: the caster the runner starts
 
 
 def with_protocol(scenario: Scenario, protocol: str) -> Scenario:
@@ -199,7 +223,7 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     """A scenario from its TOML table; ScenarioError names the first thing that is wrong, in
     the file's order: top level, [position], [receiver], [trajectory], [[phase]], [[event]]."""
     _unknown(data, {"name", "description", "seed", "duration", "rate", "start-time", "position",
-                    "receiver", "trajectory", "phase", "event", "expect"}, path, "the top level")
+                    "receiver", "trajectory", "phase", "event", "expect", "corrections"}, path, "the top level")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"{_where(path, 'name')} is required (a short identifier)")
@@ -215,11 +239,38 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     expect = data.get("expect", {})
     if not isinstance(expect, dict):
         raise ScenarioError(f"{path}: [expect] must be a table")
+    corrections = _corrections(data["corrections"], path) if "corrections" in data else None
+    if corrections is None and any(e.kind in CASTER_EVENTS for e in events):
+        kind = next(e.kind for e in events if e.kind in CASTER_EVENTS)
+        raise ScenarioError(f"{path}: event kind = {kind!r} needs a [corrections] section (the caster it acts on)")
 
     return Scenario(name=name, path=path, description=str(data.get("description", "")), seed=seed,
                     duration=float(duration), rate=float(rate), start_time=start, latitude=latitude,
                     longitude=longitude, height=height, undulation=undulation, receiver=receiver,
-                    trajectory=trajectory, phases=tuple(phases), events=tuple(events), expect=expect)
+                    trajectory=trajectory, phases=tuple(phases), events=tuple(events), expect=expect,
+                    corrections=corrections)
+
+
+def _corrections(table, path: str) -> CorrectionSource:
+    """[corrections]: the caster the runner starts, its mount point and login."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{path}: [corrections] must be a table")
+    _unknown(table, {"caster", "mount", "user", "password", "station-id", "gpsd-readonly"}, path, "[corrections]")
+    texts = {}
+    for key, default in (("mount", "RTCM3"), ("user", "rover"), ("password", "secret")):
+        value = table.get(key, default)
+        # A mount point, user or password goes into a URL and a Basic login: printable, no ':' in the user.
+        if (not isinstance(value, str) or not value or not value.isprintable() or any(c in value for c in " /@")
+                or (key == "user" and ":" in value)):
+            raise ScenarioError(f"{_where(path, 'corrections.' + key)} = {value!r}: a non-empty word (no space, '/', '@'"
+                                + (", ':'" if key == "user" else "") + ")")
+        texts[key] = value
+    readonly = table.get("gpsd-readonly", False)
+    if not isinstance(readonly, bool):
+        raise ScenarioError(f"{_where(path, 'corrections.gpsd-readonly')} must be true or false")
+    return CorrectionSource(caster=_choice(table, "caster", path + ": corrections", CASTERS, "test-caster"),
+                            station_id=_number(table, "station-id", path, default=1234, low=0, high=4095, integer=True),
+                            gpsd_readonly=readonly, **texts)
 
 
 def _start_time(data: dict, path: str) -> _dt.datetime:
@@ -289,9 +340,10 @@ def _phases(tables: list, path: str, duration: float, receiver: Receiver) -> lis
     phases = []
     for index, p in enumerate(tables):
         where = f"{path}: phase[{index}]"
-        _unknown(p, {"at", "quality", "horizontal", "vertical", "satellites", "replay"}, where, "the phase")
+        _unknown(p, {"at", "quality", "horizontal", "vertical", "satellites", "replay", *CORRECTION_LIMITS}, where, "the phase")
         quality = _choice(p, "quality", where, QUALITIES, "autonomous")
-        default_h, default_v = DEFAULT_ACCURACY[quality]
+        limits = _limits(p, where, quality)
+        default_h, default_v = DEFAULT_ACCURACY.get(quality, (0.0, 0.0))
         replay = p.get("replay")
         if replay is not None:
             replay = _resolve(path, str(replay))
@@ -304,6 +356,7 @@ def _phases(tables: list, path: str, duration: float, receiver: Receiver) -> lis
                               _number(p, "vertical", where, default=default_v, low=0, high=1000)),
             satellites=_number(p, "satellites", where, default=0 if quality == "none" else 12, low=0, high=64, integer=True),
             replay=replay,
+            limits=limits,
         ))
     if receiver.protocol == "ubx" and any(p.replay for p in phases):
         raise ScenarioError(f"{path}: replay (an NMEA capture) cannot be played by a receiver with protocol = \"ubx\"")
@@ -312,6 +365,26 @@ def _phases(tables: list, path: str, duration: float, receiver: Receiver) -> lis
     if any(b.at <= a.at for a, b in zip(phases, phases[1:])):
         raise ScenarioError(f"{path}: [[phase]] times must increase")
     return phases
+
+
+def _limits(p: dict, where: str, quality: str) -> Limits | None:
+    """A corrections phase's limits (its accuracy is the current quality's default, it replays
+    nothing); the limit keys belong to corrections phases only."""
+    given = [key for key in CORRECTION_LIMITS if key in p]
+    if quality != "corrections":
+        if given:
+            raise ScenarioError(f"{where}: {given[0]} is for quality = \"corrections\" only")
+        return None
+    for key in ("horizontal", "vertical", "replay"):
+        if key in p:
+            raise ScenarioError(f"{where}: {key} cannot be given with quality = \"corrections\" (its accuracy is "
+                                "each quality's default, DEFAULT_ACCURACY)")
+    defaults = Limits()
+    values = {field: _number(p, key, where, default=getattr(defaults, field), low=0, high=86400)
+              for key, field in CORRECTION_LIMITS.items()}
+    if values["age_limit"] <= 0:
+        raise ScenarioError(f"{where}: age-limit must be over 0")
+    return Limits(**{k: float(v) for k, v in values.items()})
 
 
 # The field each event kind cannot do without.

@@ -18,8 +18,10 @@ import unittest
 from tmmtools import checkout
 from tmmtools.harness import verify
 from tmmtools.harness.bench import bridge_binary
+from tmmtools.peers import rtcm
 from tmmtools.sim import nmea, ubx
-from tmmtools.sim.receiver import Receiver, Write
+from tmmtools.sim.corrections import Limits, Model
+from tmmtools.sim.receiver import Note, Receiver, Write
 from tmmtools.sim.scenario import ScenarioError, load, parse
 
 SCENARIOS = checkout.path("hwtests", "scenarios")
@@ -72,6 +74,20 @@ class ScenarioValidation(unittest.TestCase):
         ("ubx-messages without PVT", dict(MINIMAL, receiver={"ubx-messages": ["HPPOSLLH"]}), "with PVT"),
         ("ubx-messages repeated", dict(MINIMAL, receiver={"ubx-messages": ["PVT", "PVT"]}), "distinct"),
         ("ubx-messages not a list", dict(MINIMAL, receiver={"ubx-messages": "PVT"}), "ubx-messages"),
+        ("limits on a scripted phase", dict(MINIMAL, phase=[{"at": 0, "quality": "fixed", "age-limit": 3}]),
+         "for quality = \"corrections\" only"),
+        ("accuracy on a corrections phase", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "horizontal": 1}]),
+         "horizontal cannot be given"),
+        ("negative float-after", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "float-after": -1}]), "float-after"),
+        ("zero age-limit", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "age-limit": 0}]), "age-limit"),
+        ("corrections not a table", dict(MINIMAL, corrections=3), "[corrections]"),
+        ("unknown caster", dict(MINIMAL, corrections={"caster": "snip"}), "caster"),
+        ("unknown corrections key", dict(MINIMAL, corrections={"host": "x"}), "unknown key 'host'"),
+        ("station id over 12 bits", dict(MINIMAL, corrections={"station-id": 4096}), "station-id"),
+        ("user with a colon", dict(MINIMAL, corrections={"user": "a:b"}), "corrections.user"),
+        ("empty mount point", dict(MINIMAL, corrections={"mount": ""}), "corrections.mount"),
+        ("gpsd-readonly not a boolean", dict(MINIMAL, corrections={"gpsd-readonly": "no"}), "gpsd-readonly"),
+        ("caster event without a caster", dict(MINIMAL, event=[{"at": 1, "kind": "caster-kill"}]), "needs a [corrections]"),
     ]
 
     def test_every_malformed_scenario_is_refused_with_its_key_named(self):
@@ -399,6 +415,143 @@ class UbxThroughGpsd(unittest.TestCase):
             self.assertTrue(by_name[name].passed, f"{name}: {by_name[name].detail}")
         mode = next(c for n, c in by_name.items() if n.startswith("mode and status"))
         self.assertTrue(mode.passed, mode.detail)
+
+
+def corrections_scenario(protocol="nmea", station_id=2345):
+    """60 s at 1 Hz of one corrections phase with short limits: float 2 s after the first frame,
+    fixed 3 s later; float at an age over 4 s, autonomous 5 s later."""
+    receiver = {"vendor": "trimble", "talkers": ["GP", "GL"]} if protocol == "nmea" else \
+        {"vendor": "ublox", "protocol": "ubx", "ubx-messages": ["PVT", "HPPOSLLH"]}
+    return parse({"name": "c", "duration": 60, "rate": 1, "receiver": receiver, "corrections": {"station-id": station_id},
+                  "phase": [{"at": 0, "quality": "corrections", "satellites": 20, "float-after": 2, "fixed-after": 3,
+                             "age-limit": 4, "autonomous-after": 5}]}, "c.toml")
+
+
+def damaged(frame: bytes) -> bytes:
+    """`frame` with one payload bit flipped: its CRC no longer matches."""
+    broken = bytearray(frame)
+    broken[5] ^= 0x04
+    return bytes(broken)
+
+
+class CorrectionsModel(unittest.TestCase):
+    """The RTK fix follows the RTCM a test feeds at fake times (sim/corrections.py)."""
+    GPS_SECOND = 1_400_000_000  # a multiple of 5: the station's 1006 comes with the first epoch
+
+    def test_the_fix_goes_float_fixed_and_falls_back_as_corrections_come_and_go(self):
+        model = Model(Limits(float_after=2, fixed_after=3, age_limit=4, autonomous_after=5))
+        self.assertEqual(model.quality(0), "autonomous")
+        for t in range(1, 15):  # a frame a second from t = 1 to 14
+            model.frame(t)
+        qualities = {t / 2: model.quality(t / 2) for t in range(28, 60)}
+        self.assertEqual(qualities[14.0], "fixed")
+        self.assertEqual(model.age(16.5), 2.5)
+        self.assertEqual(qualities[18.0], "fixed")  # age 4: still within the limit
+        self.assertEqual(qualities[18.5], "float")  # over it
+        self.assertEqual(qualities[23.0], "float")
+        self.assertEqual(qualities[23.5], "autonomous")  # 4 + 5 s without corrections
+        for t in (30, 31):
+            model.frame(t)
+        self.assertEqual(model.quality(31.9), "autonomous")
+        model.frame(32)
+        self.assertEqual(model.quality(32), "float")  # a new stream: float after 2 s again
+
+    def test_a_short_gap_keeps_the_fix_and_a_float_rover_refixes_sooner(self):
+        model = Model(Limits(float_after=2, fixed_after=3, age_limit=4, autonomous_after=20))
+        seen = []
+        for t in (0, 1, 2, 3, 4, 5, 8, 9):  # a 3 s gap, under the age limit
+            model.frame(t)
+            seen.append(model.quality(t))
+        self.assertEqual(seen, ["autonomous", "autonomous", "float", "float", "float", "fixed", "fixed", "fixed"])
+        self.assertEqual(model.quality(14), "float")  # lost: float, still float 10 s later
+        model.frame(20)
+        self.assertEqual([model.quality(t) for t in (20, 22.9)], ["float", "float"])
+        model.frame(23)
+        self.assertEqual(model.quality(23), "fixed")  # float already: fixed after fixed-after only
+
+    def play(self, scenario, feed):
+        """The timeline with `feed(t)` called at each epoch's time: the bytes it returns are
+        written to the receiver then. Returns the Writes and the notes."""
+        receiver = Receiver(scenario)
+        items = list(receiver.timeline(pace=lambda t: receiver.corrections.feed(t, feed(t))))
+        return [i for i in items if isinstance(i, Write)], [i for i in items if isinstance(i, Note)], receiver
+
+    def station_frames(self, t, station=rtcm.Station(2345)):
+        return b"".join(station.epoch(self.GPS_SECOND + int(t)))
+
+    def test_the_nmea_receiver_reports_rtk_age_and_station_from_the_rtcm_it_reads(self):
+        def feed(t):
+            if 1 <= t <= 20:  # corrections for 20 s, one frame of each epoch damaged, gpsd's probes
+                frames = rtcm.Station(2345).epoch(self.GPS_SECOND + int(t))
+                return b"$PUBX,00*33\r\n" + damaged(frames[-1]) + b"".join(frames[:-1])
+            if 30 <= t <= 40:  # then only damaged frames: no corrections
+                return b"".join(damaged(f) for f in rtcm.Station(2345).epoch(self.GPS_SECOND + int(t)))
+            return b""
+        writes, notes, receiver = self.play(corrections_scenario(), feed)
+        truths = {w.truth["t"]: w.truth for w in writes}
+        self.assertEqual(collapse_qualities(truths), ["autonomous", "float", "fixed", "float", "autonomous"])
+        self.assertEqual([t for t in sorted(truths) if truths[t]["quality"] != truths.get(t - 1, {}).get("quality")],
+                         [0, 3, 6, 25, 30])
+        gga = {w.truth["t"]: w.data.split(b"\r\n")[0].decode() for w in writes}
+        fields = gga[10].split("*")[0].split(",")
+        self.assertEqual((fields[6], fields[13], fields[14]), ("4", "0.0", "2345"))  # fixed, age, station
+        fields = gga[23].split("*")[0].split(",")
+        self.assertEqual((fields[6], fields[13], fields[14]), ("4", "3.0", "2345"))
+        fields = gga[27].split("*")[0].split(",")
+        self.assertEqual((fields[6], fields[13], fields[14]), ("5", "7.0", "2345"))  # float after the limit
+        self.assertEqual(gga[35].split(",")[6], "1")  # autonomous: no age, no station
+        self.assertEqual(gga[35].split("*")[0].split(",")[13:15], ["", ""])
+        self.assertEqual((truths[23]["diff_age"], truths[23]["station"]), (3.0, 2345))
+        self.assertNotIn("diff_age", truths[35])
+        counts = receiver.corrections.counts()
+        self.assertEqual((counts["frames"], counts["damaged"], counts["station"]), (20 * 2 + 4 * 2, 20 + 11 * 3 + 3 * 2, 2345))
+        self.assertEqual(counts["messages"], {"1006": 4, "1077": 20, "1087": 20, "1230": 4})  # 1097 damaged
+        damaged_bytes = (sum(len(damaged_epoch(t)[-1]) for t in range(1, 21))
+                         + sum(len(frame) for t in range(30, 41) for frame in damaged_epoch(t)))
+        self.assertEqual(counts["other_bytes"], 20 * len(b"$PUBX,00*33\r\n") + damaged_bytes)
+        kinds = [(n.t, n.detail["quality"]) for n in notes if n.kind == "corrections"]
+        self.assertEqual(kinds, [(0, "autonomous"), (3, "float"), (6, "fixed"), (25, "float"), (30, "autonomous")])
+        rtcm_notes = [n for n in notes if n.kind == "rtcm"]
+        self.assertEqual(rtcm_notes[-1].detail, counts)
+
+    def test_damaged_frames_alone_never_give_a_fix_and_no_station_is_zero(self):
+        writes, _, receiver = self.play(corrections_scenario(), lambda t: b"".join(damaged_epoch(t)))
+        self.assertEqual({w.truth["quality"] for w in writes}, {"autonomous"})
+        self.assertEqual((receiver.corrections.counts()["frames"], receiver.corrections.station), (0, 0))
+        self.assertGreater(receiver.corrections.counts()["damaged"], 100)
+
+    def test_before_a_station_message_the_station_is_zero(self):
+        station = rtcm.Station(77)
+        writes, _, _ = self.play(corrections_scenario(), lambda t: b"".join(station.epoch(self.GPS_SECOND + 1)[-3:]))
+        fields = writes[10].data.split(b"\r\n")[0].decode().split("*")[0].split(",")
+        self.assertEqual((fields[6], fields[14]), ("4", "0000"))
+
+    def test_the_ubx_receiver_reports_carrier_solution_and_correction_age(self):
+        writes, _, _ = self.play(corrections_scenario("ubx"), lambda t: self.station_frames(t) if 1 <= t <= 20 else b"")
+        flags = {}
+        for write in writes:
+            pvt = next(f for f in ubx.split(write.data) if f[3] == 0x07)
+            flags[write.truth["t"]] = (pvt[6 + 21], pvt[6 + 78] >> 1 & 0x0F)  # flags, flags3.lastCorrectionAge
+        self.assertEqual(flags[0], (0x01, 0))  # gnssFixOK only
+        self.assertEqual(flags[4], (0x43, 1))  # diffSoln, carrSoln float; age < 1 s
+        self.assertEqual(flags[10], (0x83, 1))  # carrSoln fixed
+        self.assertEqual(flags[23], (0x83, 3))  # age 3 s: 2-5 s
+        self.assertEqual(flags[27], (0x43, 4))  # float again, age 7 s: 5-10 s
+        self.assertEqual(flags[35], (0x01, 0))
+
+    def test_without_input_a_corrections_phase_is_autonomous_and_deterministic(self):
+        scenario = corrections_scenario()
+        once = [i.data for i in Receiver(scenario).timeline() if isinstance(i, Write)]
+        self.assertEqual(once, [i.data for i in Receiver(scenario).timeline() if isinstance(i, Write)])
+        self.assertTrue(all(data.split(b",")[6] == b"1" for data in once))
+
+
+def damaged_epoch(t, station=rtcm.Station(2345)):
+    return [damaged(f) for f in station.epoch(CorrectionsModel.GPS_SECOND + int(t))]
+
+
+def collapse_qualities(truths: dict) -> list:
+    return verify.collapse(truths[t]["quality"] for t in sorted(truths))
 
 
 class Trajectories(unittest.TestCase):
