@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "CGPS", linkerSettings: [.linkedLibrary("gps")]),
         .target(name: "Posix", dependencies: ["CLinux", "Logging"], swiftSettings: common),
-        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "GNSS", "Input"], swiftSettings: common),
+        .target(name: "GPSD", dependencies: ["CGPS", "Posix", "GNSS", "Input", "ByteCoding"], swiftSettings: common),
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),

@@ -55,6 +55,8 @@ public protocol ServerFacts {
     var receiverInfo: ReceiverInfo { get }
     /// V2 is locked until a registration or an authenticated REST call (TMM-API.md §6.2).
     var isLocationV2Unlocked: Bool { get }
+    /// The LocationV2 rate cap in force, and what a client asked of it.
+    var locationV2Broadcast: LocationV2Broadcast { get }
     var hasRegisteredApplications: Bool { get }
     /// The Access Code V2 key's public half for `GET /api/v1/publicKey` (unpadded base64url `n`
     /// and `e`).
@@ -114,6 +116,9 @@ public enum ClientConnectionAction: Equatable, Sendable {
     /// A REST call carried a valid Access Code V2 of this application: V2 unlocks, and the
     /// application is registered if it is not yet (the first use of a code registers it, §4.2).
     case authenticatedByAccessCodeV2(GUID)
+    /// REST set the LocationV2 broadcast rate: pace V2 by this requested interval from now on
+    /// (nil: by `max-location-rate` alone).
+    case setLocationV2Interval(Int64?)
     /// REST changed the antenna or correction settings: keep these (memory now, the file off the
     /// io thread).
     case saveSettings(DeviceSettings)

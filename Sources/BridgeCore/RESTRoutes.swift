@@ -1,3 +1,4 @@
+import ByteCoding
 import HTTP1
 import TMMProtocol
 
@@ -71,6 +72,22 @@ extension RESTRouter {
             .get(reading: streamFormat) { format, host in
                 .json { RESTBodies.writePositionStream(port: format.port(in: host.ports), to: &$0) }
             }),
+        // TMM's "Set configuration for LocationV2 broadcast", whose body Trimble has not published
+        // (docs/protocol-choices.md): the V2 rate, for the running daemon, never above
+        // max-location-rate. GET answers the configuration in force.
+        RESTRoute(
+            "/api/v1/positionStream/locationV2",
+            .get { host in
+                let broadcast = host.locationV2Broadcast
+                return .json { writeLocationV2Broadcast(broadcast, to: &$0) }
+            },
+            .put(reading: locationV2Rate) { rate, host in
+                var broadcast = host.locationV2Broadcast
+                broadcast.requestedInterval = rate.interval
+                return .json(then: [.setLocationV2Interval(rate.interval)]) {
+                    writeLocationV2Broadcast(broadcast, to: &$0)
+                }
+            }),
         RESTRoute(
             "/api/v1/tmmInfo",
             .get { host in
@@ -98,6 +115,78 @@ extension RESTRouter {
             return .failure(BodyFailure(message: "format must be locationV1 or locationV2, not '\(value)'"))
         }
         return .success(format)
+    }
+
+    /// What a LocationV2 broadcast body asks: the interval between epochs (nanoseconds), nil to go
+    /// back to `max-location-rate` alone.
+    struct LocationV2Rate: Equatable, Sendable {
+        var interval: Int64?
+    }
+
+    static let locationV2Expected =
+        #"expected {"rate": hertz} or {"interval": milliseconds}, from 1 to 1000, or null for max-location-rate"#
+    /// Member names (any case) that give the rate in hertz, and in milliseconds between epochs.
+    static let locationV2HertzNames: Set<String> = ["rate", "frequency", "updaterate", "broadcastrate"]
+    static let locationV2MillisecondNames: Set<String> = ["interval", "intervalms", "updateinterval"]
+
+    /// A LocationV2 broadcast body (`parseLocationV2Rate`).
+    static func locationV2Rate(_ request: HTTPRequest, in bytes: Span<UInt8>) -> Result<LocationV2Rate, BodyFailure> {
+        JSONValue.object(request.bodyBytes(in: bytes), expected: locationV2Expected).flatMap(parseLocationV2Rate)
+    }
+
+    /// Exactly one rate member (`locationV2HertzNames` or `locationV2MillisecondNames`, any case):
+    /// a number, or a string of digits (clients that send every setting as text), from 1 to 1000;
+    /// or null to go back to `max-location-rate`. Other members are ignored, as in the other PUT
+    /// bodies (TMM's own body may carry more).
+    static func parseLocationV2Rate(_ members: [String: JSONValue]) -> Result<LocationV2Rate, BodyFailure> {
+        var found: (name: String, value: JSONValue, isHertz: Bool)?
+        for (name, value) in members {
+            let folded = ASCII.lowercased(name)
+            let isHertz = locationV2HertzNames.contains(folded)
+            guard isHertz || locationV2MillisecondNames.contains(folded) else { continue }
+            if let found {
+                let both = [found.name, name].sorted().joined(separator: " and ")
+                return .failure(BodyFailure(message: "the rate is given twice (\(both)): give one"))
+            }
+            found = (name, value, isHertz)
+        }
+        guard let found else { return .failure(BodyFailure(message: "no rate in the body: \(locationV2Expected)")) }
+        let unit = found.isHertz ? "hertz" : "milliseconds"
+        let invalid = BodyFailure(message: "\(found.name) must be a number of \(unit) from 1 to 1000, or null")
+        let number: Double
+        switch found.value {
+        case .null:
+            return .success(LocationV2Rate(interval: nil))
+        case .number(let value):
+            number = value
+        case .string(let text):
+            let digits = ASCII.trimmingBlanks(text)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ ASCII.isDigit($0) || $0 == ASCII.dot }),
+                let value = Double(digits)
+            else { return .failure(invalid) }
+            number = value
+        default:
+            return .failure(invalid)
+        }
+        guard number.isFinite, number >= 1, number <= 1000 else { return .failure(invalid) }
+        let interval = found.isHertz ? 1e9 / number : number * 1e6
+        return .success(LocationV2Rate(interval: Int64(interval.rounded())))
+    }
+
+    // MARK: - Answers
+
+    /// `{"rate":10.0,"interval":100.0,"maximumRate":100.0,"requestedRate":10.0}`: the rate in force
+    /// (hertz) and its interval (milliseconds), the cap `max-location-rate` sets, and what a client
+    /// asked for (null when none did).
+    static func writeLocationV2Broadcast(_ broadcast: LocationV2Broadcast, to writer: inout JSONWriter) {
+        func hertz(_ interval: Int64) -> Double { 1e9 / Double(interval) }
+        writer.beginObject()
+        writer.field("rate", number: hertz(broadcast.minimumInterval), decimals: 3)
+        writer.key("interval")
+        writer.fixedPoint(scaled: broadcast.minimumInterval / 1000, decimals: 3)
+        writer.field("maximumRate", number: hertz(broadcast.configuredMinimumInterval), decimals: 3)
+        writer.field("requestedRate", number: broadcast.requestedInterval.map(hertz), decimals: 3)
+        writer.endObject()
     }
 
     /// `{"isConnected": true|false}` (`parseReceiverBody`).

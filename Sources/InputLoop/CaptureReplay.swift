@@ -78,7 +78,7 @@ public final class CaptureReplayer: Sendable {
         var attempts = 0
         // Full (nobody reads): up to 10 waits of 1 ms, then the rest is dropped; so is everything
         // after any other error.
-        _ = try? writeAll(bytes.span, to: controller) {
+        _ = try? writeAll(bytes.span, to: controller) { _ in
             attempts += 1
             guard attempts <= 10 else { return false }
             sleep(nanoseconds: 1_000_000)

@@ -25,6 +25,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
     public static let connectionAborted = Errno(rawValue: ECONNABORTED)
     public static let fileExists = Errno(rawValue: EEXIST)
+    /// A tty another process holds exclusively (TIOCEXCL), as gpsd holds serial receivers.
+    public static let deviceBusy = Errno(rawValue: EBUSY)
     /// A protocol layer above the socket failed (a TLS transport's bad record or refused handshake).
     public static let protocolError = Errno(rawValue: EPROTO)
 

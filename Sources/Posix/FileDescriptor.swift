@@ -16,6 +16,13 @@ public struct FileDescriptor: ~Copyable {
         return FileDescriptor(adopting: fd)
     }
 
+    /// Opens the terminal `path` to write to it beside the process that owns it (gpsd):
+    /// non-blocking, so that a receiver that stops reading cannot hold the writer; never as a
+    /// controlling terminal; its settings untouched.
+    public static func openTerminalForWriting(_ path: String) throws(Errno) -> FileDescriptor {
+        try open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK)
+    }
+
     /// Reads up to `buffer.count` bytes; 0 at end of file. Throws `.wouldBlock` on a
     /// non-blocking descriptor with nothing to read.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
@@ -36,6 +43,28 @@ public struct FileDescriptor: ~Copyable {
     public func waitReadable(milliseconds: Int32) throws(Errno) -> Bool {
         var poller = pollfd(fd: rawValue, events: Int16(POLLIN), revents: 0)
         return try valueOrErrno { poll(&poller, 1, milliseconds) } > 0
+    }
+
+    /// What `waitWritable` saw.
+    public enum WriteReadiness: Equatable, Sendable {
+        /// The descriptor takes more bytes, or it hung up or failed: the next write says which.
+        case writable
+        /// `interrupt` was signalled first.
+        case interrupted
+        /// Neither within the time given.
+        case timedOut
+    }
+
+    /// Waits until a non-blocking descriptor takes more bytes (POLLOUT; a hang-up or an error
+    /// counts too, so that the write that follows reports it), until `interrupt` is signalled (a
+    /// thread's stop request: it is not cleared), or for at most `milliseconds` (-1: forever).
+    public func waitWritable(milliseconds: Int32, interrupt: WakeUpEvent? = nil) throws(Errno) -> WriteReadiness {
+        var pollers = [pollfd(fd: rawValue, events: Int16(POLLOUT), revents: 0)]
+        if let interrupt { pollers.append(pollfd(fd: interrupt.descriptor, events: Int16(POLLIN), revents: 0)) }
+        let count = nfds_t(pollers.count)
+        guard try valueOrErrno({ poll(&pollers, count, milliseconds) }) > 0 else { return .timedOut }
+        if pollers.count > 1, pollers[1].revents != 0 { return .interrupted }
+        return .writable
     }
 
     /// Sets or clears O_NONBLOCK.
@@ -62,9 +91,12 @@ public struct FileDescriptor: ~Copyable {
 
 /// Writes all of `bytes` to `fd`: the one write-all loop of the package. A short write continues
 /// where it stopped and EINTR is retried. When a non-blocking `fd` is full (EAGAIN), `whenFull`
-/// runs (it may wait a little) and says whether to try again; if it says no, `.wouldBlock` is
-/// thrown with the rest unwritten. Any other error is thrown at once.
-public func writeAll(_ bytes: Span<UInt8>, to fd: CInt, whenFull: () -> Bool = { false }) throws(Errno) {
+/// runs with the count of bytes written so far (it may wait a little) and says whether to try
+/// again; if it says no, `.wouldBlock` is thrown with the rest unwritten. Any other error is
+/// thrown at once.
+public func writeAll(
+    _ bytes: Span<UInt8>, to fd: CInt, whenFull: (_ written: Int) -> Bool = { _ in false }
+) throws(Errno) {
     var offset = 0
     while offset < bytes.count {
         let rest = bytes.extracting(offset..<bytes.count)
@@ -73,7 +105,7 @@ public func writeAll(_ bytes: Span<UInt8>, to fd: CInt, whenFull: () -> Bool = {
         }
         if let written {
             offset += written
-        } else if !whenFull() {
+        } else if !whenFull(offset) {
             throw .wouldBlock
         }
     }

@@ -16,6 +16,7 @@ private struct FakeHost: ClientConnectionHost {
 
     var receiverInfo = ReceiverInfo(isReceiverConfigured: true, isConnected: false)
     var isLocationV2Unlocked = true
+    var locationV2Broadcast = LocationV2Broadcast(configuredMinimumInterval: 10_000_000)
     var hasRegisteredApplications = true
     var ports = PortAssignment.defaults
     var version = "test"
@@ -149,6 +150,7 @@ private struct EmbeddedConnection {
                 commands.append(connect)
                 followUp.command = commandOutcome
             case .authenticated, .authenticatedByAccessCodeV2: break
+            case .setLocationV2Interval(let interval): host.locationV2Broadcast.requestedInterval = interval
             case .saveSettings(let settings): host.deviceSettings = settings
             case .report(let report): reports.append(report)
             }
@@ -680,6 +682,43 @@ struct ClientConnectionModernFlowTests {
         #expect(client.host.deviceSettings.corrections.ntripPassword == "secret")
         client.send(get("/api/v1/userInfo"))
         #expect(client.take().contains(#""isSignedIn":false"#))
+    }
+
+    /// TMM's "Set configuration for LocationV2 broadcast": the rate asked for is the action the
+    /// loop carries out and what GET answers after; the cap in force is never above
+    /// max-location-rate (here 100 Hz); null goes back to it.
+    @Test func theLocationV2BroadcastRateIsReadAndChanged() {
+        var client = EmbeddedConnection(.api)
+        func putRate(_ body: String, code: String = FakeHost.validCode) -> String {
+            "PUT /api/v1/positionStream/locationV2/ HTTP/1.1\r\nHost: x\r\nAuthorization: \(code)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        }
+        client.send(get("/api/v1/positionStream/locationV2"))
+        #expect(client.take().hasSuffix(#"{"rate":100.0,"interval":10.0,"maximumRate":100.0,"requestedRate":null}"#))
+        client.send(putRate(#"{"Rate":5}"#))
+        let five = #"{"rate":5.0,"interval":200.0,"maximumRate":100.0,"requestedRate":5.0}"#
+        #expect(client.take().hasSuffix(five))
+        #expect(client.actions.contains(.setLocationV2Interval(200_000_000)))
+        client.send(get("/api/v1/positionStream/locationV2"))
+        #expect(client.take().hasSuffix(five))
+        client.send(putRate(#"{"interval":"250"}"#))
+        #expect(client.take().hasSuffix(#"{"rate":4.0,"interval":250.0,"maximumRate":100.0,"requestedRate":4.0}"#))
+        // Faster than max-location-rate: asked, but the cap stays.
+        client.send(putRate(#"{"updateRate":400,"enabled":true}"#))
+        #expect(client.take().hasSuffix(#"{"rate":100.0,"interval":10.0,"maximumRate":100.0,"requestedRate":400.0}"#))
+        client.send(putRate(#"{"rate":null}"#))
+        #expect(client.take().hasSuffix(#"{"rate":100.0,"interval":10.0,"maximumRate":100.0,"requestedRate":null}"#))
+        #expect(client.actions.contains(.setLocationV2Interval(nil)))
+        // A bad rate is a 400, without a code a 401 whatever the body; neither changes anything.
+        let before = client.actions.count
+        client.send(putRate(#"{"rate":0}"#))
+        let refused = client.take()
+        #expect(EmbeddedConnection.statuses(refused) == [400])
+        #expect(refused.contains("rate must be a number of hertz from 1 to 1000, or null"), "\(refused)")
+        client.send(putRate(#"{"rate":5}"#, code: "Basic d3Jvbmc="))
+        #expect(EmbeddedConnection.statuses(client.take()) == [401])
+        #expect(!client.actions[before...].contains { if case .setLocationV2Interval = $0 { true } else { false } })
+        #expect(client.host.locationV2Broadcast.requestedInterval == nil)
     }
 }
 

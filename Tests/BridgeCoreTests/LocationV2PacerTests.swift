@@ -124,6 +124,36 @@ struct LocationV2PacerTests {
         #expect(pacer.coalesced == 1000 - sent.count)
     }
 
+    /// A slower cap set while the bucket is full (a REST client asking for 5 Hz under 100 Hz)
+    /// takes effect at the next epoch: the tokens saved at 100 Hz are not spent at 5 Hz.
+    @Test func aSlowerCapLimitsTheNextEpochs() {
+        var pacer = LocationV2Pacer(minimumInterval: 10 * ms)
+        #expect(pacer.burst == 10)
+        _ = pacer.accept(epoch(10), now: 0)
+        #expect(pacer.release(now: 0) == .send(epoch(10)))
+        pacer.minimumInterval = 200 * ms
+        #expect(pacer.burst == 1)
+        _ = pacer.accept(epoch(10, 10), now: 10 * ms)
+        #expect(pacer.release(now: 10 * ms) == .send(epoch(10, 10)), "the one token the slower bucket holds")
+        _ = pacer.accept(epoch(10, 20), now: 20 * ms)
+        #expect(pacer.release(now: 20 * ms) == .armTimer(at: 210 * ms), "then one epoch per 200 ms")
+        #expect(pacer.timerExpired(now: 210 * ms) == .send(epoch(10, 20)))
+    }
+
+    /// The cap in force is the slower of `max-location-rate` and what a client asked for.
+    @Test func theBroadcastCapIsTheSlowerOfTheConfiguredAndTheRequested() {
+        var broadcast = LocationV2Broadcast(configuredMinimumInterval: 10 * ms)
+        #expect(broadcast.minimumInterval == 10 * ms)
+        broadcast.requestedInterval = 200 * ms
+        #expect(broadcast.minimumInterval == 200 * ms)
+        broadcast.requestedInterval = 1 * ms
+        #expect(broadcast.minimumInterval == 10 * ms, "never faster than max-location-rate")
+        broadcast.configuredMinimumInterval = 500 * ms
+        #expect(broadcast.minimumInterval == 500 * ms)
+        broadcast.requestedInterval = nil
+        #expect(broadcast.minimumInterval == 500 * ms)
+    }
+
     /// A timer that fires before the allowed instant (by the caller's clock) re-arms.
     @Test func anEarlyTimerRearms() {
         var pacer = LocationV2Pacer(minimumInterval: 100 * ms)

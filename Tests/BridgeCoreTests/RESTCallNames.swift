@@ -11,6 +11,10 @@ extension RESTCall {
     static func positionStream(_ format: RESTBodies.StreamFormat) -> RESTCall {
         named(.get, "/api/v1/positionStream", format)
     }
+    static var getLocationV2Broadcast: RESTCall { named(.get, "/api/v1/positionStream/locationV2") }
+    static func putLocationV2Broadcast(interval: Int64?) -> RESTCall {
+        named(.put, "/api/v1/positionStream/locationV2", RESTRouter.LocationV2Rate(interval: interval))
+    }
     static var tmmInfo: RESTCall { named(.get, "/api/v1/tmmInfo") }
     static var ping: RESTCall { named(.get, "/api/v1/test/ping") }
     static var publicKey: RESTCall { named(.get, "/api/v1/publicKey") }

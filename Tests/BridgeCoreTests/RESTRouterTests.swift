@@ -39,6 +39,8 @@ struct RESTRouterTests {
         ("GET", "/api/v1/antenna", .getAntenna),
         ("GET", "/api/v1/correctionSource/", .getCorrectionSource),
         ("GET", "/api/v1/userInfo", .userInfo),
+        ("GET", "/api/v1/positionStream/locationV2", .getLocationV2Broadcast),
+        ("GET", "/api/v1/positionstream/LOCATIONV2/", .getLocationV2Broadcast),
     ])
     func knownRoutes(_ method: String, _ target: String, _ call: RESTCall) {
         #expect(route(method, target) == .call(call, isHead: false), "\(method) \(target)")
@@ -68,6 +70,49 @@ struct RESTRouterTests {
         #expect(RESTCall.getAntenna.needsAuthentication && RESTCall.userInfo.needsAuthentication)
     }
 
+    /// The LocationV2 broadcast body: one rate member of the documented names, any case, in hertz
+    /// or milliseconds, a number or digits, 1 to 1000; null for max-location-rate; others ignored.
+    @Test(arguments: [
+        (#"{"rate":10}"#, 100_000_000 as Int64?),
+        (#"{"Rate":1}"#, 1_000_000_000),
+        (#"{"FREQUENCY":1000}"#, 1_000_000),
+        (#"{"updateRate":2.5}"#, 400_000_000),
+        (#"{"broadcastRate":"20"}"#, 50_000_000),
+        (#"{"interval":100}"#, 100_000_000),
+        (#"{"IntervalMs":1000,"format":"locationV2"}"#, 1_000_000_000),
+        (#"{"updateInterval":" 50 "}"#, 50_000_000),
+        (#"{"rate":3}"#, 333_333_333),
+        (#"{"rate":null}"#, nil),
+    ])
+    func locationV2BroadcastBodies(_ body: String, _ interval: Int64?) {
+        #expect(
+            route("PUT", "/api/v1/positionStream/locationV2", body: body)
+                == .call(.putLocationV2Broadcast(interval: interval), isHead: false), "\(body)")
+    }
+
+    @Test(arguments: [
+        ("", "empty body"),
+        ("[10]", "not a JSON object"),
+        (#"{"enabled":true}"#, "no rate in the body"),
+        (#"{"rate":0}"#, "rate must be a number of hertz from 1 to 1000, or null"),
+        (#"{"rate":1001}"#, "from 1 to 1000"),
+        (#"{"rate":-5}"#, "from 1 to 1000"),
+        (#"{"interval":0.5}"#, "interval must be a number of milliseconds from 1 to 1000, or null"),
+        (#"{"rate":"fast"}"#, "from 1 to 1000"),
+        (#"{"rate":"1e2"}"#, "from 1 to 1000"),
+        (#"{"rate":true}"#, "from 1 to 1000"),
+        (#"{"rate":{"hz":5}}"#, "from 1 to 1000"),
+        (#"{"rate":5,"interval":200}"#, "the rate is given twice (interval and rate): give one"),
+        (#"{"rate":5,"Rate":5}"#, "the rate is given twice (Rate and rate)"),
+        (#"{"rate":5,"rate":6}"#, "rate is given twice"),
+    ])
+    func badLocationV2BroadcastBodiesAre400(_ body: String, _ expected: String) {
+        guard case .invalid(let status, let message) = route("PUT", "/api/v1/positionStream/locationV2", body: body)
+        else { Issue.record("accepted: \(body)"); return }
+        #expect(status == .badRequest)
+        #expect(message.contains(expected), "\(message)")
+    }
+
     @Test func headIsGetWithoutTheBody() {
         #expect(route("HEAD", "/api/v1/tmmInfo") == .call(.tmmInfo, isHead: true))
     }
@@ -76,6 +121,10 @@ struct RESTRouterTests {
         #expect(
             route("OPTIONS", "/api/v1/receiver") == .call(.preflight(allow: "GET, HEAD, PUT, OPTIONS"), isHead: false))
         #expect(route("OPTIONS", "/api/v1/tmmInfo") == .call(.preflight(allow: "GET, HEAD, OPTIONS"), isHead: false))
+        #expect(
+            route("OPTIONS", "/api/v1/positionStream/locationV2")
+                == .call(.preflight(allow: "GET, HEAD, PUT, OPTIONS"), isHead: false))
+        #expect(RESTCall.getLocationV2Broadcast.needsAuthentication)
         #expect(!RESTCall.preflight(allow: "").needsAuthentication)
         #expect(RESTCall.ping.needsAuthentication && RESTCall.getReceiver.needsAuthentication)
         // The samples fetch the public key before they can make a code (§4.2).
@@ -123,6 +172,9 @@ struct RESTRouterTests {
         ("POST", "/api/v1/receiver", .methodNotAllowed, "GET, HEAD, PUT, OPTIONS"),
         ("DELETE", "/api/v1/tmmInfo", .methodNotAllowed, "GET, HEAD, OPTIONS"),
         ("PUT", "/api/v1/test/ping", .methodNotAllowed, "GET, HEAD, OPTIONS"),
+        ("PUT", "/api/v1/positionStream", .methodNotAllowed, "GET, HEAD, OPTIONS"),
+        ("POST", "/api/v1/positionStream/locationV2", .methodNotAllowed, "GET, HEAD, PUT, OPTIONS"),
+        ("GET", "/api/v1/positionStream/locationV1", .notFound, nil),
         ("BREW", "/api/v1/receiver", .notImplemented, "GET, HEAD, PUT, OPTIONS"),
     ])
     func errors(_ method: String, _ target: String, _ status: HTTPStatus, _ allow: String?) {

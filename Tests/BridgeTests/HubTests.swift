@@ -128,4 +128,24 @@ struct HubTests {
         #expect(outputs.locationV2.clients.count == 1 && outputs.locationV2.clients.members[0] === v2b)
         #expect(v2b.hubSlot == 0, "swap-removal moved it into the freed slot")
     }
+    /// The LocationV2 cap in force: a rate a REST client asked for paces V2, never faster than
+    /// max-location-rate, and is still asked after a reload changes that; null goes back to it.
+    @Test func aRequestedRateIsPacedByAndSurvivesAReload() throws {
+        let loop = try EventLoop()
+        let hub = Hub(identity: ReceiverIdentity(appVersion: "1.2.3"))
+        let v2 = WebSocketOutputs(hub: hub, loop: loop, limits: ServerLimits()).locationV2
+        #expect(v2.pacer.minimumInterval == 10_000_000, "100 Hz by default")
+        v2.request(interval: 200_000_000)
+        #expect(v2.broadcast.requestedInterval == 200_000_000 && v2.pacer.minimumInterval == 200_000_000)
+        var configuration = BridgeConfiguration()
+        try configuration.apply("max-location-rate", "2")
+        v2.reconfigure(configuration)
+        #expect(v2.pacer.minimumInterval == 500_000_000, "the slower configured cap")
+        #expect(v2.broadcast.requestedInterval == 200_000_000)
+        try configuration.apply("max-location-rate", "50")
+        v2.reconfigure(configuration)
+        #expect(v2.pacer.minimumInterval == 200_000_000, "the client's rate again")
+        v2.request(interval: nil)
+        #expect(v2.pacer.minimumInterval == 20_000_000 && v2.broadcast.requestedInterval == nil)
+    }
 }

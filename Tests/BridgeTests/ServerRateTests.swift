@@ -69,6 +69,48 @@ struct ServerRateTests {
         #expect(try client.frame(milliseconds: 300) == nil)
     }
 
+    /// TMM's "Set configuration for LocationV2 broadcast" over the REST port: the rate asked for
+    /// caps the stream (a 2,000-epoch burst reaches a client at no more than it, its last epoch
+    /// included), GET answers it, it needs an access code, a bad one changes nothing, and null
+    /// goes back to max-location-rate.
+    @Test func aRateSetOverRESTCapsTheStream() throws {
+        let bridge = try Self.unlockedBridge(rate: 100)
+        let path = "/api/v1/positionStream/locationV2"
+        let five = #"{"rate":5.0,"interval":200.0,"maximumRate":100.0,"requestedRate":5.0}"#
+        var response = try request(bridge.ports.api, path, method: "PUT", body: #"{"rate":5}"#, authorized: false)
+        #expect(response.status == 401)
+        response = try request(bridge.ports.api, path, method: "PUT", body: #"{"rate":5000}"#)
+        #expect(response.status == 400)
+        #expect((response.json?["error"] as? String)?.contains("from 1 to 1000") == true)
+        response = try request(bridge.ports.api, path)
+        #expect(response.status == 200 && response.json?["rate"] as? Double == 100, "\(response.text)")
+        response = try request(bridge.ports.api, path + "/", method: "PUT", body: #"{"Rate":5}"#)
+        #expect(response.status == 200 && response.text == five, "\(response.text)")
+        #expect(try request(bridge.ports.api, path).text == five)
+
+        let rate = 5
+        let client = try WebSocketTestClient(port: bridge.ports.locationV2, path: "/locationV2")
+        let epochs = try (0..<2000).map(Self.epoch)
+        let last = Self.bytes(epochs[epochs.count - 1])
+        let started = monotonicNanoseconds()
+        for position in epochs { bridge.input.post(.position(position)) }
+        var frames = 0
+        var sawLast = false
+        while !sawLast, let frame = try client.frame(milliseconds: 5000) {
+            frames += 1
+            sawLast = frame.payload == last
+        }
+        let elapsed = monotonicNanoseconds() - started
+        #expect(sawLast, "the burst's last epoch was never sent (\(frames) frames)")
+        let burst = LocationV2Pacer(minimumInterval: 1_000_000_000 / Int64(rate)).burst
+        let allowed = Int(elapsed * Int64(rate) / 1_000_000_000) + burst
+        #expect(frames <= allowed, "\(frames) frames in \(elapsed / 1_000_000) ms at \(rate) Hz (burst \(burst))")
+
+        response = try request(bridge.ports.api, path, method: "PUT", body: #"{"rate":null}"#)
+        #expect(response.status == 200 && response.json?["rate"] as? Double == 100, "\(response.text)")
+        #expect(response.json?["requestedRate"] is NSNull)
+    }
+
     /// After a stall the backlog arrives at once: it is not replayed (only its newest fresh epochs
     /// go out, at most a burst beyond the cap while it arrives), and an epoch older than one
     /// already sent (a late duplicate of the backlog) is not sent at all.

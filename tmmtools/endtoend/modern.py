@@ -49,6 +49,7 @@ def run(context, checks):
     check_fresh_code_samples(context, checks, epochs)
     check_web_sample(context, checks, epochs)
     check_settings_over_https(context, checks)
+    check_location_v2_broadcast(context, checks)
     check_unsupported_windows_request(context, checks)
 
 
@@ -190,6 +191,33 @@ def check_settings_over_https(context, checks):
                  and "secret" not in put.body.decode(), "PUT /correctionSource: stored, the password never echoed", repr(put))
     info = client.get("/api/v1/userInfo")
     checks.check(info.status == 200 and info.json().get("isSignedIn") is False, "GET /userInfo: no Trimble ID", repr(info))
+
+
+def check_location_v2_broadcast(context, checks):
+    """TMM's "Set configuration for LocationV2 broadcast" (PUT /api/v1/positionStream/locationV2/,
+    body unpublished: docs/protocol-choices.md): 2 Hz caps the 10 Hz receiver's stream on wss,
+    a bad rate is a 400 that changes nothing, null goes back to max-location-rate."""
+    host, ports, https, ca = secure_api(context)
+    client = ModernClient(host, https, ca, context["allowedIds"][1])
+    path = "/api/v1/positionStream/locationV2/"
+    put = client.put(path, {"rate": 2})
+    body = put.json() if put.status == 200 else {}
+    checks.check(body.get("rate") == 2.0 and body.get("interval") == 500.0 and body.get("requestedRate") == 2.0
+                 and body.get("maximumRate", 0) >= 2.0,
+                 "PUT positionStream/locationV2 {rate: 2}: 2 Hz in force", repr(put))
+    checks.equal(client.get(path).json(), body, "GET positionStream/locationV2: what was set")
+    bad = client.put(path, {"rate": 0})
+    checks.check(bad.status == 400 and "from 1 to 1000" in bad.json().get("error", ""),
+                 "PUT positionStream/locationV2 {rate: 0}: 400 with the reason", repr(bad))
+    # A 2 Hz cap lets 1 + 2 × 3 frames through in 3 s (the bucket starts full); the receiver
+    # makes 30 epochs meanwhile.
+    frames = tmmclient.wss_collect(host, ports["locationV2SecurePort"], "/locationV2", ca, 3)
+    checks.check(3 <= len(frames) <= 8, "wss /locationV2 at the 2 Hz asked for, not the receiver's 10 Hz",
+                 f"{len(frames)} frames in 3 s")
+    reset = client.put(path, {"rate": None})
+    reset_body = reset.json() if reset.status == 200 else {}
+    checks.check(reset_body.get("requestedRate", 0) is None and reset_body.get("rate") == body.get("maximumRate"),
+                 "PUT positionStream/locationV2 {rate: null}: max-location-rate again", repr(reset))
 
 
 def check_unsupported_windows_request(context, checks):

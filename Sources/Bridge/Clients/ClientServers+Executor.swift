@@ -103,6 +103,8 @@ extension ClientServers {
                 parts.registrations.authenticated(id)
             case .authenticatedByAccessCodeV2(let id):
                 parts.registrations.authenticatedByAccessCodeV2(id)
+            case .setLocationV2Interval(let interval):
+                parts.outputs.locationV2.request(interval: interval)
             case .saveSettings(let settings):
                 settingsChanged(settings)
             case .report(let report):

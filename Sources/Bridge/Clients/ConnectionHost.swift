@@ -19,6 +19,7 @@ struct ConnectionHost: ClientConnectionHost {
     var version: String { parts.version }
     var receiverInfo: ReceiverInfo { parts.input.receiverInfo }
     var isLocationV2Unlocked: Bool { parts.registrations.isLocationV2Unlocked }
+    var locationV2Broadcast: LocationV2Broadcast { parts.outputs.locationV2.broadcast }
     var hasRegisteredApplications: Bool { !parts.registrations.registry.entries.isEmpty }
     func verifyAccessCode(headerValue: String) -> GUID? {
         parts.registrations.verifyAccessCode(headerValue: headerValue)

@@ -100,8 +100,11 @@ final class WebSocketOutputs {
 /// encoded once, the same frame for all.
 final class LocationV2Output: HubSubscriber {
     var clients = ConnectionList()
-    /// The rate cap (a reload may change its interval); counts what it coalesces.
+    /// The rate cap (a reload or a REST client may change its interval); counts what it
+    /// coalesces.
     var pacer: LocationV2Pacer
+    /// The cap in force: `max-location-rate`, or the slower rate a REST client asked for.
+    private(set) var broadcast: LocationV2Broadcast
     /// Fix-quality events follow the epochs sent here.
     private(set) var quality = FixQualityWatch()
     private var encoder = LocationV2Encoder()
@@ -116,7 +119,8 @@ final class LocationV2Output: HubSubscriber {
     init(hub: Hub, timer: EventLoopTimer, minimumInterval: Int64) {
         self.hub = hub
         self.timer = timer
-        pacer = LocationV2Pacer(minimumInterval: minimumInterval)
+        broadcast = LocationV2Broadcast(configuredMinimumInterval: minimumInterval)
+        pacer = LocationV2Pacer(minimumInterval: broadcast.minimumInterval)
         timer.handler = { [unowned self] _ in
             let now = monotonicNanoseconds()
             carryOut(pacer.timerExpired(now: now), now: now)
@@ -128,9 +132,17 @@ final class LocationV2Output: HubSubscriber {
         pacer.accept(epoch.position, now: epoch.at)
     }
 
-    /// What a reload may change (`max-location-rate`).
+    /// What a reload may change (`max-location-rate`); a rate a client asked for stays asked.
     func reconfigure(_ configuration: BridgeConfiguration) {
-        pacer.minimumInterval = configuration.limits.locationV2MinimumInterval
+        broadcast.configuredMinimumInterval = configuration.limits.locationV2MinimumInterval
+        pacer.minimumInterval = broadcast.minimumInterval
+    }
+
+    /// A REST client's rate (`PUT /api/v1/positionStream/locationV2`): the interval it asked for,
+    /// or nil for the configured cap alone. The next epoch is paced by it.
+    func request(interval: Int64?) {
+        broadcast.requestedInterval = interval
+        pacer.minimumInterval = broadcast.minimumInterval
     }
 
     /// After the whole drain: of a backlog that arrived at once only its fresh newest epochs

@@ -32,10 +32,14 @@ public struct LocationV2Pacer: Sendable {
     /// sent: longer than an io-thread hiccup, far shorter than a stall.
     public static let freshness: Int64 = 250_000_000
 
-    /// A reload may change it (`max-location-rate`); the next epoch is paced by the new value,
-    /// and the burst follows it unless it was given.
+    /// A reload (`max-location-rate`) or a REST client (`LocationV2Broadcast`) may change it; the
+    /// next epoch is paced by the new value, and the burst follows it unless it was given (tokens
+    /// saved under a faster cap are not spent at the slower one).
     public var minimumInterval: Int64 {
-        didSet { minimumInterval = max(1, minimumInterval) }
+        didSet {
+            minimumInterval = max(1, minimumInterval)
+            tokens = min(tokens, burst)
+        }
     }
     private let givenBurst: Int?
     /// Tokens the bucket holds at most: epochs that may go out back to back.
@@ -128,4 +132,26 @@ public struct LocationV2Pacer: Sendable {
             refilledAt = last + gained * minimumInterval
         }
     }
+}
+
+/// The LocationV2 broadcast configuration in force (`GET` and `PUT
+/// /api/v1/positionStream/locationV2`, docs/server.md): the rate cap `max-location-rate` sets, and
+/// a slower one a client may ask for. A client cannot raise the cap above the configured one (it
+/// protects every client and the io thread, docs/server.md "The V2 rate cap"), and no cap makes
+/// the stream faster than the receiver makes epochs. Kept while the daemon runs (TMM's own
+/// setting is not documented to survive a restart; a restart starts from the configuration).
+public struct LocationV2Broadcast: Equatable, Sendable {
+    /// The shortest interval `max-location-rate` allows (nanoseconds); a reload may change it.
+    public var configuredMinimumInterval: Int64
+    /// The interval a client asked for (nanoseconds; 1 ms to 1 s, `max-location-rate`'s own
+    /// bounds), nil when none did (or one cleared it).
+    public var requestedInterval: Int64?
+
+    public init(configuredMinimumInterval: Int64, requestedInterval: Int64? = nil) {
+        self.configuredMinimumInterval = configuredMinimumInterval
+        self.requestedInterval = requestedInterval
+    }
+
+    /// The interval the V2 output paces by: the longer of the configured and the requested one.
+    public var minimumInterval: Int64 { max(configuredMinimumInterval, requestedInterval ?? 0) }
 }
