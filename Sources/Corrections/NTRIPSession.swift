@@ -285,8 +285,12 @@ public struct NTRIPSession: Sendable {
     }
 
     /// The served receiver's latest epoch. Only fixes matter: they become the GGA sent upstream.
+    /// The last one is kept and sent again at each interval while no newer fix comes: a network
+    /// caster needs a GGA now and then to keep making corrections for the rover.
     public mutating func position(_ position: Position, now: Int64) -> [Action] {
-        guard position.hasFix else { return [] }
+        // A fix that cannot be written (a latitude out of range) is not kept: a GGA would then be
+        // due at every tick and never sent.
+        guard GGAWriter.isWritable(position) else { return [] }
         lastFix = position
         var actions: [Action] = []
         sendGGAIfDue(now: now, &actions)
