@@ -21,9 +21,9 @@ public enum GGAWriter {
     /// The sentence for `position`, CRLF-terminated, or nil when it is no fix (quality 0 or no
     /// latitude/longitude): a caster must never be sent a position the receiver does not have.
     public static func sentence(for position: Position) -> [UInt8]? {
-        guard position.hasFix, let latitude = position.latitude, let longitude = position.longitude,
-            latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180
-        else { return nil }
+        guard isWritable(position), let latitude = position.latitude, let longitude = position.longitude else {
+            return nil
+        }
         var fields: [String] = ["GPGGA"]
         fields.append(position.time.map { time(nanosecondsOfDay: $0.nanosecondsOfDay) } ?? "")
         fields.append(angle(latitude, degreeDigits: 2))
@@ -45,6 +45,15 @@ public enum GGAWriter {
         bytes.append(ASCII.cr)
         bytes.append(ASCII.lf)
         return bytes
+    }
+
+    /// Whether `position` makes a sentence: a fix (quality above 0) with a latitude and longitude
+    /// that are finite and in range.
+    public static func isWritable(_ position: Position) -> Bool {
+        guard position.hasFix, let latitude = position.latitude, let longitude = position.longitude else {
+            return false
+        }
+        return latitude.isFinite && longitude.isFinite && abs(latitude) <= 90 && abs(longitude) <= 180
     }
 
     /// The NMEA 0183 checksum: the XOR of every byte between `$` and `*`.

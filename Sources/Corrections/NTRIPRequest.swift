@@ -19,7 +19,7 @@ public enum NTRIPRevision: Int, Sendable, Equatable {
 public enum NTRIPRequest {
     /// The request for `source` in `revision`'s dialect, ending with the empty line.
     public static func bytes(for source: NTRIPSource, userAgent: String, revision: NTRIPRevision) -> [UInt8] {
-        var text = "GET /" + NTRIPSource.percentEncoded(source.mountPoint)
+        var text = "GET /" + NTRIPSource.pathEncoded(source.mountPoint)
         text += revision == .version2 ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n"
         text += "Host: " + hostField(for: source) + "\r\n"
         if revision == .version2 { text += "Ntrip-Version: Ntrip/2.0\r\n" }

@@ -9,11 +9,16 @@ import Logging
 //
 // One connection at a time:
 //
-//   idle ─start─► connecting ─connected─► awaitingAnswer ─┬─ ICY 200 / HTTP 200 ──► streaming
-//     ▲              (connectTimeout)        (answerTimeout) ├─ sourcetable ─────────► readingSourcetable
-//     │                                                      ├─ 400/404/505 to Rev 2 ─► connecting (Rev 1, at once)
-//   stop                                                     └─ 401/403, other ──────► waiting
-//     │  every failure: .disconnect, its state, waiting (backoff) ─tick─► connecting
+//   idle ─start─► connecting ─connected─► awaitingAnswer ─┬─ ICY 200, HTTP 200 ────► streaming
+//                 (connectTimeout)        (answerTimeout)  ├─ a sourcetable ────────► readingSourcetable
+//                                                          ├─ 400/404/505 to Rev 2 ─► connecting (Rev 1, at once)
+//                                                          └─ 401/403, other ───────► waiting
+//   every failure: .disconnect, its state, waiting (the backoff) ─tick─► connecting
+//   stop, from anywhere: .disconnect if a connection is open, idle
+//
+// GGA goes upstream only while streaming: the first as soon as a fix is known (at once when the
+// caster answers, if one is), then every `ggaIntervalSeconds`, never within a second of the last.
+// The last fix is sent again at each interval while no newer one comes.
 //
 // The executor's contract:
 // - Each `.connect` is ended by exactly one `.disconnect`, whatever happened in between (a failed
@@ -285,8 +290,12 @@ public struct NTRIPSession: Sendable {
     }
 
     /// The served receiver's latest epoch. Only fixes matter: they become the GGA sent upstream.
+    /// The last one is kept and sent again at each interval while no newer fix comes: a network
+    /// caster needs a GGA now and then to keep making corrections for the rover.
     public mutating func position(_ position: Position, now: Int64) -> [Action] {
-        guard position.hasFix else { return [] }
+        // A fix that cannot be written (a latitude out of range) is not kept: a GGA would then be
+        // due at every tick and never sent.
+        guard GGAWriter.isWritable(position) else { return [] }
         lastFix = position
         var actions: [Action] = []
         sendGGAIfDue(now: now, &actions)

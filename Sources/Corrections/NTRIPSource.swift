@@ -48,7 +48,7 @@ public struct NTRIPSource: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = usesTLS ? "ntrips://" : "ntrip://"
         if let user { text += Self.percentEncoded(user) + "@" }
-        text += hostForURL + ":" + String(port) + "/" + Self.percentEncoded(mountPoint)
+        text += hostForURL + ":" + String(port) + "/" + Self.pathEncoded(mountPoint)
         return text
     }
 
@@ -188,12 +188,33 @@ public struct NTRIPSource: Equatable, Sendable, CustomStringConvertible {
     // MARK: Percent-encoding (RFC 3986 §2.1)
 
     /// `text` with every byte but the unreserved ones written `%XX` (upper-case digits, as RFC 3986
-    /// §2.1 recommends): what the request line and `description` carry.
+    /// §2.1 recommends): a user name in `description`, where `:` and `@` would end it.
     public static func percentEncoded(_ text: String) -> String {
+        encoded(text) { ASCII.isUnreserved($0) }
+    }
+
+    /// `text` as one path segment (RFC 3986 §3.3 `segment`): unreserved bytes, sub-delims, `:` and
+    /// `@` as they are, every other byte `%XX`. The request line carries the mount point so: a
+    /// caster that compares the path without decoding it still finds `RTCM3+GLO` or `A,B`, while a
+    /// space, `/`, `?`, `#`, `%` or non-ASCII byte cannot change the request's meaning.
+    public static func pathEncoded(_ text: String) -> String {
+        encoded(text) { c in
+            switch c {
+            case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+                UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                true
+            default:
+                ASCII.isUnreserved(c)
+            }
+        }
+    }
+
+    private static func encoded(_ text: String, keeping isKept: (UInt8) -> Bool) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         for c in text.utf8 {
-            if ASCII.isUnreserved(c) {
+            if isKept(c) {
                 out.append(c)
             } else {
                 out.append(ASCII.percent)

@@ -43,6 +43,7 @@ public struct NTRIPSourcetable: Sendable {
     public init(declaredLength: Int? = nil, redaction: Redaction = .none) {
         self.declaredLength = declaredLength
         self.redaction = redaction
+        isComplete = declaredLength == 0
     }
 
     /// Reads the next part of the table. Once `isComplete`, further bytes are ignored.

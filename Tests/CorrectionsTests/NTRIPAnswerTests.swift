@@ -208,6 +208,8 @@ struct NTRIPAnswerTests {
         var declared = NTRIPSourcetable(declaredLength: 12)
         declared.read(bytes("STR;A;x\r\nSTR;B;y\r\n").span)
         #expect(declared.isComplete && declared.mountPoints == ["A"] && declared.count == 12)
+        // A declared length of 0: complete before any byte.
+        #expect(NTRIPSourcetable(declaredLength: 0).isComplete)
         // The size limit.
         var huge = NTRIPSourcetable()
         let line = bytes("STR;NAME;filler filler filler\r\n")

@@ -574,6 +574,17 @@ struct NTRIPSessionTests {
         #expect(driver.all.ggas.isEmpty && driver.session.health.ggaSent == 0)
     }
 
+    @Test func aFixThatCannotBeWrittenIsNotKept() {
+        var driver = SessionDriver(ggaIntervalSeconds: 1)
+        driver.startAndConnect()
+        driver.receive(icyOK)
+        #expect(driver.position(fixPosition(latitude: 95)).ggas.isEmpty)
+        // Nothing is due: the next deadline is the silence limit, not a GGA that never goes out.
+        #expect(driver.session.nextDeadline == driver.now + NTRIPSession.silenceLimit)
+        #expect(driver.wait(seconds: 5).ggas.isEmpty)
+        #expect(GGAWriter.isWritable(fixPosition()) && !GGAWriter.isWritable(fixPosition(latitude: 95)))
+    }
+
     // MARK: Stop, start, stale events
 
     @Test func stopDisconnectsAndTurnsOff() {

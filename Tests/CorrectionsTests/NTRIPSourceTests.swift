@@ -168,4 +168,17 @@ struct NTRIPSourceTests {
         #expect(NTRIPSource.percentEncoded("a b/c:d@e%") == "a%20b%2Fc%3Ad%40e%25")
         #expect(NTRIPSource.percentEncoded("é") == "%C3%A9")
     }
+
+    @Test func pathEncodingKeepsWhatASegmentMayHold() {
+        #expect(NTRIPSource.pathEncoded("RTCM3+GLO,A;b=c:d@e!$&'()*-._~") == "RTCM3+GLO,A;b=c:d@e!$&'()*-._~")
+        #expect(
+            NTRIPSource.pathEncoded("a b/c?d#e%f\"g<>[]{}|^`\\")
+                == "a%20b%2Fc%3Fd%23e%25f%22g%3C%3E%5B%5D%7B%7D%7C%5E%60%5C")
+        #expect(NTRIPSource.pathEncoded("ü") == "%C3%BC")
+        // Whatever a mount point holds, its segment parses back to it.
+        for mount in ["RTCM3+GLO", "a b", "x/y", "?#%", "ü,;=", "[v6]"] {
+            let source = NTRIPSource(host: "h", mountPoint: mount)
+            #expect((try? NTRIPSource.parse(source.description).get()) == source, "\(mount)")
+        }
+    }
 }

@@ -162,6 +162,38 @@ struct RTCM3FramerTests {
         }
     }
 
+    /// A malformed candidate in front of a good frame, and what the framer must count for it.
+    struct Malformed: Sendable, CustomTestStringConvertible {
+        let rule: String
+        let bytes: [UInt8]
+        let damaged: Int
+        var testDescription: String { rule }
+    }
+
+    static let malformed: [Malformed] = [
+        Malformed(rule: "preamble alone", bytes: [0xD3], damaged: 0),
+        Malformed(rule: "reserved bits set", bytes: [0xD3, 0x80, 0x00], damaged: 0),
+        Malformed(rule: "lowest reserved bit set (an 11-bit length)", bytes: [0xD3, 0x04, 0x13], damaged: 0),
+        Malformed(rule: "empty payload, wrong CRC", bytes: [0xD3, 0x00, 0x00, 0x00, 0x00, 0x01], damaged: 1),
+        Malformed(
+            rule: "CRC of another frame", bytes: Array(KnownFrames.pyrtcm1005.dropLast(3)) + [0x6F, 0xC7, 0xEA],
+            damaged: 1),
+        Malformed(
+            rule: "payload bit flipped", bytes: KnownFrames.standard1005.enumerated().map { $0 == 12 ? $1 ^ 0x10 : $1 },
+            damaged: 2),
+        Malformed(rule: "text", bytes: bytes("SOURCETABLE 200 OK\r\n"), damaged: 0),
+    ]
+
+    @Test(arguments: malformed)
+    func malformedCandidateIsSkippedAndTheNextFrameFound(_ row: Malformed) {
+        let stream = row.bytes + KnownFrames.pyrtcm1065 + Array(repeating: 0, count: 1100)
+        for split in [0, 1, row.bytes.count, row.bytes.count + 5] {
+            let (found, statistics, _) = frames(of: stream, splits: [split])
+            #expect(found.map(\.bytes) == [KnownFrames.pyrtcm1065], "split at \(split)")
+            #expect(statistics.damagedFrames == row.damaged, "split at \(split)")
+        }
+    }
+
     // MARK: Lengths
 
     @Test func frameOfMaximumLength() {
