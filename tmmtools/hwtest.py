@@ -42,7 +42,8 @@ def ws(port_key: str, path: str) -> str:
 
 
 class Run:
-    def __init__(self, report: Report, speed: float, keep: bool):
+    def __init__(self, report: Report, speed: float, keep: bool, ntrip_stand_in: bool = False):
+        self.ntrip_stand_in = ntrip_stand_in
         self.report = report
         self.speed = speed
         self.keep = keep
@@ -115,7 +116,8 @@ class Run:
                 recorders = self.streaming(bench, application_id)
                 session = None
                 if scenario.corrections:
-                    session = corrections.Session(scenario, out, bench, application_id, TMM_PORTS["apiPort"]).start()
+                    session = corrections.Session(scenario, out, bench, application_id, TMM_PORTS["apiPort"],
+                                                  stand_in=self.ntrip_stand_in).start()
                     bench.on_close.insert(0, session.close)
                 simulator, actions = self.play_stream(bench, scenario_file, scenario, out, recorders, session)
                 timeline = verify.load_timeline(simulator.timeline_path)
@@ -166,7 +168,7 @@ class Run:
                 session.on_event(event)
         simulator = self.simulate(bench, scenario_file, out)
         if session:
-            session.configure()  # the receiver is plugged: point the bridge at the caster
+            session.configure(device=simulator.events[0]["device"])  # plugged: point the bridge at the caster
         simulator.run_to_end(on_event, timeout=scenario.duration / self.speed + 60)
         # The last epochs are on their way: wait until V2 has the final one (or 2 s).
         last = verify.load_timeline(simulator.timeline_path).truths[-1]
@@ -436,6 +438,9 @@ def parse_arguments():
     parser.add_argument("--speed", type=float, default=1.0, help="play scenarios faster than real time")
     parser.add_argument("--only", action="append", help="run only these scenarios (repeatable)")
     parser.add_argument("--keep", action="store_true", help="keep each bench's scratch folder")
+    parser.add_argument("--ntrip-stand-in", action="store_true",
+                        help="corrections scenarios: str2str's NTRIP client feeds the receiver in the bridge's place "
+                             "(the rest of the chain checked before the bridge streams; its own checks then fail)")
     parser.add_argument("--in-namespace", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -456,7 +461,7 @@ def main() -> int:
 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     report = Report(report_dir, target)
-    run = Run(report, args.speed, args.keep)
+    run = Run(report, args.speed, args.keep, args.ntrip_stand_in)
     wanted = set(args.only or [])
 
     def selected(name):

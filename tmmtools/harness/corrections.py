@@ -25,7 +25,7 @@ import time
 from tmmtools import checkout, polling
 from tmmtools.client import tmmclient
 from tmmtools.harness.verify import DIFF_STATUS, SOLUTION_TYPE, Check, gpsd_reported_quality, match, utc_key
-from tmmtools.peers.str2str_caster import Str2strCaster
+from tmmtools.peers.str2str_caster import STR2STR, Str2strCaster
 
 # --- what the runner expects of the bridge: the one place these names are written -----------------
 REST_PATH = "/api/v1/correctionSource"
@@ -143,6 +143,29 @@ def make_caster(source, out_dir: str):
     return TestCaster(source, os.path.join(out_dir, "caster.jsonl"))
 
 
+class StandIn:
+    """str2str's NTRIP client (Rev 1) writing a caster's frames straight to the receiver's pty, in
+    place of the bridge's client, reconnecting every second (`-r 1000`)."""
+
+    def __init__(self, log_path: str):
+        self.log_path = log_path
+        self.process = None
+
+    def start(self, port: int, source, device: str, password: str | None = None):
+        self.stop()
+        login = f"{source.user}:{source.password if password is None else password}"
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen([STR2STR, "-in", f"ntrip://{login}@127.0.0.1:{port}/{source.mount}",
+                                             "-r", "1000", "-out", f"file://{device}"],
+                                            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.process = None
+
+
 # --- the bridge's status, polled ---------------------------------------------------------------------
 class StatusWatch:
     """`tmm-bridge status --json` every `interval` s: (wall time, the corrections object or None,
@@ -193,7 +216,7 @@ class Session:
     `restore-password`), the status watch; then `checks`. Every action is recorded with its wall
     time: {"kind", "wall", "status" (the PUT's HTTP status) or "port"}."""
 
-    def __init__(self, scenario, out_dir: str, bench, application_id: str, api_port: int):
+    def __init__(self, scenario, out_dir: str, bench, application_id: str, api_port: int, stand_in: bool = False):
         self.scenario = scenario
         self.source = scenario.corrections
         self.out_dir = out_dir
@@ -201,14 +224,22 @@ class Session:
         self.client = tmmclient.MauiClient("127.0.0.1", api_port, application_id)
         self.status = StatusWatch(bench.bridge_path, bench.runtime_dir)
         self.actions: list[dict] = []
+        # --ntrip-stand-in: str2str's NTRIP client writes the caster's RTCM to the receiver's device
+        # as the bridge will, so the rest of the chain can be checked before the bridge streams.
+        self.stand_in = StandIn(os.path.join(out_dir, "stand-in.log")) if stand_in else None
+        self.device: str | None = None
 
     def start(self) -> "Session":
         self.caster.start()
         self.status.start()
         return self
 
-    def configure(self, kind: str = "configure", password: str | None = None) -> dict:
-        """PUT /api/v1/correctionSource at the caster (with `password` instead of the right one)."""
+    def configure(self, kind: str = "configure", password: str | None = None, device: str | None = None) -> dict:
+        """PUT /api/v1/correctionSource at the caster (with `password` instead of the right one);
+        `device`: the receiver's (for the stand-in)."""
+        self.device = device or self.device
+        if self.stand_in and self.device:
+            self.stand_in.start(self.caster.port, self.source, self.device, password)
         body = rest_body("127.0.0.1", self.caster.port, self.source, password)
         wall = time.time()
         try:
@@ -234,6 +265,8 @@ class Session:
             self.configure(kind)
 
     def close(self):
+        if self.stand_in:
+            self.stand_in.stop()
         self.status.stop()
         self.status.save(os.path.join(self.out_dir, "status.jsonl"))
         with open(os.path.join(self.out_dir, "actions.jsonl"), "w", encoding="utf-8") as handle:
@@ -363,11 +396,14 @@ def after_kill_checks(run: Observed, action: dict, until: float) -> list:
     """caster-kill: the receiver's corrections age past the limit and its fix falls back; the
     bridge says so (/events, status)."""
     wall, limits = action["wall"], run.limits
-    fallen = run.first_truth(wall, until, "float") or run.first_truth(wall, until, "autonomous")
+    before = [t for t in run.truths if t["wall"] < wall]
+    was_fixed = bool(before) and before[-1]["quality"] == "fixed"
+    fallen = (run.first_truth(wall, until, "float") or run.first_truth(wall, until, "autonomous")) if was_fixed else None
     ages = [m.get(V2_AGE) for a, m in run.v2 if wall <= a <= until and isinstance(m.get(V2_AGE), (int, float))]
-    checks = [Check(f"caster-kill: the receiver fell back from RTK fixed (age over {limits.age_limit:g} s)",
+    checks = [Check(f"caster-kill: the receiver, RTK fixed, fell back (age over {limits.age_limit:g} s)",
                     fallen is not None and fallen["wall"] - wall <= limits.age_limit + 3,
-                    f"{fallen['quality'] if fallen else 'no fall-back'} {_seconds(wall, fallen and fallen['wall'])} after")]
+                    f"{fallen['quality']} {_seconds(wall, fallen['wall'])} after" if fallen else
+                    f"{'no fall-back' if was_fixed else 'not RTK fixed at the kill'}")]
     if run.ages:
         checks.append(Check("caster-kill: V2's diffAge grew past the age limit", bool(ages) and max(ages) > limits.age_limit,
                             f"largest {max(ages) if ages else None!r}"))

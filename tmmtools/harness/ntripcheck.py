@@ -77,9 +77,12 @@ class GpsdForwarder:
 
     def forward(self, stream, device: str):
         def run():
-            while chunk := stream.read1(2048) if hasattr(stream, "read1") else stream.read(2048):
-                answer = self.command(f"&{device}={chunk.hex()}")
-                self.answers[answer] = self.answers.get(answer, 0) + 1
+            try:
+                while chunk := stream.read1(2048):
+                    answer = self.command(f"&{device}={chunk.hex()}")
+                    self.answers[answer] = self.answers.get(answer, 0) + 1
+            except (OSError, ValueError):  # the client stopped, gpsd went away
+                pass
         threading.Thread(target=run, daemon=True).start()
 
     def close(self):
@@ -135,6 +138,8 @@ def play(caster_kind: str, out: str, via: str = "tty", duration: float = 25, kil
             if process is not None and process.poll() is None:
                 process.terminate()
                 process.wait(10)
+            if process is not None and process.stdout:
+                process.stdout.close()
         caster.stop()
         if gpsd:
             gpsd.close()

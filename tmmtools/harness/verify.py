@@ -70,6 +70,54 @@ def gpsd_reported_quality(quality: str, protocol: str, release: str | None) -> s
     return quality
 
 
+# gpsd merges each report's status into the fix it holds upward only (gps_merge_fix: "Only
+# upgrade status, not downgrade it"); a driver starts a new fix with CLEAR_IS. The u-blox driver
+# sets CLEAR_IS at each new iTOW from 3.25 on; before, never: once a u-blox's fix was DGPS (or
+# better), gpsd goes on reporting it so when the receiver is back to autonomous (status 1), for as
+# long as it has the device open. Measured with gpsd 3.22 (harness/gpsdcheck.py, a DGPS then
+# autonomous UBX scenario: every TPV "status":2).
+GPSD_UBX_NEW_FIX_SINCE = (3, 25)
+# gpsd's TPV status numbers, the order gps_merge_fix compares them in.
+GPSD_STATUS_NUMBER = {"autonomous": 1, "dgps": 2, "fixed": 3, "float": 4}
+
+
+def gpsd_lowers_ubx_status(release: str | None) -> bool:
+    """Whether gpsd `release` reports a u-blox's fix status going down (an unknown one: yes)."""
+    numbers = gpsd_release_tuple(release)
+    return numbers is None or numbers >= GPSD_UBX_NEW_FIX_SINCE
+
+
+def gpsd_reported_qualities(qualities, protocol: str, release: str | None) -> list[str]:
+    """Each epoch's quality, in order, as gpsd `release` reports it: gpsd_reported_quality, and
+    for a u-blox before 3.25 never lower than the highest it reported before (an epoch without
+    a fix stays "none": gpsd's mode says so)."""
+    out, highest = [], None
+    for quality in qualities:
+        reported = gpsd_reported_quality(quality, protocol, release)
+        if protocol == "ubx" and reported != "none" and not gpsd_lowers_ubx_status(release):
+            if highest is not None and GPSD_STATUS_NUMBER[highest] > GPSD_STATUS_NUMBER[reported]:
+                reported = highest
+            highest = reported
+        out.append(reported)
+    return out
+
+
+def annotate_reported(truths: list, protocol: str, release: str | None) -> list[str]:
+    """Sets each truth's "gpsd_quality" (gpsd_reported_qualities, in order); returns the notes to
+    show when gpsd reports a quality the receiver did not have."""
+    qualities = [t["quality"] for t in truths]
+    reported = gpsd_reported_qualities(qualities, protocol, release)
+    for truth, quality in zip(truths, reported):
+        truth["gpsd_quality"] = quality
+    notes = [gpsd_quality_note(qualities, protocol, release)]
+    held = [q for q, r in zip(qualities, reported) if r != gpsd_reported_quality(q, protocol, release)]
+    if held:
+        notes.append(f"gpsd {release} never lowers a u-blox's fix status (its UBX driver starts a new fix each epoch "
+                     f"from 3.25 on): {len(held)} {'/'.join(sorted(set(held)))} epochs after a better fix are "
+                     "checked as the better one gpsd reports")
+    return [n for n in notes if n]
+
+
 def gpsd_collapsed(qualities, protocol: str, release: str | None) -> list[str]:
     """Which of the receiver's `qualities` gpsd `release` reports as another (in a fixed order)."""
     present = set(qualities)
@@ -237,9 +285,10 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     generated = [t for t in timeline.truths if "utc" in t]
     protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
 
+    notes = annotate_reported(generated, protocol, gpsd_release)
+
     def reported(truth: dict) -> dict:
-        return dict(truth, quality=gpsd_reported_quality(truth["quality"], protocol, gpsd_release))
-    note = gpsd_quality_note([t["quality"] for t in generated], protocol, gpsd_release)
+        return dict(truth, quality=truth["gpsd_quality"])
     collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, gpsd_release))
     windows = exempt_windows(timeline)
     matched, repeats = match(generated, v2)
@@ -253,7 +302,7 @@ def stream_checks(timeline: Timeline, v2: list, v1: list, events: list, expect: 
     figures = _stream_figures(generated, matched)
     if figures["latency_ms"]:
         checks.append(_latency_check(figures, expect))
-    figures["notes"] = [note] if note else []
+    figures["notes"] = notes
     return checks, figures
 
 
@@ -407,7 +456,7 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     protocol = generated[0].get("protocol", "nmea") if generated else "nmea"
     release = reported_release(reports)
     version = release or "?"
-    note = gpsd_quality_note([t["quality"] for t in generated], protocol, release)
+    notes = annotate_reported(generated, protocol, release)
     collapsed = "/".join(gpsd_collapsed([t["quality"] for t in generated], protocol, release))
     checks: list[Check] = []
     check_gpsd_driver(checks, reports, protocol, version)
@@ -430,7 +479,7 @@ def gpsd_checks(timeline: Timeline, reports: list, expect: dict | None = None) -
     checks.append(Check(f"gpsd {version}: mode and status for each fix quality ({f'UBX RTK {collapsed} as DGPS, status 2' if collapsed else 'RTK 4 float, 3 fixed'})",
                         not wrong_status, f"{len(wrong_status)} epochs; first: {wrong_status[0]}" if wrong_status else ""))
     check_sky(checks, generated, required, order, version, expect)
-    return checks, _gpsd_figures(version, worst, first_worst, counts, note)
+    return checks, _gpsd_figures(version, worst, first_worst, counts, notes)
 
 
 def check_gpsd_driver(checks: list, reports: list, protocol: str, version: str):
@@ -486,7 +535,7 @@ def check_last_tpv_positions(checks: list, required: list, by_time: dict, protoc
             continue
         last = tpvs[-1]
         mode = 1 if truth["quality"] == "none" else 3
-        status = GPSD_STATUS[gpsd_reported_quality(truth["quality"], protocol, release)]
+        status = GPSD_STATUS[truth.get("gpsd_quality") or gpsd_reported_quality(truth["quality"], protocol, release)]
         if last.get("mode") != mode or last.get("status") != status:
             wrong_status.append(f"{truth['utc']} {truth['quality']}: mode {last.get('mode')}, status {last.get('status')}; "
                                 f"expected mode {mode}, status {status}")
@@ -554,7 +603,7 @@ def check_sky(checks: list, generated: list, required: list, order: list, versio
                         f"{skies} SKY reports for {fix_seconds} seconds with a fix" + (f"; first wrong: {sky_wrong[0]}" if sky_wrong else "")))
 
 
-def _gpsd_figures(version, worst, first_worst, counts, note) -> dict:
+def _gpsd_figures(version, worst, first_worst, counts, notes) -> dict:
     return {"gpsd_version": version, "largest_difference_mm": round(worst * 1000, 4),
             "first_tpv_largest_horizontal_mm": round(first_worst * 1000, 3), "tpvs_per_epoch": counts,
-            "notes": [note] if note else []}
+            "notes": list(notes)}

@@ -333,7 +333,8 @@ class Connection:
         if mode == "silent":
             self.hold()
         if mode == "endless-header":
-            self.answer("HTTP/1.1 200 OK", [("Ntrip-Version", "Ntrip/2.0")])
+            self.log.write("answer", id=self.id, status="HTTP/1.1 200 OK", note="header lines for ever")
+            self.send(b"HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\n")
             for number in range(10 ** 12):
                 self.send(f"X-Header-{number}: {'x' * 60}\r\n".encode())
         if mode == "huge-line":
@@ -389,12 +390,13 @@ def listen(host: str, port: int) -> socket.socket:
     return server
 
 
-def serve(server: socket.socket, options, log: Log, seconds: float | None = None):
+def serve(server: socket.socket, options, log: Log, seconds: float | None = None, stop: threading.Event | None = None):
+    """Accepts connections until `seconds` pass or `stop` is set, each served on its own thread."""
     source = Source(options)
     server.settimeout(0.2)
     end = None if seconds is None else time.monotonic() + seconds
     number = 0
-    while end is None or time.monotonic() < end:
+    while (end is None or time.monotonic() < end) and not (stop and stop.is_set()):
         try:
             sock, address = server.accept()
         except socket.timeout:

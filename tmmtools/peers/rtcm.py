@@ -112,7 +112,7 @@ class Reader:
 
     def counts(self) -> dict:
         return {"bytes": self.bytes, "frames": self.frames, "damaged": self.damaged, "other_bytes": self.other_bytes,
-                "station": self.station_id, "messages": {str(k): v for k, v in sorted(self.messages.items())}}
+                "station": self.station_id, "messages": {str(k): v for k, v in sorted(self.messages.items(), key=lambda kv: str(kv[0]))}}
 
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads of the valid frames `data` completes, in order."""

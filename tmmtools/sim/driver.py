@@ -102,6 +102,30 @@ class Driver:
             self.events.write(line)
             self.events.flush()
 
+    def _control(self, command: str) -> str | None:
+        """A gpsd control command (None without a control socket), reading what is written to the
+        receiver meanwhile: a gpsd that may write to devices drains its writes to the pty
+        (tcdrain) before it answers `+DEVICE`, so nobody reading it would hold both up."""
+        if not self.gpsd_control:
+            return None
+        if not self.pty:
+            return _gpsd_control(self.gpsd_control, command)
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(3)
+                sock.connect(self.gpsd_control)
+                sock.sendall(command.encode() + b"\n")
+                deadline = time.monotonic() + 10
+                while (remaining := deadline - time.monotonic()) > 0:
+                    ready, _, _ = select.select([sock, self.pty.master], [], [], remaining)
+                    if self.pty.master in ready:
+                        self._read_port()
+                    if sock in ready:
+                        return sock.recv(64).decode(errors="replace").strip()
+                return "failed: timed out"
+        except OSError as error:
+            return f"failed: {error}"
+
     def _plug(self, t: float):
         self.pty = Pty()
         if self.link:
@@ -110,12 +134,12 @@ class Driver:
                 os.unlink(tmp)
             os.symlink(self.pty.path, tmp)
             os.replace(tmp, self.link)
-        answer = _gpsd_control(self.gpsd_control, "+" + self.pty.path) if self.gpsd_control else None
+        answer = self._control("+" + self.pty.path)
         self._emit({"t": t, "event": "plugged", "device": self.pty.path, **({"gpsd": answer} if answer else {})}, console=True)
 
     def _unplug(self, t: float):
         path = self.pty.path
-        answer = _gpsd_control(self.gpsd_control, "-" + path) if self.gpsd_control else None
+        answer = self._control("-" + path)
         self.pty.close()
         self.pty = None
         self._emit({"t": t, "event": "unplugged", "device": path, **({"gpsd": answer} if answer else {})}, console=True)
@@ -135,7 +159,7 @@ class Driver:
                 return
             if self.received:
                 self.received.write(data)
-            self.receiver.corrections.feed((time.monotonic() - self.start) * self.speed, data)
+            self.receiver.corrections.feed(max(0.0, time.monotonic() - self.start) * self.speed, data)
 
     def _wait(self, deadline: float):
         """Until the monotonic `deadline`, reading what is written to the receiver meanwhile."""
@@ -154,6 +178,7 @@ class Driver:
 
     def run(self, stop=lambda: False) -> dict:
         """Plays the whole scenario; returns counts. `stop()` is polled between epochs."""
+        self.start = time.monotonic()  # what is read while plugging is at time 0; the clock starts after
         self._plug(0.0)
         if self.out:
             s = self.receiver.scenario

@@ -65,6 +65,32 @@ class GpsdReportedQuality(unittest.TestCase):
         self.assertEqual(verify.gpsd_quality_note(["none", "autonomous", "dgps"], "ubx", "3.22"), "")
 
 
+class GpsdHoldsAUbloxStatus(unittest.TestCase):
+    """Before 3.25 gpsd never lowers a u-blox's status (no new fix per epoch): after DGPS, an
+    autonomous epoch is still DGPS in its TPV (measured with 3.22, harness/verify.py)."""
+    LOST_CORRECTIONS = ["none", "autonomous", "dgps", "autonomous", "fixed", "float", "autonomous", "none", "autonomous"]
+
+    def test_before_3_25_the_highest_status_holds(self):
+        self.assertEqual(verify.gpsd_reported_qualities(self.LOST_CORRECTIONS, "ubx", "3.22"),
+                         ["none", "autonomous", "dgps", "dgps", "dgps", "dgps", "dgps", "none", "dgps"])
+        self.assertEqual(verify.gpsd_reported_qualities(["autonomous", "float", "fixed"], "ubx", "3.24"),
+                         ["autonomous", "dgps", "dgps"])
+
+    def test_3_25_on_nmea_and_unknown_releases_follow_the_receiver(self):
+        self.assertEqual(verify.gpsd_reported_qualities(self.LOST_CORRECTIONS, "ubx", "3.25"), self.LOST_CORRECTIONS)
+        self.assertEqual(verify.gpsd_reported_qualities(self.LOST_CORRECTIONS, "nmea", "3.22"), self.LOST_CORRECTIONS)
+        self.assertEqual(verify.gpsd_reported_qualities(self.LOST_CORRECTIONS, "ubx", None), self.LOST_CORRECTIONS)
+
+    def test_the_note_counts_the_epochs_held(self):
+        truths = [{"quality": q} for q in self.LOST_CORRECTIONS]
+        notes = verify.annotate_reported(truths, "ubx", "3.22")
+        self.assertEqual([t["gpsd_quality"] for t in truths][3], "dgps")
+        self.assertEqual(len(notes), 2)
+        self.assertIn("never lowers a u-blox's fix status", notes[1])
+        self.assertIn("3 autonomous epochs", notes[1])
+        self.assertEqual(verify.annotate_reported([{"quality": q} for q in COLD_START], "ubx", "3.22")[1:], [])
+
+
 def cold_start_timeline(protocol="ubx"):
     """One epoch a second through the cold start's qualities, as tmm-sim's timeline records them."""
     timeline = verify.Timeline()
