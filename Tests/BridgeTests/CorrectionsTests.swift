@@ -47,7 +47,8 @@ private final class CasterPeer {
     }
 
     deinit {
-        process.terminate()
+        // SIGKILL: a hostile mode may be in the middle of an endless write.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
