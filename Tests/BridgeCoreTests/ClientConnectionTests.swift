@@ -672,14 +672,33 @@ struct ClientConnectionModernFlowTests {
                     DeviceSettings(antenna: AntennaSettings(measuredHeight: 1.8, isAntennaHeightApplied: true)))))
         client.send(get("/api/v1/antenna"))
         #expect(client.take().hasSuffix(#"{"measuredHeight":1.8,"isAntennaHeightApplied":true}"#))
-        let ntrip = #"{"correctionSource":"ntrip","ntripPassword":"secret"}"#
-        client.send(
-            "PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\n"
-                + "Content-Length: \(ntrip.utf8.count)\r\n\r\n\(ntrip)"
-        )
+        func putCorrections(_ body: String) {
+            client.send(
+                "PUT /api/v1/correctionSource HTTP/1.1\r\nHost: x\r\nAuthorization: \(FakeHost.validCode)\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
+        }
+        // NTRIP without a caster to reach is refused and changes nothing.
+        putCorrections(#"{"correctionSource":"ntrip","ntripPassword":"secret"}"#)
+        let refused = client.take()
+        #expect(refused.hasPrefix("HTTP/1.1 400") && refused.contains("serverAddress and ntripMountPoint"), "\(refused)")
+        #expect(client.host.deviceSettings.corrections.ntripPassword == nil)
+        putCorrections(
+            #"{"correctionSource":"ntrip","serverAddress":"caster.example","ntripMountPoint":"RTCM3","# + #""ntripPassword":"secret"}"#)
         let text = client.take()
         #expect(text.contains(#""hasNtripPassword":true"#) && !text.contains("secret"))
         #expect(client.host.deviceSettings.corrections.ntripPassword == "secret")
+        #expect(client.host.deviceSettings.corrections.wasSetByApp)
+        // GET adds what the client does now, read-only.
+        client.host.correctionsState = DaemonStatus.Corrections(
+            state: "streaming", message: "receiving RTCM corrections", stateSeconds: 3, revision: 2, frames: 12,
+            lastFrameAgeSeconds: 0.4, stationID: 2718, ggaSent: 1)
+        client.send(get("/api/v1/correctionSource"))
+        let state = client.take()
+        #expect(
+            state.hasSuffix(
+                #""hasNtripPassword":true,"status":{"state":"streaming","message":"receiving RTCM corrections","#
+                    + #""ntripRevision":2,"frames":12,"lastFrameAge":0.4,"stationId":2718,"ggaSent":1}}"#), "\(state)")
         client.send(get("/api/v1/userInfo"))
         #expect(client.take().contains(#""isSignedIn":false"#))
     }

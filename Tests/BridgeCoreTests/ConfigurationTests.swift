@@ -37,7 +37,9 @@ struct ConfigurationTests {
         ("max-location-rate", "1"), ("max-location-rate", "1000"),
         ("user", "nobody"), ("user", "tmm-bridge"), ("user", "root"), ("group", "dialout"), ("group", "Debian-gdm"),
         ("tls-certificate", "/etc/tmm-bridge/server.pem"), ("tls-key", "/etc/tmm-bridge/server.key"),
-        ("tls-handshake-timeout", "0.5"),
+        ("tls-handshake-timeout", "0.5"), ("ntrip", "ntrip://u:p@caster.example.com:2101/RTCM3"),
+        ("ntrip", "ntrips://caster.example.com/MOUNT"), ("ntrip", "ntrip://[::1]/M"), ("ntrip-gga-interval", "0"),
+        ("ntrip-gga-interval", "3600"), ("ntrip-receiver", "/dev/ttyACM0"), ("ntrip-ca", "/etc/tmm-bridge/ca.pem"),
     ])
     func everyOptionAcceptsAGoodValue(_ name: String, _ value: String) throws {
         var c = BridgeConfiguration()
@@ -56,6 +58,10 @@ struct ConfigurationTests {
         ("allow-app-id", "{12345678-1234-1234-1234-123456789abc}", "not a GUID"),
         ("allow-app-id", "12345678123412341234123456789abc", "not a GUID"),
         ("allow-app-id", "00000000-0000-0000-0000-000000000000", "the nil UUID) is not an application id"),
+        ("ntrip", "http://caster.example.com/M", "ntrip"),
+        ("ntrip", "ntrip://caster.example.com", "ntrip"),
+        ("ntrip-gga-interval", "3601", "whole number 0-3600"),
+        ("ntrip-gga-interval", "-1", "whole number"),
         ("gpsd", "localhost", "HOST:PORT"),
         ("gpsd", ":2947", "HOST:PORT"),
         ("gpsd", "h:0", "HOST:PORT"),

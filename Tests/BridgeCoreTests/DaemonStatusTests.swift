@@ -222,6 +222,36 @@ struct StatusTextTests {
         #expect(decoded == status)
     }
 
+    @Test func theCorrectionsClientInTheReportTheSummaryAndTheStatusLine() throws {
+        var status = serving()
+        status.corrections = DaemonStatus.Corrections(
+            state: "streaming", message: "receiving RTCM corrections", stateSeconds: 725, origin: "rest",
+            caster: "caster.example.com:2101", mountPoint: "RTCM3", user: "me", tls: false, revision: 2, attempts: 1,
+            bytes: 1_480_312, frames: 7241, damagedFrames: 2, lastFrameAgeSeconds: 0.4, stationID: 2718, ggaSent: 73,
+            receiver: "/dev/ttyACM0", route: "gpsd", framesWritten: 7239, framesDropped: 3)
+        #expect(
+            status.summary
+                == "receiver /dev/ttyACM0 (u-blox GNSS receiver), RTK fixed, 10 Hz, corrections streaming, 3 clients")
+        let lines = status.report.split(separator: "\n").filter { $0.hasPrefix("corrections") || $0.hasPrefix("   ") }
+        #expect(
+            status.report.contains(
+                "corrections  receiving RTCM corrections (ntrip://me@caster.example.com:2101/RTCM3, NTRIP 2.0, "
+                    + "set by rest) for 00:12:05\n"), "\(lines)")
+        #expect(
+            status.report.contains(
+                "7241 frames (1480312 bytes), 2 damaged, last 0.4 s ago, station 2718; to /dev/ttyACM0 via gpsd: "
+                    + "7239 written, 3 dropped; GGA sent 73\n"), "\(status.report)")
+        #expect(status.statusLine(width: 0).contains("corrections streaming"))
+        status.corrections?.state = "login-refused"
+        #expect(status.summary.contains("corrections: login refused"))
+        status.corrections = DaemonStatus.Corrections(state: "off", message: "off", stateSeconds: 9)
+        #expect(!status.summary.contains("corrections"))
+        #expect(status.report.contains("corrections  off\n"))
+        // The document round-trips with the section.
+        status.corrections?.state = "streaming"
+        #expect(try DaemonStatus.parse(json: status.json()).get() == status)
+    }
+
     @Test func aLongRegistryIsListedInPart() {
         var status = serving()
         status.registration.registered = 500

@@ -235,19 +235,22 @@ final class CorrectionsClient: HubSubscriber {
         let source = activeSource?.0
         let caster = source.map { "\($0.host):\($0.port)" } ?? ""
         let mount = source?.mountPoint ?? ""
+        // One repeat key per state: a retry that fails the same way again is held back, a new
+        // state never is.
+        let key = "corrections-" + state.code
         switch state {
         case .streaming:
             log.notice("corrections: streaming from \(source.map { "\($0)" } ?? "")")
             publishEvent(.correctionsConnected(caster: caster, mountPoint: mount, revision: session?.health.revision))
         case .loginRefused:
-            log.error("corrections: \(state.description) (check the NTRIP user name and password)", key: "corrections")
+            log.error("corrections: \(state.description) (check the NTRIP user name and password)", key: key)
             publishEvent(.correctionsLoginRefused(caster: caster, mountPoint: mount))
         case .noSuchMountPoint, .protocolError:
-            log.error("corrections: \(state.description)", key: "corrections")
+            log.error("corrections: \(state.description)", key: key)
         case .unreachable, .noData:
-            log.warning("corrections: \(state.description)", key: "corrections")
+            log.warning("corrections: \(state.description)", key: key)
         case .connecting:
-            log.info("corrections: connecting to \(source.map { "\($0)" } ?? "")", key: "corrections")
+            log.info("corrections: connecting to \(source.map { "\($0)" } ?? "")", key: key)
         case .off:
             log.notice("corrections: off")
         }
