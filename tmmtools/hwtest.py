@@ -342,7 +342,8 @@ def self_test(run: "Run"):
             handle.write(stream.getvalue())
         problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
         return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
-                             "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map)",
+                             "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map; "
+                             "RTCM, the NTRIP casters and the corrections chain without the bridge)",
                              result.wasSuccessful(),
                              "; ".join(problems[:2]))], {}
     run.run_scenario("tmm-sim self-test", body)
