@@ -151,7 +151,8 @@ class LenientBridgeNames(unittest.TestCase):
         self.assertEqual(corrections.status_field(status, "mount"), "M")
         self.assertEqual(corrections.status_field(status, "station"), 3)
         self.assertEqual(corrections.status_field(status, "age"), 0.4)
-        self.assertTrue(corrections.same_state(corrections.status_field(status, "state"), corrections.STATE_LOGIN_REFUSED))
+        state = corrections.status_field(status, "state")
+        self.assertTrue(corrections.same_state(state, corrections.STATE_LOGIN_REFUSED))
         self.assertIsNone(corrections.status_field(None, "state"))
         self.assertFalse(corrections.same_state(None, corrections.STATE_STREAMING))
 
