@@ -14,6 +14,7 @@ Key names are looked up leniently (case, '-', '_' ignored) until the bridge's si
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import select
@@ -24,8 +25,10 @@ import time
 
 from tmmtools import checkout, polling
 from tmmtools.client import tmmclient
+from tmmtools.harness.bench import BenchError
 from tmmtools.harness.verify import DIFF_STATUS, SOLUTION_TYPE, Check, gpsd_reported_quality, match, utc_key
 from tmmtools.peers.str2str_caster import STR2STR, Str2strCaster
+from tmmtools.sim.corrections import Limits
 
 # --- what the runner expects of the bridge: the one place these names are written -----------------
 REST_PATH = "/api/v1/correctionSource"
@@ -232,7 +235,10 @@ class Session:
         self.device: str | None = None
 
     def start(self) -> "Session":
-        self.caster.start()
+        try:
+            self.caster.start()
+        except (polling.TimedOut, OSError) as error:
+            raise BenchError(f"the {self.source.caster} caster did not start: {error}") from None
         self.status.start()
         return self
 
@@ -248,7 +254,7 @@ class Session:
             response = self.client.put(REST_PATH, body)
             action = {"kind": kind, "wall": wall, "status": response.status,
                       "body": response.body[:300].decode("utf-8", "replace")}
-        except OSError as error:
+        except (OSError, http.client.HTTPException) as error:
             action = {"kind": kind, "wall": wall, "status": None, "body": str(error)}
         self.actions.append(action)
         return action
@@ -260,8 +266,11 @@ class Session:
             self.actions.append({"kind": kind, "wall": time.time()})
             self.caster.kill()
         elif kind == "caster-restart":
-            self.caster.start()
-            self.actions.append({"kind": kind, "wall": time.time(), "port": self.caster.port})
+            try:
+                self.caster.start()
+                self.actions.append({"kind": kind, "wall": time.time(), "port": self.caster.port})
+            except (polling.TimedOut, OSError) as error:  # the checks after it fail, and say why here
+                self.actions.append({"kind": kind, "wall": time.time(), "error": str(error)})
         elif kind == "wrong-password":
             self.configure(kind, password=self.source.password + "-wrong")
         elif kind == "restore-password":
@@ -279,7 +288,7 @@ class Session:
 
     def checks(self, timeline, v2: list, events: list, release: str | None) -> tuple[list, dict]:
         """The corrections checks (below) of this run; (checks, figures with "notes")."""
-        limits = next(p.limits for p in self.scenario.phases if p.limits)
+        limits = next((p.limits for p in self.scenario.phases if p.limits), Limits())
         run = Observed(timeline, v2, events, self.status.samples, self.actions, release,
                        self.scenario.receiver.protocol, limits, self.scenario.expect)
         checks = [received_check(run, self.source.station_id), first_fix_check(run)]
