@@ -25,7 +25,7 @@ import time
 
 from tmmtools import checkout, polling
 from tmmtools.client import tmmclient
-from tmmtools.harness.bench import BenchError
+from tmmtools.harness.bench import BenchError, stop_process
 from tmmtools.harness.verify import DIFF_STATUS, SOLUTION_TYPE, Check, gpsd_reported_quality, match, utc_key
 from tmmtools.peers.str2str_caster import STR2STR, Str2strCaster
 from tmmtools.sim.corrections import Limits
@@ -109,10 +109,8 @@ class TestCaster:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, sig: int = signal.SIGTERM):
-        if self.running():
-            self.process.send_signal(sig)
-            self.process.wait(10)
         if self.process is not None:
+            stop_process(self.process, 10, sig)
             self.process.stdout.close()
         self.process = None
 
@@ -164,9 +162,8 @@ class StandIn:
                                             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
+        if self.process is not None:
+            stop_process(self.process, 10)
         self.process = None
 
 
