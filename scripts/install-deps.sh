@@ -18,8 +18,10 @@ set -euo pipefail
 # udev: udevadm for UdevadmTests; systemd: systemd-analyze for ServiceUnitAnalyzeTests (docs/service.md).
 # make hwtest (hwtests/README.md): python3-matplotlib for its plots, gpsd-clients (gpspipe) for the
 # bench targets, iproute2 (ip) to bring up loopback in its network namespace. man-db: systemd-analyze
-# verify runs `man` on the unit's Documentation= line (ServiceUnitAnalyzeTests).
-packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db)
+# verify runs `man` on the unit's Documentation= line (ServiceUnitAnalyzeTests). rtklib: str2str, the
+# real NTRIP Rev 1 caster and client of make hwtest's corrections scenarios and tmmtools' tests
+# (hwtests/README.md, "Corrections"), and convbin, which decodes the RTCM generator's observations.
+packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db rtklib)
 bench_packages=(gpsd-clients)
 # tmmtools/browser (README there): chromium and chromedriver (same version, one source package),
 # Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read

@@ -173,8 +173,10 @@ class Run:
         # The last epochs are on their way: wait until V2 has the final one (or 2 s).
         last = verify.load_timeline(simulator.timeline_path).truths[-1]
         try:
-            wait_for(lambda: any(m.get("utcTimeStamp") and verify.utc_key(m["utcTimeStamp"]) == verify.utc_key(last.get("utc"))
-                                 for _, m in recorders["v2"].messages), 2, what="the last epoch")
+            last_key = verify.utc_key(last.get("utc"))
+            wait_for(lambda: any(verify.utc_key(m.get("utcTimeStamp")) == last_key
+                                 for _, m in recorders["v2"].messages if m.get("utcTimeStamp")),
+                     2, what="the last epoch")
         except BenchError:
             pass
         self.stop(recorders)
@@ -189,7 +191,8 @@ class Run:
                                all(len(r.connects) == 1 for r in recorders.values()),
                                ", ".join(f"{k}: {len(r.connects)} connections" for k, r in recorders.items()))]
         for kind, at in actions:
-            resumed = [arrival for arrival, m in recorders["v2"].messages if arrival > at and m.get("latitude") is not None]
+            resumed = [arrival for arrival, m in recorders["v2"].messages
+                       if arrival > at and m.get("latitude") is not None]
             seconds = (resumed[0] - at) if resumed else None
             self.reconnects[f"{scenario_name}: {kind}"] = seconds if seconds is not None else float("nan")
             checks.append(verify.Check(f"positions resume after {kind}", seconds is not None and seconds < 10,
@@ -342,7 +345,8 @@ def self_test(run: "Run"):
             handle.write(stream.getvalue())
         problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
         return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
-                             "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map)",
+                             "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map; "
+                             "RTCM, the NTRIP casters and the corrections chain without the bridge)",
                              result.wasSuccessful(),
                              "; ".join(problems[:2]))], {}
     run.run_scenario("tmm-sim self-test", body)

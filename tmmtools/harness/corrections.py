@@ -14,6 +14,7 @@ Key names are looked up leniently (case, '-', '_' ignored) until the bridge's si
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import select
@@ -24,8 +25,10 @@ import time
 
 from tmmtools import checkout, polling
 from tmmtools.client import tmmclient
+from tmmtools.harness.bench import BenchError, stop_process
 from tmmtools.harness.verify import DIFF_STATUS, SOLUTION_TYPE, Check, gpsd_reported_quality, match, utc_key
 from tmmtools.peers.str2str_caster import STR2STR, Str2strCaster
+from tmmtools.sim.corrections import Limits
 
 # --- what the runner expects of the bridge: the one place these names are written -----------------
 REST_PATH = "/api/v1/correctionSource"
@@ -92,8 +95,9 @@ class TestCaster:
                                             "--user", s.user, "--password", s.password,
                                             "--station-id", str(s.station_id), "--log", self.log_path)
         self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        polling.wait_until(lambda: self.process.poll() is not None or select.select([self.process.stdout], [], [], 0)[0],
-                           seconds, what="the test caster's port")
+        def said_something():
+            return self.process.poll() is not None or select.select([self.process.stdout], [], [], 0)[0]
+        polling.wait_until(said_something, seconds, what="the test caster's port")
         line = self.process.stdout.readline()
         if not line.startswith("listening "):
             raise polling.TimedOut(f"the test caster did not start ({self.process.wait()}): {line!r}")
@@ -105,10 +109,8 @@ class TestCaster:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, sig: int = signal.SIGTERM):
-        if self.running():
-            self.process.send_signal(sig)
-            self.process.wait(10)
         if self.process is not None:
+            stop_process(self.process, 10, sig)
             self.process.stdout.close()
         self.process = None
 
@@ -160,9 +162,8 @@ class StandIn:
                                             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
+        if self.process is not None:
+            stop_process(self.process, 10)
         self.process = None
 
 
@@ -206,7 +207,8 @@ class StatusWatch:
     def save(self, path: str):
         with open(path, "w", encoding="utf-8") as handle:
             for wall, corrections, error in self.samples:
-                handle.write(json.dumps({"wall": wall, "corrections": corrections, "error": error}, sort_keys=True) + "\n")
+                record = {"wall": wall, "corrections": corrections, "error": error}
+                handle.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 # --- one scenario's session ---------------------------------------------------------------------------
@@ -230,7 +232,10 @@ class Session:
         self.device: str | None = None
 
     def start(self) -> "Session":
-        self.caster.start()
+        try:
+            self.caster.start()
+        except (polling.TimedOut, OSError) as error:
+            raise BenchError(f"the {self.source.caster} caster did not start: {error}") from None
         self.status.start()
         return self
 
@@ -244,8 +249,9 @@ class Session:
         wall = time.time()
         try:
             response = self.client.put(REST_PATH, body)
-            action = {"kind": kind, "wall": wall, "status": response.status, "body": response.body[:300].decode("utf-8", "replace")}
-        except OSError as error:
+            action = {"kind": kind, "wall": wall, "status": response.status,
+                      "body": response.body[:300].decode("utf-8", "replace")}
+        except (OSError, http.client.HTTPException) as error:
             action = {"kind": kind, "wall": wall, "status": None, "body": str(error)}
         self.actions.append(action)
         return action
@@ -257,8 +263,11 @@ class Session:
             self.actions.append({"kind": kind, "wall": time.time()})
             self.caster.kill()
         elif kind == "caster-restart":
-            self.caster.start()
-            self.actions.append({"kind": kind, "wall": time.time(), "port": self.caster.port})
+            try:
+                self.caster.start()
+                self.actions.append({"kind": kind, "wall": time.time(), "port": self.caster.port})
+            except (polling.TimedOut, OSError) as error:  # the checks after it fail, and say why here
+                self.actions.append({"kind": kind, "wall": time.time(), "error": str(error)})
         elif kind == "wrong-password":
             self.configure(kind, password=self.source.password + "-wrong")
         elif kind == "restore-password":
@@ -276,7 +285,7 @@ class Session:
 
     def checks(self, timeline, v2: list, events: list, release: str | None) -> tuple[list, dict]:
         """The corrections checks (below) of this run; (checks, figures with "notes")."""
-        limits = next(p.limits for p in self.scenario.phases if p.limits)
+        limits = next((p.limits for p in self.scenario.phases if p.limits), Limits())
         run = Observed(timeline, v2, events, self.status.samples, self.actions, release,
                        self.scenario.receiver.protocol, limits, self.scenario.expect)
         checks = [received_check(run, self.source.station_id), first_fix_check(run)]
@@ -325,8 +334,8 @@ class Observed:
         return next((a for a, e in self.events if after <= a <= before and e.get("event") == name), None)
 
     def first_state(self, after: float, before: float, state: str):
-        return next((w for w, c, _ in self.statuses if after <= w <= before and same_state(status_field(c, "state"), state)),
-                    None)
+        return next((w for w, c, _ in self.statuses
+                     if after <= w <= before and same_state(status_field(c, "state"), state)), None)
 
     def received(self) -> dict:
         notes = [n for n in self.timeline.notes if n.get("note") == "received"]
@@ -358,9 +367,9 @@ def first_fix_check(run: Observed) -> Check:
     seconds = fixed["wall"] - put["wall"] if fixed else None
     run.figures["PUT correctionSource → receiver RTK fixed (s)"] = round(seconds, 2) if fixed else None
     ok = put["status"] is not None and 200 <= put["status"] < 300
-    return Check(f"PUT {REST_PATH} answered 2xx and the receiver went RTK fixed within {limit} s", ok and fixed is not None
-                 and seconds <= limit, f"HTTP {put['status']}; RTK fixed {_seconds(put['wall'], fixed and fixed['wall'])} "
-                 "after the PUT")
+    return Check(f"PUT {REST_PATH} answered 2xx and the receiver went RTK fixed within {limit} s",
+                 ok and fixed is not None and seconds <= limit,
+                 f"HTTP {put['status']}; RTK fixed {_seconds(put['wall'], fixed and fixed['wall'])} after the PUT")
 
 
 def v2_fix_checks(run: Observed, station: int) -> list:
@@ -398,15 +407,17 @@ def after_kill_checks(run: Observed, action: dict, until: float) -> list:
     wall, limits = action["wall"], run.limits
     before = [t for t in run.truths if t["wall"] < wall]
     was_fixed = bool(before) and before[-1]["quality"] == "fixed"
-    fallen = (run.first_truth(wall, until, "float") or run.first_truth(wall, until, "autonomous")) if was_fixed else None
+    fallen = None
+    if was_fixed:
+        fallen = run.first_truth(wall, until, "float") or run.first_truth(wall, until, "autonomous")
     ages = [m.get(V2_AGE) for a, m in run.v2 if wall <= a <= until and isinstance(m.get(V2_AGE), (int, float))]
     checks = [Check(f"caster-kill: the receiver, RTK fixed, fell back (age over {limits.age_limit:g} s)",
                     fallen is not None and fallen["wall"] - wall <= limits.age_limit + 3,
                     f"{fallen['quality']} {_seconds(wall, fallen['wall'])} after" if fallen else
                     f"{'no fall-back' if was_fixed else 'not RTK fixed at the kill'}")]
     if run.ages:
-        checks.append(Check("caster-kill: V2's diffAge grew past the age limit", bool(ages) and max(ages) > limits.age_limit,
-                            f"largest {max(ages) if ages else None!r}"))
+        checks.append(Check("caster-kill: V2's diffAge grew past the age limit",
+                            bool(ages) and max(ages) > limits.age_limit, f"largest {max(ages) if ages else None!r}"))
     checks.append(_event_check(run, "caster-kill", EVENT_LOST, wall, until))
     lost = next((w for w, c, _ in run.statuses if wall <= w <= until and c is not None
                  and not same_state(status_field(c, "state"), STATE_STREAMING)), None)
@@ -425,7 +436,8 @@ def fixed_again_checks(run: Observed, action: dict, until: float) -> list:
     checks = [Check(f"{kind}: the receiver is RTK fixed again within {limit} s", fixed is not None
                     and fixed["wall"] - wall <= limit, _seconds(wall, fixed and fixed["wall"])),
               _event_check(run, kind, EVENT_CONNECTED, wall, until),
-              Check(f"{kind}: status state {STATE_STREAMING!r} again", streaming is not None, _seconds(wall, streaming))]
+              Check(f"{kind}: status state {STATE_STREAMING!r} again", streaming is not None,
+                    _seconds(wall, streaming))]
     if "status" in action:
         checks.insert(0, _put_check(action))
     return checks
@@ -447,7 +459,8 @@ ACTION_CHECKS = {"caster-kill": after_kill_checks, "caster-restart": fixed_again
 
 def _put_check(action: dict) -> Check:
     ok = action.get("status") is not None and 200 <= action["status"] < 300
-    return Check(f"{action['kind']}: PUT {REST_PATH} answered 2xx", ok, f"HTTP {action.get('status')} {action.get('body', '')}")
+    return Check(f"{action['kind']}: PUT {REST_PATH} answered 2xx", ok,
+                 f"HTTP {action.get('status')} {action.get('body', '')}")
 
 
 def _event_check(run: Observed, kind: str, name: str, wall: float, until: float) -> Check:
@@ -458,7 +471,8 @@ def _event_check(run: Observed, kind: str, name: str, wall: float, until: float)
 def status_checks(run: Observed, source, caster) -> list:
     """The bridge's status while streaming names the caster, mount point, station and revision, and
     counts frames; no damaged frame at the end."""
-    streaming = [c for _, c, _ in run.statuses if c is not None and same_state(status_field(c, "state"), STATE_STREAMING)]
+    streaming = [c for _, c, _ in run.statuses
+                 if c is not None and same_state(status_field(c, "state"), STATE_STREAMING)]
     errors = sorted({e for _, c, e in run.statuses if c is None and e})
     if not streaming:
         return [Check(f"status: a {STATUS_OBJECT!r} object in state {STATE_STREAMING!r}", False,
@@ -493,7 +507,8 @@ def caster_log_checks(records: list, source) -> list:
     return [Check("caster: the bridge's requests are NTRIP Rev 2 GETs of the mount point (Ntrip-Version: Ntrip/2.0) "
                   "with a User-Agent starting 'NTRIP'", bool(mount) and not wrong
                   and all(a.startswith("NTRIP") for a in agents),
-                  f"{len(mount)} requests, User-Agent {sorted(agents)}" + (f"; first off: {wrong[0]}" if wrong else "")),
+                  f"{len(mount)} requests, User-Agent {sorted(agents)}"
+                  + (f"; first off: {wrong[0]}" if wrong else "")),
             Check("caster: logins accepted (refused only while the password was wrong)",
                   any(r.get("login") == "accepted" for r in mount),
                   ", ".join(f"{r.get('login')}" for r in mount[:12])),

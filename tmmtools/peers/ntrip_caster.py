@@ -267,8 +267,9 @@ class Connection:
                  f"39.95;-105.05;0;0;tmmtools caster;none;B;N;5600;station {o.station_id}\r\n"
                  "ENDSOURCETABLE\r\n").encode()
         if revision == 2:
-            self.answer("HTTP/1.1 200 OK", [("Ntrip-Version", "Ntrip/2.0"), ("Server", SERVER), ("Connection", "close"),
-                                            ("Content-Type", "gnss/sourcetable"), ("Content-Length", len(table))], table)
+            self.answer("HTTP/1.1 200 OK", [("Ntrip-Version", "Ntrip/2.0"), ("Server", SERVER),
+                                            ("Connection", "close"), ("Content-Type", "gnss/sourcetable"),
+                                            ("Content-Length", len(table))], table)
         else:
             self.answer("SOURCETABLE 200 OK", [("Server", SERVER), ("Content-Type", "text/plain"),
                                                ("Content-Length", len(table))], table)

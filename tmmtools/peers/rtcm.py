@@ -111,8 +111,9 @@ class Reader:
         return self.bytes - self.frame_bytes - len(self.buffer)
 
     def counts(self) -> dict:
+        messages = {str(k): v for k, v in sorted(self.messages.items(), key=lambda kv: str(kv[0]))}
         return {"bytes": self.bytes, "frames": self.frames, "damaged": self.damaged, "other_bytes": self.other_bytes,
-                "station": self.station_id, "messages": {str(k): v for k, v in sorted(self.messages.items(), key=lambda kv: str(kv[0]))}}
+                "station": self.station_id, "messages": messages}
 
     def feed(self, data: bytes) -> list[bytes]:
         """The payloads of the valid frames `data` completes, in order."""

@@ -391,7 +391,8 @@ class Receiver:
         if phase.replay:
             cycles = self._captures.setdefault(phase.replay, read_capture(phase.replay))
             lines = cycles[play.replay_index % len(cycles)]
-            truth = {"t": round(t, 6), "replay": phase.replay, "cycle": play.replay_index % len(cycles), "rate": play.rate}
+            truth = {"t": round(t, 6), "replay": phase.replay, "cycle": play.replay_index % len(cycles),
+                     "rate": play.rate}
             play.replay_index += 1
             return Write(t, b"".join(lines), truth)
         if t < play.outage_until - 1e-9:

@@ -262,8 +262,8 @@ def _corrections(table, path: str) -> CorrectionSource:
         # A mount point, user or password goes into a URL and a Basic login: printable, no ':' in the user.
         if (not isinstance(value, str) or not value or not value.isprintable() or any(c in value for c in " /@")
                 or (key == "user" and ":" in value)):
-            raise ScenarioError(f"{_where(path, 'corrections.' + key)} = {value!r}: a non-empty word (no space, '/', '@'"
-                                + (", ':'" if key == "user" else "") + ")")
+            forbidden = "no space, '/', '@'" + (", ':'" if key == "user" else "")
+            raise ScenarioError(f"{_where(path, 'corrections.' + key)} = {value!r}: a non-empty word ({forbidden})")
         texts[key] = value
     readonly = table.get("gpsd-readonly", False)
     if not isinstance(readonly, bool):
@@ -340,7 +340,8 @@ def _phases(tables: list, path: str, duration: float, receiver: Receiver) -> lis
     phases = []
     for index, p in enumerate(tables):
         where = f"{path}: phase[{index}]"
-        _unknown(p, {"at", "quality", "horizontal", "vertical", "satellites", "replay", *CORRECTION_LIMITS}, where, "the phase")
+        _unknown(p, {"at", "quality", "horizontal", "vertical", "satellites", "replay", *CORRECTION_LIMITS}, where,
+                 "the phase")
         quality = _choice(p, "quality", where, QUALITIES, "autonomous")
         limits = _limits(p, where, quality)
         default_h, default_v = DEFAULT_ACCURACY.get(quality, (0.0, 0.0))

@@ -78,7 +78,8 @@ class ScenarioValidation(unittest.TestCase):
          "for quality = \"corrections\" only"),
         ("accuracy on a corrections phase", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "horizontal": 1}]),
          "horizontal cannot be given"),
-        ("negative float-after", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "float-after": -1}]), "float-after"),
+        ("negative float-after", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "float-after": -1}]),
+         "float-after"),
         ("zero age-limit", dict(MINIMAL, phase=[{"at": 0, "quality": "corrections", "age-limit": 0}]), "age-limit"),
         ("corrections not a table", dict(MINIMAL, corrections=3), "[corrections]"),
         ("unknown caster", dict(MINIMAL, corrections={"caster": "snip"}), "caster"),
@@ -87,7 +88,8 @@ class ScenarioValidation(unittest.TestCase):
         ("user with a colon", dict(MINIMAL, corrections={"user": "a:b"}), "corrections.user"),
         ("empty mount point", dict(MINIMAL, corrections={"mount": ""}), "corrections.mount"),
         ("gpsd-readonly not a boolean", dict(MINIMAL, corrections={"gpsd-readonly": "no"}), "gpsd-readonly"),
-        ("caster event without a caster", dict(MINIMAL, event=[{"at": 1, "kind": "caster-kill"}]), "needs a [corrections]"),
+        ("caster event without a caster", dict(MINIMAL, event=[{"at": 1, "kind": "caster-kill"}]),
+         "needs a [corrections]"),
     ]
 
     def test_every_malformed_scenario_is_refused_with_its_key_named(self):
@@ -422,7 +424,8 @@ def corrections_scenario(protocol="nmea", station_id=2345):
     fixed 3 s later; float at an age over 4 s, autonomous 5 s later."""
     receiver = {"vendor": "trimble", "talkers": ["GP", "GL"]} if protocol == "nmea" else \
         {"vendor": "ublox", "protocol": "ubx", "ubx-messages": ["PVT", "HPPOSLLH"]}
-    return parse({"name": "c", "duration": 60, "rate": 1, "receiver": receiver, "corrections": {"station-id": station_id},
+    return parse({"name": "c", "duration": 60, "rate": 1, "receiver": receiver,
+                  "corrections": {"station-id": station_id},
                   "phase": [{"at": 0, "quality": "corrections", "satellites": 20, "float-after": 2, "fixed-after": 3,
                              "age-limit": 4, "autonomous-after": 5}]}, "c.toml")
 
@@ -504,7 +507,8 @@ class CorrectionsModel(unittest.TestCase):
         self.assertEqual((truths[23]["diff_age"], truths[23]["station"]), (3.0, 2345))
         self.assertNotIn("diff_age", truths[35])
         counts = receiver.corrections.counts()
-        self.assertEqual((counts["frames"], counts["damaged"], counts["station"]), (20 * 2 + 4 * 2, 20 + 11 * 3 + 3 * 2, 2345))
+        self.assertEqual((counts["frames"], counts["damaged"], counts["station"]),
+                         (20 * 2 + 4 * 2, 20 + 11 * 3 + 3 * 2, 2345))
         self.assertEqual(counts["messages"], {"1006": 4, "1077": 20, "1087": 20, "1230": 4})  # 1097 damaged
         damaged_bytes = (sum(len(damaged_epoch(t)[-1]) for t in range(1, 21))
                          + sum(len(frame) for t in range(30, 41) for frame in damaged_epoch(t)))

@@ -68,7 +68,8 @@ class GpsdReportedQuality(unittest.TestCase):
 class GpsdHoldsAUbloxStatus(unittest.TestCase):
     """Before 3.25 gpsd never lowers a u-blox's status (no new fix per epoch): after DGPS, an
     autonomous epoch is still DGPS in its TPV (measured with 3.22, harness/verify.py)."""
-    LOST_CORRECTIONS = ["none", "autonomous", "dgps", "autonomous", "fixed", "float", "autonomous", "none", "autonomous"]
+    LOST_CORRECTIONS = ["none", "autonomous", "dgps", "autonomous", "fixed", "float", "autonomous", "none",
+                        "autonomous"]
 
     def test_before_3_25_the_highest_status_holds(self):
         self.assertEqual(verify.gpsd_reported_qualities(self.LOST_CORRECTIONS, "ubx", "3.22"),
