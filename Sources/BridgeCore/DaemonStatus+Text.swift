@@ -143,16 +143,16 @@ extension DaemonStatus {
         if registration.policy == "allowlist" { apps += " (\(registration.allowedIDs) allowed)" }
         apps += registration.locationV2Unlocked ? ", LocationV2 unlocked" : ", LocationV2 locked until a registration"
         lines.append(("apps", apps))
-        if let corrections {
-            for (index, line) in Self.describe(corrections).enumerated() {
-                lines.append((index == 0 ? "corrections" : "", line))
-            }
-        }
         for application in registration.applications {
             lines.append(("", "\(application.name) since \(application.registeredAt)"))
         }
         if registration.applications.count < registration.registered {
             lines.append(("", "(the latest \(registration.applications.count) listed)"))
+        }
+        if let corrections {
+            for (index, line) in Self.describe(corrections).enumerated() {
+                lines.append((index == 0 ? "corrections" : "", line))
+            }
         }
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { label, text in

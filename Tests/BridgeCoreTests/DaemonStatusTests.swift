@@ -236,7 +236,7 @@ struct StatusTextTests {
         #expect(
             status.report.contains(
                 "corrections  receiving RTCM corrections (ntrip://me@caster.example.com:2101/RTCM3, NTRIP 2.0, "
-                    + "set by rest) for 00:12:05\n"), "\(lines)")
+                    + "set by rest) for 12 min 05 s\n"), "\(lines)")
         #expect(
             status.report.contains(
                 "7241 frames (1480312 bytes), 2 damaged, last 0.4 s ago, station 2718; to /dev/ttyACM0 via gpsd: "

@@ -17,7 +17,7 @@ import Testing
 
 /// A caster peer: started on a free port, read line by line (its first line is the port), killed
 /// when the test ends.
-private final class CasterPeer {
+final class CasterPeer {
     let process = Process()
     let port: UInt16
     let logPath: String
@@ -63,7 +63,7 @@ private final class CasterPeer {
 
 /// What a receiver's pty gets: the controller side read on a thread of its own into RTCM frames
 /// checked by the framer.
-private final class ReceiverPty: Sendable {
+final class ReceiverPty: Sendable {
     let path: String
     private let controller: CInt
     private let device: CInt
@@ -245,5 +245,92 @@ extension TestBridge {
         #expect(pty.statistics.frames == 0 && pty.statistics.skippedBytes == 0)
         // The clients were served all along: frames keep coming now.
         #expect(try client.frames(5, milliseconds: 3000).count == 5)
+    }
+}
+
+/// `ntrips://`: the caster behind a TLS terminator (socat with OpenSSL) whose certificate a CA made
+/// by the test signed: trusted through `ntrip-ca`, refused without it.
+@Suite struct CorrectionsTLSTests {
+    /// A CA and a certificate for 127.0.0.1 made with the openssl command line.
+    static func makeCertificates(in directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let steps: [[String]] = [
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=caster test CA",
+                "-keyout", "\(directory)/ca.key", "-out", "\(directory)/ca.pem",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "\(directory)/caster.key",
+                "-out", "\(directory)/caster.csr",
+            ],
+            [
+                "x509", "-req", "-in", "\(directory)/caster.csr", "-CA", "\(directory)/ca.pem", "-CAkey",
+                "\(directory)/ca.key", "-CAcreateserial", "-days", "2", "-extfile", "\(directory)/san.cnf",
+                "-out", "\(directory)/caster.pem",
+            ],
+        ]
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(directory)/san.cnf", atomically: true, encoding: .utf8)
+        for step in steps {
+            let run = try runTool("/usr/bin/openssl", step)
+            guard run.status == 0 else { throw TestBridge.StartFailure(description: "openssl \(step): \(run.output)") }
+        }
+    }
+
+    /// socat terminating TLS on a free port in front of `caster`; killed at the end.
+    final class Terminator {
+        let process = Process()
+        let port: UInt16
+
+        init(directory: String, caster: UInt16) throws {
+            guard let port = freeLoopbackPort() else { throw TestBridge.StartFailure(description: "no free port") }
+            self.port = port
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+            process.arguments = [
+                "OPENSSL-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork,verify=0,cert=\(directory)/caster.pem,"
+                    + "key=\(directory)/caster.key",
+                "TCP:127.0.0.1:\(caster)",
+            ]
+            try process.run()
+            guard waitUntil(timeout: .seconds(5), { (try? StreamSocket.connect(loopbackPort: port)) != nil }) else {
+                throw TestBridge.StartFailure(description: "socat did not listen on \(port)")
+            }
+        }
+
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func aCasterOnTLSIsTrustedThroughNtripCAAndRefusedWithout() throws {
+        let directory = NSTemporaryDirectory() + "caster-tls-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try Self.makeCertificates(in: directory)
+        let caster = try CasterPeer(CorrectionsTests.login)
+        let terminator = try Terminator(directory: directory, caster: caster.port)
+        var source = NTRIPSource(
+            host: "127.0.0.1", port: terminator.port, mountPoint: "RTCM3", user: "rover", password: "s3cret!")
+        source.usesTLS = true
+
+        let pty = try ReceiverPty()
+        let trusted = try TestBridge.start { configuration in
+            configuration.corrections.source = source
+            configuration.corrections.receiver = pty.path
+            configuration.corrections.authorityFile = directory + "/ca.pem"
+        }
+        let streaming = try trusted.waitForCorrections("streaming") { $0.framesWritten >= 3 }
+        #expect(streaming?.tls == true && streaming?.framesWritten ?? 0 >= 3, "\(String(describing: streaming))")
+        #expect(waitUntil(timeout: .seconds(10)) { pty.frames.count >= 3 })
+        #expect(pty.statistics.damagedFrames == 0 && pty.statistics.skippedBytes == 0)
+        trusted.stop()
+
+        // Without the CA the caster's certificate is not trusted: unreachable, with the reason.
+        let other = try ReceiverPty()
+        let untrusted = try TestBridge.start { configuration in
+            configuration.corrections.source = source
+            configuration.corrections.receiver = other.path
+        }
+        let refused = try untrusted.waitForCorrections("unreachable")
+        #expect(refused?.message.contains("certificate") == true, "\(String(describing: refused))")
+        #expect(other.byteCount == 0)
     }
 }
