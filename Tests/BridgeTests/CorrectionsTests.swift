@@ -307,9 +307,9 @@ extension TestBridge {
         try Self.makeCertificates(in: directory)
         let caster = try CasterPeer(CorrectionsTests.login)
         let terminator = try Terminator(directory: directory, caster: caster.port)
-        var source = NTRIPSource(
-            host: "127.0.0.1", port: terminator.port, mountPoint: "RTCM3", user: "rover", password: "s3cret!")
-        source.usesTLS = true
+        let source = NTRIPSource(
+            host: "127.0.0.1", port: terminator.port, mountPoint: "RTCM3", user: "rover", password: "s3cret!",
+            usesTLS: true)
 
         let pty = try ReceiverPty()
         let trusted = try TestBridge.start { configuration in
