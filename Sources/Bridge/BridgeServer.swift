@@ -214,7 +214,8 @@ public final class BridgeServer {
         do {
             corrections = try CorrectionsClient(
                 configuration: configuration.corrections, appSettings: settings.settings.corrections,
-                gpsdControlSocket: input.controlSocket, version: environment.version, loop: loop, log: log)
+                gpsdControlSocket: { [unowned input] in input.controlSocket }, version: environment.version,
+                loop: loop, log: log)
         } catch {
             worker.stop()
             settings.stop()

@@ -38,7 +38,10 @@ final class CorrectionsClient: HubSubscriber {
     private let loop: EventLoop
     private let log: Logger
     private let userAgent: String
-    private let writer: CorrectionsWriter
+    /// Made by `start()`, when the input side knows gpsd's control socket (it starts after the
+    /// server is made); nil before and after.
+    private var writer: CorrectionsWriter?
+    private let gpsdControlSocket: () -> String?
     /// Resolves caster names (getaddrinfo blocks on DNS) off the io thread.
     private let resolver: Worker
     private let resolved: Inbox<Resolution>
@@ -81,32 +84,29 @@ final class CorrectionsClient: HubSubscriber {
     }
 
     init(
-        configuration: CorrectionsConfiguration, appSettings: CorrectionSettings, gpsdControlSocket: String?,
-        version: String, loop: EventLoop, log: Logger
+        configuration: CorrectionsConfiguration, appSettings: CorrectionSettings,
+        gpsdControlSocket: @escaping () -> String?, version: String, loop: EventLoop, log: Logger
     ) throws(Errno) {
         self.configuration = configuration
         self.loop = loop
         self.log = log
         userAgent = "NTRIP tmm-bridge/" + version
         offSince = monotonicNanoseconds()
+        self.gpsdControlSocket = gpsdControlSocket
         resolved = try Inbox(capacity: 16)
         resolver = try Worker(name: "ntrip-resolve", capacity: 4)
-        do {
-            writer = try CorrectionsWriter(gpsdControlSocket: gpsdControlSocket, log: log)
-        } catch {
-            resolver.stop()
-            throw error
-        }
         takeAppSettings(appSettings)
     }
 
     deinit {
         resolver.stop()
-        writer.stop()
+        writer?.stop()
     }
 
-    /// Registers the resolver's inbox with the loop and starts the client if settings say so.
+    /// Starts the writer's thread, registers the resolver's inbox with the loop and starts the
+    /// client if settings say so.
     func start() throws(Errno) {
+        writer = try CorrectionsWriter(gpsdControlSocket: gpsdControlSocket(), log: log)
         try loop.register(resolved.eventDescriptor, interest: .readable) { [unowned self] _ in
             for resolution in resolved.drain() { resolutionArrived(resolution) }
         }
@@ -122,7 +122,7 @@ final class CorrectionsClient: HubSubscriber {
         session = nil
         closeLink()
         resolver.stop()
-        writer.stop()
+        writer?.stop()
     }
 
     // MARK: - Settings
@@ -218,7 +218,7 @@ final class CorrectionsClient: HubSubscriber {
     }
 
     private func deliver(_ frame: RTCM3Frame) {
-        guard let device = configuration.receiver ?? servedReceiver() else {
+        guard let writer, let device = configuration.receiver ?? servedReceiver() else {
             undeliverable += 1
             return
         }
@@ -441,7 +441,7 @@ final class CorrectionsClient: HubSubscriber {
 
     /// The receiver-side and caster-side figures for `status`.
     func status(now: Int64) -> DaemonStatus.Corrections {
-        let written = writer.statistics
+        let written = writer?.statistics ?? CorrectionsWriter.Statistics()
         let source = activeSource?.0
         guard let health = session?.health else {
             return DaemonStatus.Corrections(
@@ -472,7 +472,7 @@ final class CorrectionsClient: HubSubscriber {
     func annotate(_ position: Position, now: Int64) -> Position {
         guard session != nil, position.quality.usesCorrections else { return position }
         var annotated = position
-        if annotated.diffAge == nil, let at = writer.statistics.lastWrittenAt {
+        if annotated.diffAge == nil, let at = writer?.statistics.lastWrittenAt {
             annotated.diffAge = (Double(now - at) / 1e8).rounded() / 10
         }
         if annotated.diffStationID == nil { annotated.diffStationID = session!.health.referenceStationID }
