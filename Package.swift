@@ -58,7 +58,8 @@ let package = Package(
         .target(
             name: "BridgeCore",
             dependencies: [
-                "ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging", "Corrections",
+                "ByteCoding", "NMEA0183", "GNSS", "Input", "TMMProtocol", "HTTP1", "WebSocket", "Logging",
+                "Corrections",
             ],
             swiftSettings: pure),
         // Assembly tier. The input side's executor: the gpsd sessions and their decoding, discovery, the replayed

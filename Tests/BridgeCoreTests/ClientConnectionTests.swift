@@ -681,10 +681,12 @@ struct ClientConnectionModernFlowTests {
         // NTRIP without a caster to reach is refused and changes nothing.
         putCorrections(#"{"correctionSource":"ntrip","ntripPassword":"secret"}"#)
         let refused = client.take()
-        #expect(refused.hasPrefix("HTTP/1.1 400") && refused.contains("serverAddress and ntripMountPoint"), "\(refused)")
+        #expect(
+            refused.hasPrefix("HTTP/1.1 400") && refused.contains("serverAddress and ntripMountPoint"), "\(refused)")
         #expect(client.host.deviceSettings.corrections.ntripPassword == nil)
         putCorrections(
-            #"{"correctionSource":"ntrip","serverAddress":"caster.example","ntripMountPoint":"RTCM3","# + #""ntripPassword":"secret"}"#)
+            #"{"correctionSource":"ntrip","serverAddress":"caster.example","ntripMountPoint":"RTCM3","#
+                + #""ntripPassword":"secret"}"#)
         let text = client.take()
         #expect(text.contains(#""hasNtripPassword":true"#) && !text.contains("secret"))
         #expect(client.host.deviceSettings.corrections.ntripPassword == "secret")

@@ -118,7 +118,9 @@ private func startBridge(source: NTRIPSource?, pty: ReceiverPty, ggaInterval: In
     }
 }
 
-private func casterSource(_ caster: CasterPeer, mount: String = "RTCM3", password: String = "s3cret!")
+private func casterSource(
+    _ caster: CasterPeer, mount: String = "RTCM3", password: String = "s3cret!"
+)
     -> NTRIPSource
 {
     NTRIPSource(host: "127.0.0.1", port: caster.port, mountPoint: mount, user: "rover", password: password)

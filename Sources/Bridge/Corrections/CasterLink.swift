@@ -23,7 +23,9 @@ final class CasterLink {
     /// One socket read: a TLS record's worth.
     static let readSize = 16_384
 
-    init(_ socket: consuming SocketConnection, tls: (context: TLSClientContext, serverName: String)?) throws(CryptoError) {
+    init(
+        _ socket: consuming SocketConnection, tls: (context: TLSClientContext, serverName: String)?
+    ) throws(CryptoError) {
         self.socket = socket
         if let tls {
             let session = try TLSClientSession(context: tls.context, serverName: tls.serverName)
