@@ -149,7 +149,8 @@ extension DaemonStatus {
         if registration.applications.count < registration.registered {
             lines.append(("", "(the latest \(registration.applications.count) listed)"))
         }
-        if let corrections {
+        // Off and never used: nothing to say (the line would only widen the label column).
+        if let corrections, corrections.state != "off" || corrections.frames > 0 {
             for (index, line) in Self.describe(corrections).enumerated() {
                 lines.append((index == 0 ? "corrections" : "", line))
             }

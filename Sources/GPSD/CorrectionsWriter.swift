@@ -63,7 +63,10 @@ public final class CorrectionsWriter: Sendable {
     public static let commandsPerConnection = 32
 
     public let queueLimitBytes: Int
-    let control: GPSDControlSocket?
+    /// gpsd's control socket, once known (`useGPSDControlSocket`): the daemon makes the writer,
+    /// and its thread, before it drops privileges, and learns the socket when its input starts.
+    private let controlSocket: Mutex<GPSDControlSocket?>
+    var control: GPSDControlSocket? { controlSocket.withLock { $0 } }
     let log: Logger
     private let state: Mutex<State>
     /// Signalled by `submit` (and `stop`): the idle thread wakes.
@@ -92,7 +95,7 @@ public final class CorrectionsWriter: Sendable {
     public init(gpsdControlSocket: String?, queueLimitBytes: Int = 64 * 1024, log: Logger) throws(Errno) {
         precondition(queueLimitBytes > 0, "the corrections queue needs room")
         self.queueLimitBytes = queueLimitBytes
-        control = gpsdControlSocket.map(GPSDControlSocket.init(path:))
+        controlSocket = Mutex(gpsdControlSocket.map(GPSDControlSocket.init(path:)))
         self.log = log
         state = Mutex(State())
         frameArrived = try WakeUpEvent()
@@ -103,6 +106,12 @@ public final class CorrectionsWriter: Sendable {
 
     /// Never waits. Queues the frame for `devicePath`; false (and counted in framesDropped) when
     /// the queue is full, false (not counted) once `stop()` has begun.
+    /// Uses gpsd's control socket at `path` (nil: none) for the frames from now on; a device's
+    /// route is chosen again with it.
+    public func useGPSDControlSocket(_ path: String?) {
+        controlSocket.withLock { $0 = path.map(GPSDControlSocket.init(path:)) }
+    }
+
     @discardableResult
     public func submit(_ frame: [UInt8], to devicePath: String) -> Bool {
         guard !frame.isEmpty else { return true }

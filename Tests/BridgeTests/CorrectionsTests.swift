@@ -3,6 +3,7 @@
 // byte in CRC-checked frames, the state in `status` says what happens, hostile casters cost no
 // client a frame, and the password never leaves the daemon.
 import BridgeCore
+import ByteCoding
 import Corrections
 import Foundation
 import GNSS
@@ -22,11 +23,18 @@ final class CasterPeer {
     let port: UInt16
     let logPath: String
 
-    init(_ arguments: [String]) throws {
+    /// `asUser`: run it as that user (`setpriv`), as another local user's caster would.
+    init(_ arguments: [String], asUser user: String? = nil) throws {
         logPath = NSTemporaryDirectory() + "caster-\(getpid())-\(UUID().uuidString.prefix(8)).log"
         let command = PythonTools.command("peers.ntrip_caster", ["--port", "0", "--log", logPath] + arguments)
-        process.executableURL = URL(fileURLWithPath: command.executable)
-        process.arguments = command.arguments
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=\(user)", "--regid=nogroup", "--clear-groups", command.executable] + command.arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: command.executable)
+            process.arguments = command.arguments
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.standardError
@@ -146,7 +154,7 @@ extension TestBridge {
     }
 }
 
-@Suite struct CorrectionsTests {
+@Suite(.tags(.integration)) struct CorrectionsTests {
     static let login = ["--user", "rover", "--password", "s3cret!", "--mount", "RTCM3", "--station-id", "2718"]
 
     @Test(arguments: [[], ["--rev1-only"], ["--refuse-rev2"]])
@@ -252,7 +260,7 @@ extension TestBridge {
 
 /// `ntrips://`: the caster behind a TLS terminator (socat with OpenSSL) whose certificate a CA made
 /// by the test signed: trusted through `ntrip-ca`, refused without it.
-@Suite struct CorrectionsTLSTests {
+@Suite(.tags(.integration)) struct CorrectionsTLSTests {
     /// A CA and a certificate for 127.0.0.1 made with the openssl command line.
     static func makeCertificates(in directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -334,5 +342,34 @@ extension TestBridge {
         let refused = try untrusted.waitForCorrections("unreachable")
         #expect(refused?.message.contains("certificate") == true, "\(String(describing: refused))")
         #expect(other.byteCount == 0)
+    }
+}
+
+/// The real daemon under `prlimit --nofile=128`, its descriptor table filled by 300 clients, reading
+/// a caster another local user (`nobody`) runs: the caster's connection still gets its descriptor
+/// (max-connections is clamped to leave room), corrections stream, and REST answers.
+@Suite(.tags(.integration)) struct CorrectionsUnderPressureTests {
+    @Test func aCasterOfAnotherUserStreamsWhileClientsFillTheDescriptorTable() throws {
+        let caster = try CasterPeer(CorrectionsTests.login, asUser: "nobody")
+        let daemon = try Daemon(
+            nofile: 128, extraArguments: ["--ntrip", "ntrip://rover:s3cret%21@127.0.0.1:\(caster.port)/RTCM3"])
+        defer { daemon.stop() }
+        var clients: [RawClient] = []
+        for _ in 0..<300 { if let client = try? RawClient(port: daemon.ports.location) { clients.append(client) } }
+        var last: DaemonStatus.Corrections?
+        let streamed = waitUntil(timeout: .seconds(20)) {
+            last = try? ControlProtocol.status(socketPath: daemon.base + "/run/control.sock").status.corrections
+            return last.map { $0.state == "streaming" && $0.frames >= 3 } ?? false
+        }
+        #expect(streamed, "\(String(describing: last)) \(daemon.log())")
+        // The control socket and REST are served too (as in ServerRobustnessTests).
+        let reply = try ControlProtocol.open(
+            "tmmregister://?" + Base64.encode(Array("{\"application_id\":\"\(testAppID)\",\"returl\":\"a://b\"}".utf8)),
+            socketPath: daemon.base + "/run/control.sock", timeoutMilliseconds: 5000)
+        if case .ok(let result, _) = reply { #expect(result == "OK") } else { Issue.record("\(reply)") }
+        let ping = try request(daemon.ports.api, "/api/v1/test/ping")
+        #expect(ping.status == 200, "\(ping)\n\(daemon.log())")
+        #expect(!daemon.log().contains("s3cret"))
+        _ = clients.count
     }
 }

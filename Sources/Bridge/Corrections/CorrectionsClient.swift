@@ -38,9 +38,10 @@ final class CorrectionsClient: HubSubscriber {
     private let loop: EventLoop
     private let log: Logger
     private let userAgent: String
-    /// Made by `start()`, when the input side knows gpsd's control socket (it starts after the
-    /// server is made); nil before and after.
-    private var writer: CorrectionsWriter?
+    /// Its thread is made with the server, before the daemon drops privileges (a thread made
+    /// later by the io thread would inherit the capability the io thread may keep); it learns
+    /// gpsd's control socket at `start()`, once the input side knows it.
+    private let writer: CorrectionsWriter
     private let gpsdControlSocket: () -> String?
     /// Resolves caster names (getaddrinfo blocks on DNS) off the io thread.
     private let resolver: Worker
@@ -95,18 +96,24 @@ final class CorrectionsClient: HubSubscriber {
         self.gpsdControlSocket = gpsdControlSocket
         resolved = try Inbox(capacity: 16)
         resolver = try Worker(name: "ntrip-resolve", capacity: 4)
+        do {
+            writer = try CorrectionsWriter(gpsdControlSocket: nil, log: log)
+        } catch {
+            resolver.stop()
+            throw error
+        }
         takeAppSettings(appSettings)
     }
 
     deinit {
         resolver.stop()
-        writer?.stop()
+        writer.stop()
     }
 
     /// Starts the writer's thread, registers the resolver's inbox with the loop and starts the
     /// client if settings say so.
     func start() throws(Errno) {
-        writer = try CorrectionsWriter(gpsdControlSocket: gpsdControlSocket(), log: log)
+        writer.useGPSDControlSocket(gpsdControlSocket())
         try loop.register(resolved.eventDescriptor, interest: .readable) { [unowned self] _ in
             for resolution in resolved.drain() { resolutionArrived(resolution) }
         }
@@ -122,7 +129,7 @@ final class CorrectionsClient: HubSubscriber {
         session = nil
         closeLink()
         resolver.stop()
-        writer?.stop()
+        writer.stop()
     }
 
     // MARK: - Settings
@@ -218,7 +225,7 @@ final class CorrectionsClient: HubSubscriber {
     }
 
     private func deliver(_ frame: RTCM3Frame) {
-        guard let writer, let device = configuration.receiver ?? servedReceiver() else {
+        guard let device = configuration.receiver ?? servedReceiver() else {
             undeliverable += 1
             return
         }
@@ -441,7 +448,7 @@ final class CorrectionsClient: HubSubscriber {
 
     /// The receiver-side and caster-side figures for `status`.
     func status(now: Int64) -> DaemonStatus.Corrections {
-        let written = writer?.statistics ?? CorrectionsWriter.Statistics()
+        let written = writer.statistics
         let source = activeSource?.0
         guard let health = session?.health else {
             return DaemonStatus.Corrections(
@@ -473,7 +480,7 @@ final class CorrectionsClient: HubSubscriber {
     func annotate(_ position: Position, now: Int64) -> Position {
         guard session != nil, position.quality.usesCorrections else { return position }
         var annotated = position
-        if annotated.diffAge == nil, let at = writer?.statistics.lastWrittenAt {
+        if annotated.diffAge == nil, let at = writer.statistics.lastWrittenAt {
             annotated.diffAge = (Double(now - at) / 1e8).rounded() / 10
         }
         if annotated.diffStationID == nil { annotated.diffStationID = session!.health.referenceStationID }
