@@ -262,6 +262,8 @@ class Str2str(unittest.TestCase):
 
 
 @unittest.skipUnless(HAS_STR2STR, "str2str (Debian's rtklib) is not installed")
+@unittest.skipUnless(os.environ.get("TMMTOOLS_SLOW"), "35 s; the rtk-ntrip scenarios of make hwtest run the same "
+                     "chain through the bridge (TMMTOOLS_SLOW=1 runs it)")
 class ChainWithoutTheBridge(unittest.TestCase):
     """harness/ntripcheck.py: str2str's caster → str2str's client → tmm-sim's pty (25 s)."""
 
