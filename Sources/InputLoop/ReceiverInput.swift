@@ -16,9 +16,9 @@ import TMMProtocol
 // talk to it only through the inboxes (the gpsd thread decodes NMEA with `GPSDEpochConsumer` and
 // posts epochs and gpsd's events; the state they amount to is kept here alone, in `tracker`), and
 // gpsd control commands (`+/dev/x`, `-/dev/x`), which run on the `gpsd-control` worker: each one
-// connects to gpsd's control socket and waits for its answer (gpsd takes ~0.2 s to open a tty, and
-// up to the 3 s timeout when it hangs), so the caller's loop only queues them and hears how they
-// went through `controlResults`.
+// connects to gpsd's control socket and waits for its answer (gpsd takes 1 s to open and probe a
+// tty, 3 s when it may write, and up to the 10 s timeout when it hangs: GPSDControlSocket), so the
+// caller's loop only queues them and hears how they went through `controlResults`.
 
 /// What a gpsd control command run on the worker reports back.
 enum GPSDControlResult: Sendable {

@@ -122,9 +122,10 @@ final class WritableGPSD {
     }
 
     /// Hands gpsd `path`. Its answer comes after it has probed the device for every driver it
-    /// knows (~3 s for a pty that says nothing), its wake-up strings written to the device.
+    /// knows (~3 s for a pty that says nothing), its wake-up strings written to the device:
+    /// within the add's own timeout.
     func add(_ path: String) throws {
-        try GPSDControlSocket(path: controlSocket).add(path, milliseconds: 15_000)
+        try GPSDControlSocket(path: controlSocket).add(path)
     }
 
     deinit { child.stop() }
