@@ -56,6 +56,9 @@ public final class ReceiverInput {
         public var gpsd: GPSDAddress?
         public var gpsdControlSocket: String?
         public var discovery = true
+        /// Start a private gpsd read-only (`-b`, the default); false (`gpsd-read-only = no`) lets
+        /// it write the RTCM corrections to the receivers it locks (PrivateGPSD says the price).
+        public var privateGPSDReadOnly = true
         public var replay: ReplaySource?
         /// Where a private gpsd keeps its socket and log.
         public var runtimeDirectory: String
@@ -254,6 +257,7 @@ public final class ReceiverInput {
             do throws(PrivateGPSDError) {
                 var gpsdConfiguration = try PrivateGPSD.Configuration.inRuntimeDirectory(options.runtimeDirectory)
                 gpsdConfiguration.user = options.dropTo
+                gpsdConfiguration.readOnly = options.privateGPSDReadOnly
                 let gpsd = PrivateGPSD(gpsdConfiguration, log: log)
                 try gpsd.start()
                 privateGPSD = gpsd

@@ -198,6 +198,7 @@ struct RunCommand: Equatable {
         options.gpsd = configuration.gpsd
         options.gpsdControlSocket = configuration.gpsdControlSocket
         options.discovery = configuration.discovery
+        options.privateGPSDReadOnly = configuration.gpsdReadOnly
         options.replay = configuration.replay
         options.demoCapture = DemoCapture.text.description
 

@@ -15,6 +15,7 @@ struct ConfigurationReloadTests {
         "fallback-port-start": "19650", "registration": "open", "allow-app-id": "12345678-1234-1234-1234-123456789abc",
         "allowed-origins": "https://app.example", "state-dir": "/s", "tls-certificate": "/c.pem", "tls-key": "/k.pem",
         "runtime-dir": "/r", "device": "/dev/ttyS1", "gpsd": "gpsd.example:2947", "gpsd-control": "/g.sock",
+        "gpsd-read-only": "no",
         "discovery": "no", "replay": "/capture.log", "demo": "yes", "http-idle-timeout": "5",
         "tls-handshake-timeout": "5",
         "http-request-timeout": "5", "max-connections": "10", "max-registered-apps": "10", "ws-ping-interval": "5",
