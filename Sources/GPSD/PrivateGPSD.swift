@@ -71,11 +71,16 @@ public final class PrivateGPSD: Sendable {
         private init(executable: String, listener: HeldListener, runtimeDirectory: String, devices: [String]) {
             self.executable = executable
             port = listener.port
-            controlSocket = runtimeDirectory + "/gpsd.sock"
+            controlSocket = Self.controlSocket(inRuntimeDirectory: runtimeDirectory)
             logPath = runtimeDirectory + "/gpsd.log"
             recordPath = runtimeDirectory + "/gpsd.pid"
             self.devices = devices
             heldListener = listener
+        }
+
+        /// The control socket of a private gpsd under `runtimeDirectory` (known before it starts).
+        public static func controlSocket(inRuntimeDirectory runtimeDirectory: String) -> String {
+            runtimeDirectory + "/gpsd.sock"
         }
 
         /// A configuration under `runtimeDirectory` on a loopback port bound now and held from

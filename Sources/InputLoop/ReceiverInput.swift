@@ -105,8 +105,17 @@ public final class ReceiverInput {
     private var udev: UdevDiscovery?
     private var replayer: CaptureReplayer?
     /// The gpsd control socket receivers are handed through (the private gpsd's, a configured
-    /// one, or the system gpsd's), nil when there is none.
+    /// one, or the system gpsd's), nil when there is none. Known once `chooseGPSD()` has run.
     public private(set) var controlSocket: String?
+    /// Which gpsd `start()` reads, once `chooseGPSD()` has decided.
+    private var gpsdChoice: GPSDChoice?
+
+    private enum GPSDChoice {
+        /// A gpsd that is there already (configured, or the system's): the session's configuration.
+        case existing(GPSDSession.Configuration)
+        /// One the bridge starts (`start()` does).
+        case privateGPSD
+    }
     /// Runs gpsd control commands off the caller's thread (see the top of the file).
     private let gpsdControl: Worker
     private let controlResults: Inbox<GPSDControlResult>
@@ -244,8 +253,9 @@ public final class ReceiverInput {
             }
         }
 
+        try chooseGPSD()
         var configuration: GPSDSession.Configuration
-        if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
+        if case .existing(let gpsd) = gpsdChoice {
             configuration = gpsd
         } else {
             do throws(AtomicFile.Failure) {
@@ -296,6 +306,24 @@ public final class ReceiverInput {
             perform(inventory.addExplicitDevice(path: path))
         }
         startBluetooth()
+    }
+
+    /// Decides which gpsd to read, and so `controlSocket`, without starting anything: the one
+    /// configured or the system's when it can be trusted (`chooseSystemGPSD`), else a private
+    /// one, whose control socket is `RUNDIR/gpsd.sock`. The daemon calls it before it makes its
+    /// server, whose corrections writer is given `controlSocket` then (the server is made before
+    /// `start()` because it is what finds another daemon on the same runtime directory, whose
+    /// private gpsd `start()` would end); `start()` calls it when that has not been done.
+    /// Throws what `start()` throws for a configured gpsd that is not trusted.
+    public func chooseGPSD() throws(ReceiverInputError) {
+        guard !isInjected, gpsdChoice == nil else { return }
+        if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
+            gpsdChoice = .existing(gpsd)
+            controlSocket = gpsd.controlSocket
+        } else {
+            gpsdChoice = .privateGPSD
+            controlSocket = PrivateGPSD.Configuration.controlSocket(inRuntimeDirectory: options.runtimeDirectory)
+        }
     }
 
     /// Binds the configured Bluetooth receivers now (each bound tty is handed to gpsd like a

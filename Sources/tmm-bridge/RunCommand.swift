@@ -212,6 +212,12 @@ struct RunCommand: Equatable {
         } catch {
             throw .inputSetup(error)
         }
+        // Which gpsd, and so which control socket: the server's corrections writer is given it.
+        do {
+            try input.chooseGPSD()
+        } catch {
+            throw .input(error)
+        }
         let server: BridgeServer
         do {
             server = try BridgeServer(configuration: configuration, environment: environment, input: input, log: logger)
