@@ -290,13 +290,17 @@ extension BridgeConfiguration {
             case .failure(let error): throw ConfigurationError(message: "ntrip: \(error)")
             }
         },
-        option("ntrip-gga-interval", "SECONDS", "how often the receiver's GGA goes to the caster (default 10; 0: never)") {
+        option(
+            "ntrip-gga-interval", "SECONDS", "how often the receiver's GGA goes to the caster (default 10; 0: never)"
+        ) {
             c, v throws(ConfigurationError) in
             c.corrections.ggaIntervalSeconds = try count(
                 v, "ntrip-gga-interval", CorrectionsConfiguration.ggaIntervalRange)
         },
-        option("ntrip-receiver", "PATH", "the receiver corrections go to when several are present (default: the served one)")
-        {
+        option(
+            "ntrip-receiver", "PATH",
+            "the receiver corrections go to when several are present (default: the served one)"
+        ) {
             c, v throws(ConfigurationError) in c.corrections.receiver = try path(v, "ntrip-receiver")
         },
         option("ntrip-ca", "FILE", "certificate authorities (PEM) trusted for ntrips:// besides the system's") {

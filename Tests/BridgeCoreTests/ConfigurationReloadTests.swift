@@ -23,6 +23,8 @@ struct ConfigurationReloadTests {
         "ws-slow-client-grace": "5", "send-buffer": "1K", "receiver-connect-timeout": "5", "max-location-rate": "10",
         "user": "someone", "group": "somegroup", "log-level": "debug",
         "prefer": "/dev/ttyACM1", "bluetooth": "00:11:22:33:44:55",
+        "ntrip": "ntrip://user:secret@caster.example/MOUNT", "ntrip-gga-interval": "5",
+        "ntrip-receiver": "/dev/ttyACM1", "ntrip-ca": "/ca.pem",
     ]
 
     @Test func everyOptionHasASample() {
