@@ -49,6 +49,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var gpsd: GPSDAddress?
     /// gpsd's control socket, for handing it devices (nil: found automatically where possible).
     public var gpsdControlSocket: String?
+    /// Whether the bridge's private gpsd runs read-only (`-b`: it never writes to a receiver).
+    /// `false` lets it write the RTCM corrections to the USB and serial receivers it locks, at the
+    /// price of its probing each receiver as a system gpsd does. A system gpsd is not affected.
+    public var gpsdReadOnly = true
     /// Watch udev for receivers being plugged in and unplugged.
     public var discovery = true
     /// Play a capture into a pseudo-terminal as if it were a receiver (the demo, and tests).
@@ -269,6 +273,11 @@ extension BridgeConfiguration {
         option("gpsd-control", "PATH", "gpsd's control socket, to hand it receivers") {
             c, v throws(ConfigurationError) in c.gpsdControlSocket = try path(v, "gpsd-control")
         },
+        option(
+            "gpsd-read-only", "yes|no",
+            "run the private gpsd read-only, -b (default yes); no lets it write corrections to the receivers it "
+                + "locks, and probe them"
+        ) { c, v throws(ConfigurationError) in c.gpsdReadOnly = try bool(v, "gpsd-read-only") },
         option(
             "ntrip", "URL",
             "an NTRIP caster whose RTCM corrections go to the served receiver: "

@@ -47,6 +47,7 @@ extension BridgeConfiguration {
         note("device", Set(devices) != Set(new.devices))
         note("gpsd", gpsd != new.gpsd)
         note("gpsd-control", gpsdControlSocket != new.gpsdControlSocket)
+        note("gpsd-read-only", gpsdReadOnly != new.gpsdReadOnly)
         note("discovery", discovery != new.discovery)
         note("ntrip", corrections.source != new.corrections.source)
         note("ntrip-gga-interval", corrections.ggaIntervalSeconds != new.corrections.ggaIntervalSeconds)

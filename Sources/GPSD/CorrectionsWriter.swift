@@ -14,13 +14,14 @@ import Synchronization
 ///   have gone: gpsd waits on nothing else while it is open.
 /// - `tty`: the device itself, opened `O_WRONLY|O_NOCTTY|O_NONBLOCK` (gpsd keeps its termios),
 ///   when there is no control socket, or gpsd answers `ERROR` (it runs read-only, `-b`, as the
-///   bridge's private gpsd does; or it does not have the device open), or cannot be reached. The
-///   descriptor is closed whenever the queue runs empty: gpsd 3.22 refuses to open a serial
-///   receiver another process holds (serial.c, `fusercount`), so holding it between bursts could
-///   cost the input after a gpsd restart or a re-plug. gpsd 3.22 also locks USB and RS-232
-///   receivers (TIOCEXCL; not ptys, not Bluetooth rfcomm): beside it only root may open them, so
-///   a bridge running as another user with a read-only gpsd has no route to such a receiver
-///   (EBUSY, counted and logged with that hint).
+///   bridge's private gpsd does unless `gpsd-read-only = no`; or it does not have the device
+///   open), or cannot be reached. The descriptor is closed whenever the queue runs empty: gpsd
+///   3.22 refuses to open a serial receiver another process holds (serial.c, `fusercount`), so
+///   holding it between bursts could cost the input after a gpsd restart or a re-plug. gpsd 3.22
+///   also locks USB and RS-232 receivers (TIOCEXCL; not ptys, not Bluetooth rfcomm): beside it
+///   only root may open them, so a bridge running as another user with a read-only gpsd has no
+///   route to such a receiver (EBUSY, counted, logged and in `lastError` with the fix: a gpsd
+///   that may write).
 ///
 /// The route is chosen once per device (logged) and chosen again after a failure; a change of
 /// device closes whatever the old one had open.
@@ -289,6 +290,7 @@ private final class DeviceWriter {
         if route == .gpsd {
             switch writeThroughGPSD(frame.bytes, to: frame.device) {
             case .written:
+                logRoute(.gpsd)
                 return succeeded()
             case .failed(let kind, let reason):
                 return failed(kind, reason)
@@ -311,9 +313,17 @@ private final class DeviceWriter {
         owner.route(nil, for: path)
     }
 
+    /// Sets the route; the tty route is logged now, the gpsd route once gpsd has taken a frame (a
+    /// read-only gpsd refuses the first one, and the tty is logged instead).
     private func choose(_ chosen: CorrectionsWriter.Route, because reason: String) {
         route = chosen
-        if chosen == .tty { gpsd = nil }  // gpsd would wait on the connection while the tty is written
+        guard chosen == .tty else { return }
+        gpsd = nil  // gpsd would wait on the connection while the tty is written
+        logRoute(.tty, because: reason)
+    }
+
+    /// Logs the route for the device, unless it is the one last logged.
+    private func logRoute(_ chosen: CorrectionsWriter.Route, because reason: String = "") {
         guard chosen != loggedRoute, let device else { return }
         loggedRoute = chosen
         switch chosen {
@@ -400,10 +410,11 @@ private final class DeviceWriter {
                 // No termios change: gpsd set the line up and keeps it.
                 open = OpenTTY(try FileDescriptor.openTerminalForWriting(device))
             } catch {
+                // gpsd's lock (TIOCEXCL) lets only root open the tty beside it: gpsd must write.
                 let hint =
                     error == .deviceBusy
-                    ? " (gpsd holds serial receivers exclusively; only root may open them beside it: "
-                        + "let gpsd write the corrections by running it without -b, with a control socket)"
+                    ? " (gpsd holds the device exclusively and is read-only: set gpsd-read-only = no "
+                        + "(private gpsd) or use a system gpsd without -b)"
                     : ""
                 return failed("open \(error.rawValue)", "cannot open \(device): \(error)\(hint)")
             }

@@ -18,10 +18,16 @@ import Posix
 ///   open, the hex is malformed or the write fails; a short write is answered `OK`.
 public struct GPSDControlSocket: Sendable {
     public let path: String
-    /// gpsd answers at once; a device open can take ~0.2 s (it flushes the tty). A gpsd that may
-    /// write (no `-b`) first probes a new device for every driver it knows, and answers a `+` for
-    /// one that stays silent only after ~3 s: callers that add devices to such a gpsd wait longer.
+    /// gpsd answers `-` and `&` at once.
     public static let replyTimeoutMilliseconds: Int32 = 3000
+    /// How long `add` waits. gpsd 3.22 answers a `+` once it has opened the device and probed it:
+    /// 1.0 s for a pty that says nothing when it runs read-only (`-b`), 3.0 s when it may write
+    /// (it tries every driver's probe on it); a receiver that talks is named sooner. Whether a
+    /// system gpsd runs with `-b` is not known here, and the private one may not
+    /// (`gpsd-read-only = no`), so every add allows for the slow case with room for a loaded
+    /// machine. It runs off the io thread (the gpsd-control worker, or the session's own thread
+    /// when it re-adds a device), and gpsd itself serves nothing else meanwhile.
+    public static let addReplyTimeoutMilliseconds: Int32 = 10_000
     /// The longest command gpsd 3.22 reads whole, newline included: its buffer is BUFSIZ (8192 in
     /// glibc) and one byte is kept for the terminating NUL. A longer one is cut, and its tail is
     /// read as a second command.
@@ -66,7 +72,7 @@ public struct GPSDControlSocket: Sendable {
     }
 
     /// Asks gpsd to open and watch `devicePath`, waiting `milliseconds` at most for its answer.
-    public func add(_ devicePath: String, milliseconds: Int32 = replyTimeoutMilliseconds) throws(Failure) {
+    public func add(_ devicePath: String, milliseconds: Int32 = addReplyTimeoutMilliseconds) throws(Failure) {
         try Self.check(devicePath)
         try connect().command("+" + devicePath, milliseconds: milliseconds)
     }

@@ -120,6 +120,10 @@ public final class GPSDSession: Sendable {
         control.withLock { $0.wanted[path] = monotonicNanoseconds() }
         guard let socket = configuration.controlSocket else { return }
         try GPSDControlSocket(path: socket).add(path)
+        // The grace runs from gpsd's answer: a gpsd that may write takes ~3 s to give it.
+        control.withLock { state in
+            if state.wanted[path] != nil { state.wanted[path] = monotonicNanoseconds() }
+        }
     }
 
     /// Asks gpsd to close `path` and forgets it.

@@ -8,7 +8,12 @@ import Synchronization
 ///
 /// - `-N`: stay in the foreground, so it is our child and we see it die.
 /// - `-n`: poll devices without waiting for a client.
-/// - `-b`: read-only; never write probe strings to a receiver.
+/// - `-b`: read-only; never write probe strings to a receiver. Left out when
+///   `Configuration.readOnly` is false (`gpsd-read-only = no`): gpsd 3.22 locks USB and RS-232
+///   receivers (TIOCEXCL), so only gpsd itself can write RTCM corrections to them for a bridge
+///   that is not root (`&` on its control socket, CorrectionsWriter), and a read-only gpsd refuses.
+///   Such a gpsd probes every device it opens with its drivers' strings, and answers a `+` for
+///   one that says nothing only after ~3 s (GPSDControlSocket.addReplyTimeoutMilliseconds).
 ///
 /// **Its sockets are ours.** The bridge binds the TCP listener (127.0.0.1:PORT) and the control
 /// socket itself and hands them to gpsd by systemd socket activation (LISTEN_FDS, LISTEN_PID;
@@ -38,6 +43,9 @@ public final class PrivateGPSD: Sendable {
         public var recordPath: String?
         /// Devices to open at start (opened with gpsd's credentials, like later ones).
         public var devices: [String]
+        /// Run gpsd with `-b` (never write to a device). False lets it write: its probes, and the
+        /// corrections CorrectionsWriter hands it.
+        public var readOnly = true
         /// Whom gpsd runs as when the bridge is root (nil: the `gpsd` user). A bridge that drops
         /// root after start-up gives gpsd its own target user, so that after the drop it can still
         /// signal gpsd (stop, restart) and restart it with the same credentials.
@@ -63,11 +71,16 @@ public final class PrivateGPSD: Sendable {
         private init(executable: String, listener: HeldListener, runtimeDirectory: String, devices: [String]) {
             self.executable = executable
             port = listener.port
-            controlSocket = runtimeDirectory + "/gpsd.sock"
+            controlSocket = Self.controlSocket(inRuntimeDirectory: runtimeDirectory)
             logPath = runtimeDirectory + "/gpsd.log"
             recordPath = runtimeDirectory + "/gpsd.pid"
             self.devices = devices
             heldListener = listener
+        }
+
+        /// The control socket of a private gpsd under `runtimeDirectory` (known before it starts).
+        public static func controlSocket(inRuntimeDirectory runtimeDirectory: String) -> String {
+            runtimeDirectory + "/gpsd.sock"
         }
 
         /// A configuration under `runtimeDirectory` on a loopback port bound now and held from
@@ -222,7 +235,9 @@ public final class PrivateGPSD: Sendable {
         // fd 3: the control socket, fd 4: the TCP listener (gpsd's order for systemd's sockets).
         guard let sockets = state.withLock({ $0.sockets }) else { throw .spawnFailed(.badFileDescriptor) }
         let passed = [sockets.control.descriptor, sockets.listener.descriptor]
-        let arguments = ["-N", "-n", "-b", "-S", String(configuration.port)] + configuration.devices
+        let arguments =
+            ["-N", "-n"] + (configuration.readOnly ? ["-b"] : []) + ["-S", String(configuration.port)]
+            + configuration.devices
         let child: ChildProcess
         do {
             child = try ChildProcess(
@@ -241,6 +256,7 @@ public final class PrivateGPSD: Sendable {
         record(child)
         log(
             "private gpsd started: pid \(child.pid), port \(configuration.port), control \(configuration.controlSocket)"
+                + (configuration.readOnly ? "" : ", writable (no -b: it probes receivers, and writes corrections)")
         )
     }
 

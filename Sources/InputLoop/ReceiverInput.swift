@@ -16,9 +16,9 @@ import TMMProtocol
 // talk to it only through the inboxes (the gpsd thread decodes NMEA with `GPSDEpochConsumer` and
 // posts epochs and gpsd's events; the state they amount to is kept here alone, in `tracker`), and
 // gpsd control commands (`+/dev/x`, `-/dev/x`), which run on the `gpsd-control` worker: each one
-// connects to gpsd's control socket and waits for its answer (gpsd takes ~0.2 s to open a tty, and
-// up to the 3 s timeout when it hangs), so the caller's loop only queues them and hears how they
-// went through `controlResults`.
+// connects to gpsd's control socket and waits for its answer (gpsd takes 1 s to open and probe a
+// tty, 3 s when it may write, and up to the 10 s timeout when it hangs: GPSDControlSocket), so the
+// caller's loop only queues them and hears how they went through `controlResults`.
 
 /// What a gpsd control command run on the worker reports back.
 enum GPSDControlResult: Sendable {
@@ -56,6 +56,9 @@ public final class ReceiverInput {
         public var gpsd: GPSDAddress?
         public var gpsdControlSocket: String?
         public var discovery = true
+        /// Start a private gpsd read-only (`-b`, the default); false (`gpsd-read-only = no`) lets
+        /// it write the RTCM corrections to the receivers it locks (PrivateGPSD says the price).
+        public var privateGPSDReadOnly = true
         public var replay: ReplaySource?
         /// Where a private gpsd keeps its socket and log.
         public var runtimeDirectory: String
@@ -102,8 +105,17 @@ public final class ReceiverInput {
     private var udev: UdevDiscovery?
     private var replayer: CaptureReplayer?
     /// The gpsd control socket receivers are handed through (the private gpsd's, a configured
-    /// one, or the system gpsd's), nil when there is none.
+    /// one, or the system gpsd's), nil when there is none. Known once `chooseGPSD()` has run.
     public private(set) var controlSocket: String?
+    /// Which gpsd `start()` reads, once `chooseGPSD()` has decided.
+    private var gpsdChoice: GPSDChoice?
+
+    private enum GPSDChoice {
+        /// A gpsd that is there already (configured, or the system's): the session's configuration.
+        case existing(GPSDSession.Configuration)
+        /// One the bridge starts (`start()` does).
+        case privateGPSD
+    }
     /// Runs gpsd control commands off the caller's thread (see the top of the file).
     private let gpsdControl: Worker
     private let controlResults: Inbox<GPSDControlResult>
@@ -241,8 +253,9 @@ public final class ReceiverInput {
             }
         }
 
+        try chooseGPSD()
         var configuration: GPSDSession.Configuration
-        if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
+        if case .existing(let gpsd) = gpsdChoice {
             configuration = gpsd
         } else {
             do throws(AtomicFile.Failure) {
@@ -254,6 +267,7 @@ public final class ReceiverInput {
             do throws(PrivateGPSDError) {
                 var gpsdConfiguration = try PrivateGPSD.Configuration.inRuntimeDirectory(options.runtimeDirectory)
                 gpsdConfiguration.user = options.dropTo
+                gpsdConfiguration.readOnly = options.privateGPSDReadOnly
                 let gpsd = PrivateGPSD(gpsdConfiguration, log: log)
                 try gpsd.start()
                 privateGPSD = gpsd
@@ -292,6 +306,24 @@ public final class ReceiverInput {
             perform(inventory.addExplicitDevice(path: path))
         }
         startBluetooth()
+    }
+
+    /// Decides which gpsd to read, and so `controlSocket`, without starting anything: the one
+    /// configured or the system's when it can be trusted (`chooseSystemGPSD`), else a private
+    /// one, whose control socket is `RUNDIR/gpsd.sock`. The daemon calls it before it makes its
+    /// server, whose corrections writer is given `controlSocket` then (the server is made before
+    /// `start()` because it is what finds another daemon on the same runtime directory, whose
+    /// private gpsd `start()` would end); `start()` calls it when that has not been done.
+    /// Throws what `start()` throws for a configured gpsd that is not trusted.
+    public func chooseGPSD() throws(ReceiverInputError) {
+        guard !isInjected, gpsdChoice == nil else { return }
+        if let gpsd = try chooseSystemGPSD(replaying: options.replay != nil) {
+            gpsdChoice = .existing(gpsd)
+            controlSocket = gpsd.controlSocket
+        } else {
+            gpsdChoice = .privateGPSD
+            controlSocket = PrivateGPSD.Configuration.controlSocket(inRuntimeDirectory: options.runtimeDirectory)
+        }
     }
 
     /// Binds the configured Bluetooth receivers now (each bound tty is handed to gpsd like a

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A thread that runs blocking jobs one after another, in the order they were submitted, so
 /// that the io thread never waits on them: a gpsd control command (connect, write, read with a
-/// 3 s timeout; gpsd takes ~0.2 s to open a tty), a registry write with its fsync. A job reports
+/// timeout; gpsd takes 1-3 s to open and probe a tty), a registry write with its fsync. A job reports
 /// back by posting to an `Inbox` the io loop watches.
 ///
 /// The queue is bounded (`capacity`): `submit` refuses a job rather than dropping a queued one,

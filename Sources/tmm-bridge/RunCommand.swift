@@ -198,6 +198,7 @@ struct RunCommand: Equatable {
         options.gpsd = configuration.gpsd
         options.gpsdControlSocket = configuration.gpsdControlSocket
         options.discovery = configuration.discovery
+        options.privateGPSDReadOnly = configuration.gpsdReadOnly
         options.replay = configuration.replay
         options.demoCapture = DemoCapture.text.description
 
@@ -210,6 +211,12 @@ struct RunCommand: Equatable {
             input = try ReceiverInput(options: options, log: logger)
         } catch {
             throw .inputSetup(error)
+        }
+        // Which gpsd, and so which control socket: the server's corrections writer is given it.
+        do {
+            try input.chooseGPSD()
+        } catch {
+            throw .input(error)
         }
         let server: BridgeServer
         do {

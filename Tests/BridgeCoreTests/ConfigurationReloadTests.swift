@@ -15,6 +15,7 @@ struct ConfigurationReloadTests {
         "fallback-port-start": "19650", "registration": "open", "allow-app-id": "12345678-1234-1234-1234-123456789abc",
         "allowed-origins": "https://app.example", "state-dir": "/s", "tls-certificate": "/c.pem", "tls-key": "/k.pem",
         "runtime-dir": "/r", "device": "/dev/ttyS1", "gpsd": "gpsd.example:2947", "gpsd-control": "/g.sock",
+        "gpsd-read-only": "no",
         "discovery": "no", "replay": "/capture.log", "demo": "yes", "http-idle-timeout": "5",
         "tls-handshake-timeout": "5",
         "http-request-timeout": "5", "max-connections": "10", "max-registered-apps": "10", "ws-ping-interval": "5",
@@ -24,6 +25,8 @@ struct ConfigurationReloadTests {
         "ntrip": "ntrip://u:p@caster.example:2101/M", "ntrip-gga-interval": "5", "ntrip-receiver": "/dev/ttyS2",
         "ntrip-ca": "/etc/ca.pem",
         "prefer": "/dev/ttyACM1", "bluetooth": "00:11:22:33:44:55",
+        "ntrip": "ntrip://user:secret@caster.example/MOUNT", "ntrip-gga-interval": "5",
+        "ntrip-receiver": "/dev/ttyACM1", "ntrip-ca": "/ca.pem",
     ]
 
     @Test func everyOptionHasASample() {

@@ -28,7 +28,8 @@ struct ConfigurationTests {
         ("fallback-port-start", "30000"), ("registration", "open"), ("registration", "allowlist"),
         ("allow-app-id", "12345678-1234-1234-1234-123456789ABC"), ("state-dir", "/var/lib/x"),
         ("runtime-dir", "/run/x"), ("device", "/dev/ttyUSB0"), ("gpsd", "127.0.0.1:2947"), ("gpsd", "[::1]:2947"),
-        ("gpsd-control", "/run/gpsd.sock"), ("discovery", "no"), ("discovery", "yes"), ("replay", "x.log"),
+        ("gpsd-control", "/run/gpsd.sock"), ("gpsd-read-only", "no"), ("gpsd-read-only", "yes"), ("discovery", "no"),
+        ("discovery", "yes"), ("replay", "x.log"),
         ("demo", "yes"), ("http-idle-timeout", "0.5"), ("http-request-timeout", "10"), ("max-connections", "1"),
         ("ws-ping-interval", "20"), ("ws-pong-timeout", "0.000000001"), ("ws-max-message", "64K"),
         ("ws-queue-soft-limit", "1"), ("ws-queue-hard-limit", "1M"), ("ws-slow-client-grace", "86400"),
@@ -66,6 +67,7 @@ struct ConfigurationTests {
         ("gpsd", ":2947", "HOST:PORT"),
         ("gpsd", "h:0", "HOST:PORT"),
         ("discovery", "maybe", "yes or no"),
+        ("gpsd-read-only", "sometimes", "gpsd-read-only must be yes or no"),
         ("http-idle-timeout", "0", "seconds above 0"),
         ("http-idle-timeout", "-1", "seconds"),
         ("http-idle-timeout", "1e3", "seconds"),
@@ -116,6 +118,20 @@ struct ConfigurationTests {
         } catch {
             #expect(error.message.contains(expected), "\(error.message)")
         }
+    }
+
+    /// The private gpsd is read-only (`-b`) unless `gpsd-read-only = no`; the command line's
+    /// `--gpsd-read-only no` goes through the same table.
+    @Test func gpsdReadOnlyDefaultsToYes() throws {
+        #expect(BridgeConfiguration().gpsdReadOnly)
+        var c = BridgeConfiguration()
+        try c.apply("gpsd-read-only", "no")
+        #expect(!c.gpsdReadOnly)
+        try c.apply("gpsd-read-only", "yes")
+        #expect(c.gpsdReadOnly)
+        let option = try #require(BridgeConfiguration.option(named: "gpsd-read-only"))
+        #expect(option.valueName == "yes|no" && !option.repeatable)
+        #expect(!BridgeConfiguration.reloadableOptions.contains("gpsd-read-only"), "gpsd is started once")
     }
 
     @Test func tlsCertificateAndKeyGoTogether() throws {

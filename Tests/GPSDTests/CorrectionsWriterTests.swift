@@ -1,7 +1,8 @@
 // The corrections writer against real ptys and real gpsd 3.22: frames submitted on the test's
 // thread (as the io thread submits them) must reach the pty's controller side, where a receiver
 // would read them, byte for byte and in order; through the tty itself, through gpsd's `&`
-// command, and through the tty again when gpsd runs read-only. A receiver that stops reading, a
+// command (a gpsd of the test's own, and the bridge's private gpsd started writable), and
+// through the tty again when gpsd runs read-only. A receiver that stops reading, a
 // device that vanishes and stop() are each played for real. Serialized: the thread test counts
 // this process's "corrections" threads.
 import Foundation
@@ -96,6 +97,14 @@ func wholeFramesIn(_ bytes: [UInt8], from frames: [[UInt8]]) -> Int? {
     return offset == bytes.count ? matched : nil
 }
 
+/// The arguments `pid` was started with (/proc/PID/cmdline).
+func commandLine(of pid: pid_t) throws -> [String] {
+    let raw = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+    return raw.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+        String(decoding: $0, as: UTF8.self)
+    }
+}
+
 /// A gpsd 3.22 that may write to its devices (no `-b`), with a control socket of its own.
 final class WritableGPSD {
     let runtime = RuntimeDirectory()
@@ -122,9 +131,10 @@ final class WritableGPSD {
     }
 
     /// Hands gpsd `path`. Its answer comes after it has probed the device for every driver it
-    /// knows (~3 s for a pty that says nothing), its wake-up strings written to the device.
+    /// knows (~3 s for a pty that says nothing), its wake-up strings written to the device:
+    /// within the add's own timeout.
     func add(_ path: String) throws {
-        try GPSDControlSocket(path: controlSocket).add(path, milliseconds: 15_000)
+        try GPSDControlSocket(path: controlSocket).add(path)
     }
 
     deinit { child.stop() }
@@ -212,6 +222,8 @@ struct CorrectionsWriterTests {
         let gpsd = PrivateGPSD(configuration, log: messages.logger)
         try gpsd.start()
         defer { gpsd.stop() }
+        #expect(configuration.readOnly, "the default")
+        #expect(try commandLine(of: try #require(gpsd.pid)).contains("-b"))
         let pty = try Pseudoterminal()
         try GPSDControlSocket(path: configuration.controlSocket).add(pty.devicePath)
         let writer = try CorrectionsWriter(gpsdControlSocket: configuration.controlSocket, log: messages.logger)
@@ -227,6 +239,46 @@ struct CorrectionsWriterTests {
         #expect(
             messages.all.contains { $0.contains("written to the device directly (gpsd answered ERROR to a write") },
             "\(messages.all)")
+        #expect(
+            !messages.all.contains { $0.contains("written through gpsd") },
+            "the gpsd route is logged once gpsd has taken a frame: \(messages.all)")
+    }
+
+    /// (c') The bridge's own gpsd started writable (`gpsd-read-only = no`, `readOnly` false): no
+    /// `-b`, so it probes the pty it is handed (the add's timeout allows for that) and takes the
+    /// frames through `&`, byte-exact: the route to a USB or serial receiver it locks.
+    @Test(.enabled(if: gpsdInstalled)) func aWritablePrivateGPSDTakesTheFramesThroughItsControlSocket() throws {
+        let runtime = RuntimeDirectory()
+        var configuration = try PrivateGPSD.Configuration.inRuntimeDirectory(runtime.path)
+        configuration.readOnly = false
+        let messages = Messages()
+        let gpsd = PrivateGPSD(configuration, log: messages.logger)
+        try gpsd.start()
+        defer { gpsd.stop() }
+        let arguments = try commandLine(of: try #require(gpsd.pid))
+        #expect(!arguments.contains("-b") && arguments.contains("-N"), "\(arguments)")
+        #expect(messages.all.contains { $0.contains("writable (no -b") }, "\(messages.all)")
+        let pty = try Pseudoterminal()
+        // The default timeout: gpsd answers after ~3 s of probing the silent pty.
+        try GPSDControlSocket(path: configuration.controlSocket).add(pty.devicePath)
+        let probes = try readAvailable(pty.controller)
+        #expect(!probes.isEmpty, "a gpsd that may write probes the device it opens")
+        let writer = try CorrectionsWriter(gpsdControlSocket: configuration.controlSocket, log: messages.logger)
+        defer { writer.stop() }
+        let frames = sampleFrames(40)
+        let expected = frames.flatMap { $0 }
+        for frame in frames { #expect(writer.submit(frame, to: pty.devicePath)) }
+        let got = try readUntil(pty.controller, milliseconds: 10_000) { $0.count >= expected.count }
+        #expect(got == expected, "\(got.count) of \(expected.count) bytes, \(messages.all)")
+        #expect(waitFor { writer.statistics.framesWritten == frames.count })
+        let statistics = writer.statistics
+        #expect(statistics.route == .gpsd && statistics.writeFailures == 0, "\(statistics)")
+        #expect(statistics.bytesWritten == expected.count && statistics.lastError == nil, "\(statistics)")
+        let socket = configuration.controlSocket
+        #expect(
+            messages.all.contains("corrections for \(pty.devicePath): written through gpsd's control socket \(socket)"),
+            "\(messages.all)")
+        #expect(gpsd.restarts == 0)
     }
 
     /// (d) A receiver that reads nothing: the tty fills, then the queue; further frames are
