@@ -22,8 +22,6 @@ struct ConfigurationReloadTests {
         "ws-pong-timeout": "5", "ws-max-message": "1K", "ws-queue-soft-limit": "1K", "ws-queue-hard-limit": "1M",
         "ws-slow-client-grace": "5", "send-buffer": "1K", "receiver-connect-timeout": "5", "max-location-rate": "10",
         "user": "someone", "group": "somegroup", "log-level": "debug",
-        "ntrip": "ntrip://u:p@caster.example:2101/M", "ntrip-gga-interval": "5", "ntrip-receiver": "/dev/ttyS2",
-        "ntrip-ca": "/etc/ca.pem",
         "prefer": "/dev/ttyACM1", "bluetooth": "00:11:22:33:44:55",
         "ntrip": "ntrip://user:secret@caster.example/MOUNT", "ntrip-gga-interval": "5",
         "ntrip-receiver": "/dev/ttyACM1", "ntrip-ca": "/ca.pem",
