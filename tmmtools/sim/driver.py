@@ -14,6 +14,7 @@ which is what udev and gpsdctl do on a real box.
 from __future__ import annotations
 
 import errno
+import grp
 import json
 import os
 import pwd
@@ -35,9 +36,15 @@ class Pty:
         os.set_blocking(self.master, False)
         self.path = os.ttyname(self.slave)
         # gpsd opens devices added at run time as its own user, and devpts makes ptys root-only:
-        # hand it to the gpsd user as udev's rules hand a receiver to dialout (else anyone may read).
+        # hand it to the gpsd user and the dialout group, as udev's rules hand a receiver to
+        # dialout: a bridge that dropped to nobody:dialout, and the private gpsd it runs as that
+        # user, can open it too (else anyone may read).
         try:
-            os.chown(self.path, pwd.getpwnam("gpsd").pw_uid, -1)
+            try:
+                group = grp.getgrnam("dialout").gr_gid
+            except KeyError:
+                group = -1
+            os.chown(self.path, pwd.getpwnam("gpsd").pw_uid, group)
             os.chmod(self.path, 0o660)
         except (KeyError, PermissionError):
             os.chmod(self.path, 0o666)
