@@ -136,13 +136,19 @@ class CorrectionsChecks(unittest.TestCase):
         failed = self.failed(run_checks(observed(good_events()), records=[rev1, dict(good[1], checksum="invalid")]))
         self.assertEqual(len(failed), 2, failed)
 
-    def test_ubx_checks_skip_what_gpsd_cannot_report(self):
-        run = observed(good_events(), protocol="ubx", v2=[(a, dict(m, diffStatus=2, solutionType="DGPS", diffAge=None,
-                                                                   diffID="-1")) for a, m in v2_for(truths())])
+    def test_ubx_checks_the_bridges_own_age_and_station(self):
+        """gpsd reports none for UBX: V2's diffAge and diffID are the bridge's (the last frame it
+        wrote, the station of the last 1006), checked while streaming, not against the receiver's."""
+        def ubx(age, station):
+            return observed(good_events(), protocol="ubx", v2=[
+                (a, dict(m, diffStatus=2, solutionType="DGPS", diffAge=age, diffID=station))
+                for a, m in v2_for(truths())])
+        run = ubx(0.4, "2461")
         checks = run_checks(run)
         self.assertEqual(self.failed(checks), [])
         self.assertIn("V2: solutionType 'DGPS' reached", checks)
         self.assertTrue(any("no diffAge/diffID" in note for note in run.notes))
+        self.assertEqual(len(self.failed(run_checks(ubx(None, "-1")))), 1)
 
 
 class LenientBridgeNames(unittest.TestCase):
