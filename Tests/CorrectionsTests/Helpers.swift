@@ -1,4 +1,5 @@
 import Corrections
+import TestSupport
 import Testing
 
 /// The UTF-8 bytes of `text`.
@@ -18,28 +19,8 @@ func hex(_ text: String) -> [UInt8] {
     return out
 }
 
-/// CRC-24Q computed a bit at a time from the polynomial 0x1864CFB (RTCM 10403.x §4.2), the way the
-/// standard describes it, independently of the framer's byte table.
-func bitwiseCRC24Q(_ bytes: [UInt8]) -> UInt32 {
-    var crc: UInt32 = 0
-    for byte in bytes {
-        crc ^= UInt32(byte) << 16
-        for _ in 0..<8 {
-            crc <<= 1
-            if crc & 0x100_0000 != 0 { crc ^= 0x186_4CFB }
-        }
-    }
-    return crc & 0xFF_FFFF
-}
-
-/// A frame around `payload` (at most 1023 bytes) with the CRC from `bitwiseCRC24Q`.
-func makeFrame(_ payload: [UInt8]) -> [UInt8] {
-    precondition(payload.count <= 1023)
-    var frame: [UInt8] = [0xD3, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
-    let crc = bitwiseCRC24Q(frame)
-    frame += [UInt8(crc >> 16), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
-    return frame
-}
+/// A frame around `payload` (at most 1023 bytes) with TestSupport's bit-at-a-time CRC.
+func makeFrame(_ payload: [UInt8]) -> [UInt8] { makeRTCMFrame(payload) }
 
 /// A payload whose first 12 bits are `messageNumber`, then `stationID` (12 bits), then `filler`
 /// bytes up to `length`.

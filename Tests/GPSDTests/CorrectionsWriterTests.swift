@@ -13,30 +13,14 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// An RTCM 3 frame: preamble 0xD3, six zero bits and a 10-bit length, the message, CRC-24Q. The
-/// message is 12 bits of message number then bytes that run through every value, so that no byte
-/// (LF, CR, XON, XOFF, 0xFF) is taken for anything but data on its way.
+/// An RTCM 3 frame (TestSupport's `makeRTCMFrame`) whose message is 12 bits of message number then
+/// bytes that run through every value, so that no byte (LF, CR, XON, XOFF, 0xFF) is taken for
+/// anything but data on its way.
 func rtcmFrame(_ index: Int, length: Int) -> [UInt8] {
     precondition(length >= 2 && length <= 1023)
     var message = [UInt8(1005 >> 4), UInt8((1005 & 0x0F) << 4)]
     for i in 2..<length { message.append(UInt8(truncatingIfNeeded: index &* 31 &+ i)) }
-    var frame: [UInt8] = [0xD3, UInt8(length >> 8), UInt8(length & 0xFF)] + message
-    let crc = crc24q(frame)
-    frame += [UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
-    return frame
-}
-
-/// RTCM 10403's CRC-24Q over `bytes`.
-func crc24q(_ bytes: [UInt8]) -> UInt32 {
-    var crc: UInt32 = 0
-    for byte in bytes {
-        crc ^= UInt32(byte) << 16
-        for _ in 0..<8 {
-            crc <<= 1
-            if crc & 0x100_0000 != 0 { crc ^= 0x186_4CFB }
-        }
-    }
-    return crc & 0xFF_FFFF
+    return makeRTCMFrame(message)
 }
 
 /// Frames of lengths from the shortest to the longest RTCM allows.
