@@ -85,7 +85,7 @@ public struct CorrectionsHealth: Equatable, Sendable {
     public var skippedBytes: Int
     /// When the last valid frame was delivered (monotonic ns).
     public var lastFrameAt: Int64?
-    /// The reference station id of the last 1005/1006.
+    /// The reference station id (DF003) of the last frame that carries one (1005/1006, observables, MSM).
     public var referenceStationID: Int?
     /// The message number of the last valid frame.
     public var lastMessageNumber: Int?

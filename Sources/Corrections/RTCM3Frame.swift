@@ -1,7 +1,7 @@
 // RTCM 3 transport frames (RTCM 10403.x §4): what an NTRIP caster streams and what the receiver
 // takes. The bridge never decodes a message; it checks each frame's CRC so that a receiver is never
 // handed a damaged one, and it reads the two numbers an operator wants to see (the message number,
-// and from 1005/1006 the reference station).
+// and the reference station from the messages that carry it: 1005/1006, observables, MSM).
 //
 //   byte 0      preamble 0xD3
 //   bytes 1-2   6 reserved bits (0) and the 10-bit payload length, 0...1023
@@ -52,11 +52,22 @@ public struct RTCM3Frame: Equatable, Sendable {
         return Int(bytes[3]) << 4 | Int(bytes[4]) >> 4
     }
 
-    /// The reference station id (DF003: the 12 bits after the message number) of a 1005 or 1006
-    /// (stationary reference station ARP), else nil.
+    /// The reference station id (DF003: the 12 bits after the message number) of a message that
+    /// carries it there: the station's ARP (1005, 1006), the RTK observables (1001-1004 GPS,
+    /// 1009-1012 GLONASS), every MSM (1071-1137) and GLONASS biases (1230); else nil. Receivers
+    /// report the station of the observations they use; taking it from the observations too
+    /// names it within the first second, where 1005/1006 come only every 5-10 s.
     public var referenceStationID: Int? {
-        guard messageNumber == 1005 || messageNumber == 1006, payloadLength >= 3 else { return nil }
+        guard Self.carriesStationFirst(messageNumber), payloadLength >= 3 else { return nil }
         return Int(bytes[4] & 0x0F) << 8 | Int(bytes[5])
+    }
+
+    /// Messages whose DF003 follows the message number (RTCM 10403.3, 3.5).
+    static func carriesStationFirst(_ message: Int) -> Bool {
+        switch message {
+        case 1001...1006, 1009...1012, 1071...1137, 1230: true
+        default: false
+        }
     }
 
     /// The 24-bit big-endian number at `index`.

@@ -246,7 +246,14 @@ struct RTCM3FramerTests {
         #expect(frame?.referenceStationID == station)
     }
 
-    @Test(arguments: [1004, 1007, 1074, 1077, 1230, 4095])
+    @Test(arguments: [1001, 1004, 1012, 1074, 1077, 1087, 1097, 1127, 1137, 1230])
+    func observationsCarryTheStationID(_ message: Int) {
+        let frame = RTCM3Frame(validating: makeFrame(payload(message: message, station: 7, length: 21)))
+        #expect(frame?.messageNumber == message)
+        #expect(frame?.referenceStationID == 7)
+    }
+
+    @Test(arguments: [1007, 1008, 1019, 1045, 1065, 1138, 4095])
     func otherMessagesHaveNoStationID(_ message: Int) {
         let frame = RTCM3Frame(validating: makeFrame(payload(message: message, station: 7, length: 21)))
         #expect(frame?.messageNumber == message)

@@ -475,7 +475,7 @@ final class CorrectionsClient: HubSubscriber {
     }
 
     /// LocationV2's `diffAge` and `diffID` when the receiver does not say: the age of the last
-    /// frame written to it and the station of the last 1005/1006, while its fix is differential
+    /// frame written to it and the station the frames name (DF003), while its fix is differential
     /// (the corrections are in use) and frames are flowing to it.
     func annotate(_ position: Position, now: Int64) -> Position {
         guard session != nil, position.quality.usesCorrections else { return position }
