@@ -115,6 +115,8 @@ int clinux_wtermsig(int status) { return WTERMSIG(status); }
 
 void clinux_set_thread_name(const char *name) { (void)pthread_setname_np(pthread_self(), name); }
 
+pid_t clinux_gettid(void) { return gettid(); }
+
 #include <malloc.h>
 
 int clinux_malloc_trim(void) { return malloc_trim(0); }

@@ -132,6 +132,10 @@ public final class CorrectionsWriter: Sendable {
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// The writer thread's kernel id once it runs, nil after `stop()` (for tests: its entry in
+    /// /proc/self/task shows whether it is still alive).
+    public var threadKernelID: Int32? { thread.withLock { $0?.kernelID } }
+
     /// Bytes queued or being written (for tests and the status view).
     public var queuedBytes: Int { state.withLock { $0.bytes } }
 

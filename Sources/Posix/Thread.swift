@@ -6,18 +6,25 @@ import Synchronization
 /// for their whole life, never a Task or a Dispatch queue.
 public final class OSThread: Sendable {
     private let handle: Mutex<pthread_t?> = Mutex(nil)
+    private let body: ThreadBody
     public let name: String
+
+    /// The kernel's id of the thread (its entry in /proc/self/task), once it runs; nil before.
+    /// Names are not unique (several writers may run at once), this is.
+    public var kernelID: pid_t? { body.kernelID.withLock { $0 } }
 
     /// Starts `body` on a new thread named `name` (at most 15 bytes are shown by the kernel).
     public init(name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) {
         self.name = name
-        let box = Unmanaged.passRetained(ThreadBody(name: name, body: body))
+        self.body = ThreadBody(name: name, body: body)
+        let box = Unmanaged.passRetained(self.body)
         var thread = pthread_t()
         let result = pthread_create(
             &thread, nil,
             { context in
                 let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
                 clinux_set_thread_name(String(body.name.prefix(15)))
+                body.kernelID.withLock { $0 = clinux_gettid() }
                 body.body()
                 return nil
             }, box.toOpaque())
@@ -42,6 +49,7 @@ public final class OSThread: Sendable {
 private final class ThreadBody: Sendable {
     let name: String
     let body: @Sendable () -> Void
+    let kernelID = Mutex<pid_t?>(nil)
     init(name: String, body: @escaping @Sendable () -> Void) {
         self.name = name
         self.body = body

@@ -3,8 +3,7 @@
 // would read them, byte for byte and in order; through the tty itself, through gpsd's `&`
 // command (a gpsd of the test's own, and the bridge's private gpsd started writable), and
 // through the tty again when gpsd runs read-only. A receiver that stops reading, a
-// device that vanishes and stop() are each played for real. Serialized: the thread test counts
-// this process's "corrections" threads.
+// device that vanishes and stop() are each played for real.
 import Foundation
 import GPSD
 import Glibc
@@ -339,22 +338,26 @@ struct CorrectionsWriterTests {
     /// (f) stop() ends a writer waiting on a receiver that reads nothing, joins its thread,
     /// refuses later frames, and may be called again.
     @Test func stopEndsAWaitingWriterAndIsIdempotent() throws {
-        let before = try correctionsThreads()
         let pty = try Pseudoterminal()
         let writer = try CorrectionsWriter(gpsdControlSocket: nil, log: Messages().logger)
-        // The thread names itself once it runs.
-        #expect(waitFor { (try? correctionsThreads()) == before + 1 })
+        // The thread records its kernel id once it runs; other suites' writers run beside this
+        // one, so it is this thread that is watched, not a count of threads by name.
+        #expect(waitFor { writer.threadKernelID != nil })
+        let task = try #require(writer.threadKernelID)
+        #expect(threadIsAlive(task))
+        #expect(threadName(task) == "corrections")
         for frame in sampleFrames(120) { writer.submit(frame, to: pty.devicePath) }
         // Waiting on the full pty for a second, with part of a frame or a whole one.
         #expect(waitFor { writer.statistics.lastError != nil || writer.statistics.writeFailures > 0 })
         writer.stop()
-        #expect(try correctionsThreads() == before, "the thread is joined by stop()")
+        #expect(!threadIsAlive(task), "the thread is joined by stop()")
+        #expect(writer.threadKernelID == nil)
         let statistics = writer.statistics
         #expect(!writer.submit(rtcmFrame(0, length: 10), to: pty.devicePath))
         #expect(writer.statistics == statistics, "a refused frame after stop is not a queue-full drop")
         #expect(writer.queuedBytes == 0)
         writer.stop()
-        #expect(try correctionsThreads() == before)
+        #expect(!threadIsAlive(task))
     }
 
     /// gpsd reads a device name up to the first space or unprintable byte: such a path would name
@@ -366,10 +369,14 @@ struct CorrectionsWriterTests {
         #expect(throws: GPSDControlSocket.Failure.invalidPath("")) { try socket.remove("") }
     }
 
-    /// Threads of this process named "corrections".
-    private func correctionsThreads() throws -> Int {
-        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) == "corrections\n"
-        }
+    /// Whether thread `task` of this process still runs (a joined thread leaves /proc/self/task;
+    /// an id is reused only once the kernel's pid counter wraps, far beyond one test).
+    private func threadIsAlive(_ task: pid_t) -> Bool {
+        FileManager.default.fileExists(atPath: "/proc/self/task/\(task)")
+    }
+
+    private func threadName(_ task: pid_t) -> String? {
+        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .newlines)
     }
 }

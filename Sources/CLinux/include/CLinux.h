@@ -53,6 +53,8 @@ int clinux_wtermsig(int status);
 int clinux_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 /// Names the calling thread (pthread_setname_np is a GNU extension).
 void clinux_set_thread_name(const char *name);
+/// gettid(2) (a GNU extension in <unistd.h>): the calling thread's kernel id.
+pid_t clinux_gettid(void);
 /// malloc_trim(0) (glibc's <malloc.h>, which Swift's Glibc module does not include): gives the
 /// free pages of every malloc arena back to the kernel. Returns 1 if any memory was released.
 int clinux_malloc_trim(void);
