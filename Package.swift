@@ -49,6 +49,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "TLS", dependencies: ["ByteCoding", "COpenSSL", "Posix"], swiftSettings: common),
+        .systemLibrary(
+            name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
+        .target(name: "Fleet", dependencies: ["CMosquitto", "Posix", "Logging", "ByteCoding"], swiftSettings: common),
         .systemLibrary(name: "CUdev", path: "Sources/CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CRFCOMM"),
         .target(
@@ -74,7 +78,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
-                "Discovery", "TLS", "Logging", "Corrections", "GPSD",
+                "Discovery", "TLS", "Logging", "Corrections", "GPSD", "Fleet",
             ],
             swiftSettings: common),
         .executableTarget(
@@ -159,6 +163,9 @@ let package = Package(
         .testTarget(
             name: "CorrectionsTests",
             dependencies: ["Corrections", "ByteCoding", "NMEA0183", "GNSS", "HTTP1", "Logging", "TestSupport"],
+            swiftSettings: common),
+        .testTarget(
+            name: "FleetTests", dependencies: ["Fleet", "CMosquitto", "Posix", "Logging", "ByteCoding", "TestSupport"],
             swiftSettings: common),
         .testTarget(
             name: "TMMProtocolTests", dependencies: ["TMMProtocol", "Input", "ByteCoding", "GNSS", "TestSupport"],

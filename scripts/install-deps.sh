@@ -21,7 +21,9 @@ set -euo pipefail
 # verify runs `man` on the unit's Documentation= line (ServiceUnitAnalyzeTests). rtklib: str2str, the
 # real NTRIP Rev 1 caster and client of make hwtest's corrections scenarios and tmmtools' tests
 # (hwtests/README.md, "Corrections"), and convbin, which decodes the RTCM generator's observations.
-packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db rtklib)
+# libmosquitto-dev: fleet publishing's MQTT client; mosquitto, mosquitto-clients and python3-paho-mqtt:
+# the real broker and independent subscribers of its tests (docs/fleet.md).
+packages=(libgps-dev libudev-dev libssl-dev openssl groff-base gpsd python3-websockets python3-cryptography socat curl pkg-config make desktop-file-utils udev systemd python3-matplotlib gpsd-clients iproute2 man-db rtklib libmosquitto-dev mosquitto mosquitto-clients python3-paho-mqtt)
 bench_packages=(gpsd-clients)
 # tmmtools/browser (README there): chromium and chromedriver (same version, one source package),
 # Selenium to drive them, certutil to trust the bridge's CA in a throw-away NSS store, PIL to read
