@@ -75,6 +75,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var logLevel = LogLevel.info
     /// The NTRIP client (`ntrip`, `ntrip-gga-interval`, `ntrip-receiver`, `ntrip-ca`).
     public var corrections = CorrectionsConfiguration()
+    /// Fleet publishing to an MQTT broker (`mqtt`, `mqtt-topic`, `mqtt-rate`, `mqtt-spool`, ...).
+    public var fleet = FleetConfiguration()
 
     public init() {}
 
