@@ -78,7 +78,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
-                "Discovery", "TLS", "Logging", "Corrections", "GPSD", "Fleet",
+                "Discovery", "TLS", "Logging", "Corrections", "GPSD", "Fleet", "ByteCoding",
             ],
             swiftSettings: common),
         .executableTarget(

@@ -75,6 +75,7 @@ extension BridgeServer {
             fix: statusFix(now: now), gpsd: statusGPSD(), ports: statusPorts(), clients: statusClients(),
             registration: statusRegistration())
         status.corrections = corrections.status(now: now)
+        status.fleet = fleet.status(now: now)
         status.bluetooth = input.bluetooth.map { binding in
             DaemonStatus.BluetoothBinding(
                 address: "\(binding.binding.address)", channel: Int(binding.binding.channel),

@@ -87,6 +87,8 @@ public final class BridgeServer {
     let settings: DeviceSettingsStore
     /// The NTRIP client: RTCM to the served receiver, its GGA to the caster (Corrections/).
     let corrections: CorrectionsClient
+    /// Fleet publishing to an MQTT broker, with its spool (Fleet/).
+    let fleet: FleetPublisher
     var outputs: WebSocketOutputs { hubOutputs.webSocket }
     /// Uptime, epoch rate, STATUS= pacing and the watchdog (BridgeServer+Status.swift).
     var operatorViews: OperatorViews { hubOutputs.operatorViews }
@@ -222,12 +224,23 @@ public final class BridgeServer {
             registrations.stop()
             throw .eventLoop(error)
         }
+        do {
+            fleet = try FleetPublisher(
+                configuration: configuration.fleet, stateDirectory: environment.stateDirectory,
+                version: environment.version, log: log)
+        } catch {
+            worker.stop()
+            settings.stop()
+            registrations.stop()
+            corrections.stop()
+            throw .eventLoop(error)
+        }
 
         var identity = ReceiverIdentity(appVersion: environment.version)
         identity.antennaHeight = settings.settings.antenna.appliedHeight
         hub = Hub(identity: identity)
         hubOutputs = HubOutputs(
-            hub: hub, loop: loop, configuration: configuration, corrections: corrections,
+            hub: hub, loop: loop, configuration: configuration, corrections: corrections, fleet: fleet,
             startedAt: monotonicNanoseconds())
         let outputs = hubOutputs.webSocket
         clients = ClientServers(
@@ -259,6 +272,7 @@ public final class BridgeServer {
         }
         corrections.publishEvent = { [unowned hub] event in hub.publish(event) }
         corrections.servedReceiver = { [unowned input] in input.servedReceiver }
+        fleet.daemonStatus = { [unowned self] in daemonStatus() }
     }
 
     deinit {
@@ -266,6 +280,7 @@ public final class BridgeServer {
         worker.stop()
         settings.stop()
         corrections.stop()
+        fleet.stop()
     }
 
     /// The signals that stop the daemon cleanly: SIGINT (Ctrl-C) and SIGTERM (systemd, kill).
@@ -287,6 +302,13 @@ public final class BridgeServer {
             try registerEverything()
         } catch {
             throw .eventLoopStart(error)
+        }
+        // Before READY: a spool that cannot be used (another user's directory, a full disk) is
+        // found now, not at the first outage.
+        do {
+            try fleet.start()
+        } catch {
+            throw .fleetSpool(error)
         }
         loop.keepSpareDescriptor(retryNanoseconds: configuration.limits.tickInterval)
         defer { loop.releaseSpareDescriptor() }
@@ -351,6 +373,8 @@ public final class BridgeServer {
         settings.stop()
         registrations.stop()
         corrections.stop()
+        // The retained status says "stopped", what the broker did not acknowledge stays spooled.
+        fleet.stop()
         input.stop()
         log.flushAll()
         let served = clients.statistics

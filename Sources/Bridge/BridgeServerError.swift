@@ -1,4 +1,5 @@
 import BridgeCore
+import Fleet
 import Posix
 
 /// Why the server could not start or stopped serving.
@@ -29,10 +30,12 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     case tls(SecureMaterialsError)
     /// The settings file is unreadable or not what the bridge writes (exit 78).
     case settings(String, String)
+    /// Fleet publishing's spool cannot be used (exit 78: a directory or disk to fix).
+    case fleetSpool(SpoolError)
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .registry, .stateDirectory, .runtimeDirectory, .settings: .badConfiguration
+        case .registry, .stateDirectory, .runtimeDirectory, .settings, .fleetSpool: .badConfiguration
         case .tls(let error): error.isConfiguration ? .badConfiguration : .failure
         case .ports(let error): error.exitStatus
         case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
@@ -55,6 +58,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .eventLoopWait(let error): "epoll_wait failed: \(error)"
         case .tls(let error): error.description
         case .settings(let path, let reason): "settings \(path): \(reason)"
+        case .fleetSpool(let error):
+            "mqtt spool: \(error): the positions of an outage could not be kept; fix it (the directory must be the daemon user's, on a writable disk) or leave out mqtt"
         }
     }
 }

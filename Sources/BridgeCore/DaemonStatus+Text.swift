@@ -155,10 +155,34 @@ extension DaemonStatus {
                 lines.append((index == 0 ? "corrections" : "", line))
             }
         }
+        if let fleet {
+            for (index, line) in Self.describe(fleet).enumerated() {
+                lines.append((index == 0 ? "mqtt" : "", line))
+            }
+        }
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { label, text in
             label + String(repeating: " ", count: width - label.count + 2) + text
         }.joined(separator: "\n") + "\n"
+    }
+
+    /// Fleet publishing in two lines: the broker and its state; the messages and the spool.
+    static func describe(_ fleet: Fleet) -> [String] {
+        var link = fleet.state == "off" ? "off" : fleet.message
+        if let broker = fleet.broker, fleet.state != "off" {
+            link += " (" + broker + (fleet.topicPrefix.map { ", topics \($0)/…" } ?? "") + ") for "
+            link += duration(fleet.stateSeconds)
+        }
+        var flow = "\(fleet.published) published, \(fleet.acknowledged) acknowledged"
+        if fleet.inFlight > 0 { flow += ", \(fleet.inFlight) in flight" }
+        if fleet.lost > 0 { flow += ", \(fleet.lost) lost" }
+        flow += "; spool \(fleet.pending) pending (\(fleet.spoolBytes) of \(fleet.spoolLimit) bytes)"
+        if let age = fleet.oldestPendingAgeSeconds { flow += ", oldest " + fixed(age, decimals: 0) + " s" }
+        flow += ", \(fleet.spooled) spooled, \(fleet.drained) drained"
+        if fleet.dropped > 0 { flow += ", \(fleet.dropped) dropped when full" }
+        if fleet.recovered > 0 { flow += ", \(fleet.recovered) from before the start" }
+        if fleet.damaged > 0 { flow += ", \(fleet.damaged) damaged" }
+        return [link, flow]
     }
 
     /// The corrections client in two lines: the caster and its state; what came in and what

@@ -56,6 +56,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// The NTRIP client and what reaches the receiver (docs/corrections.md); nil in documents of
     /// daemons older than the corrections client.
     public var corrections: Corrections?
+    /// Fleet publishing to an MQTT broker (docs/fleet.md); nil when no broker was ever
+    /// configured, and in documents of older daemons.
+    public var fleet: Fleet?
 
     public init(
         version: String, pid: Int32, uptimeSeconds: Int, receivers: [Receiver], servedReceiver: String? = nil,
@@ -272,6 +275,70 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.registered = registered
             self.applications = applications
             self.locationV2Unlocked = locationV2Unlocked
+        }
+    }
+
+    /// Fleet publishing: the broker, its state and the store-and-forward spool. Never the password.
+    public struct Fleet: Codable, Sendable, Equatable {
+        /// `off`, `connecting`, `connected`, `login-refused`, `unreachable`, `tls-failed`,
+        /// `spool-failed`.
+        public var state: String
+        public var message: String
+        public var stateSeconds: Int
+        /// `mqtt://user@host:port` (never the password), the topics' prefix, the client id.
+        public var broker: String?
+        public var topicPrefix: String?
+        public var clientID: String?
+        /// Location messages per second (0: every epoch).
+        public var rate: Double
+        /// Successful connections; live messages published and acknowledged; waiting for PUBACK.
+        public var connections: Int
+        public var published: Int
+        public var acknowledged: Int
+        public var inFlight: Int
+        /// Messages that could not even be spooled (inbox full, spool failed).
+        public var lost: Int
+        /// The spool: appended since start, drained (acknowledged) since start, dropped when
+        /// full, found damaged or left by an earlier run at start; pending now, its bytes and limit,
+        /// and the age of the oldest pending message.
+        public var spooled: Int
+        public var drained: Int
+        public var dropped: Int
+        public var damaged: Int
+        public var recovered: Int
+        public var pending: Int
+        public var spoolBytes: Int
+        public var spoolLimit: Int
+        public var oldestPendingAgeSeconds: Double?
+
+        public init(
+            state: String, message: String, stateSeconds: Int, broker: String? = nil, topicPrefix: String? = nil,
+            clientID: String? = nil, rate: Double = 1, connections: Int = 0, published: Int = 0,
+            acknowledged: Int = 0, inFlight: Int = 0, lost: Int = 0, spooled: Int = 0, drained: Int = 0,
+            dropped: Int = 0, damaged: Int = 0, recovered: Int = 0, pending: Int = 0, spoolBytes: Int = 0,
+            spoolLimit: Int = 0, oldestPendingAgeSeconds: Double? = nil
+        ) {
+            self.state = state
+            self.message = message
+            self.stateSeconds = stateSeconds
+            self.broker = broker
+            self.topicPrefix = topicPrefix
+            self.clientID = clientID
+            self.rate = rate
+            self.connections = connections
+            self.published = published
+            self.acknowledged = acknowledged
+            self.inFlight = inFlight
+            self.lost = lost
+            self.spooled = spooled
+            self.drained = drained
+            self.dropped = dropped
+            self.damaged = damaged
+            self.recovered = recovered
+            self.pending = pending
+            self.spoolBytes = spoolBytes
+            self.spoolLimit = spoolLimit
+            self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
         }
     }
 

@@ -44,7 +44,8 @@ public struct MQTTBroker: Equatable, Sendable {
     public static let defaultPort: UInt16 = 1883
     public static let defaultTLSPort: UInt16 = 8883
 
-    public init(host: String, port: UInt16? = nil, user: String? = nil, password: String? = nil, usesTLS: Bool = false) {
+    public init(host: String, port: UInt16? = nil, user: String? = nil, password: String? = nil, usesTLS: Bool = false)
+    {
         self.host = host
         self.port = port ?? (usesTLS ? Self.defaultTLSPort : Self.defaultPort)
         self.user = user

@@ -14,12 +14,14 @@ struct HubOutputs {
 
     init(
         hub: Hub, loop: EventLoop, configuration: BridgeConfiguration, corrections: CorrectionsClient,
-        startedAt: Int64
+        fleet: FleetPublisher, startedAt: Int64
     ) {
         webSocket = WebSocketOutputs(hub: hub, loop: loop, limits: configuration.limits)
         operatorViews = OperatorViews(startedAt: startedAt)
         hub.subscribe(operatorViews)
         // The served receiver's epochs go to the caster as GGA; ticks drive its retries.
         hub.subscribe(corrections)
+        // Locations at mqtt-rate, events, and the status each second, to the MQTT broker.
+        hub.subscribe(fleet)
     }
 }

@@ -1,0 +1,180 @@
+import BridgeCore
+import ByteCoding
+import Fleet
+import Posix
+import TMMProtocol
+
+// Fleet publishing: the hub's epochs, events and the daemon's status to an MQTT broker
+// (docs/fleet.md). The rules of what is sent are here, on the io thread; the connection, the
+// spool and every wait are Fleet's MQTTLink, on its own thread:
+//
+//   hub ──► FleetPublisher (mqtt-rate pacing; LocationV2 JSON; /events JSON; status on change)
+//        ──► MQTTLink.submit (never waits) ──► "mqtt" thread: libmosquitto, or the spool on disk
+//
+//   PREFIX/location  QoS 1   the served receiver's LocationV2 message (utcTime, utcTimeStamp)
+//   PREFIX/events    QoS 1   the /events messages
+//   PREFIX/status    QoS 1, retained; the last will says {"online":false,...}
+
+/// The fleet publisher. Loop-confined.
+final class FleetPublisher: HubSubscriber {
+    /// What `status` reports, for the retained status (wired by the server).
+    var daemonStatus: () -> DaemonStatus? = { nil }
+
+    private let link: MQTTLink
+    private let version: String
+    private let spoolDirectory: String
+    private var configuration: FleetConfiguration
+    private var encoder = LocationV2Encoder()
+    /// When the last location message was made (monotonic), for `mqtt-rate`.
+    private var lastLocationAt: Int64?
+    /// The status is looked at once a second (it holds only slow facts).
+    private var lastStatusAt: Int64 = 0
+    /// The defaults decided at start: `tmm-bridge/<hostname>` and the machine's client id.
+    private let defaultTopicPrefix: String
+    private let defaultClientID: String
+
+    /// The spool lives in `<state-dir>/mqtt-spool`.
+    static let spoolDirectoryName = "mqtt-spool"
+    /// An epoch this much early still counts as on time for `mqtt-rate` (a receiver's clock and
+    /// ours jitter by milliseconds; without it, 1 Hz from a 1 Hz receiver would skip epochs).
+    static let rateTolerance = 0.05
+
+    /// Makes the link's thread (before the daemon drops privileges); nothing is opened yet.
+    init(
+        configuration: FleetConfiguration, stateDirectory: String, version: String, log: Logger
+    ) throws(Errno) {
+        self.configuration = configuration
+        self.version = version
+        spoolDirectory = stateDirectory + "/" + Self.spoolDirectoryName
+        defaultTopicPrefix = Self.defaultTopicPrefix(hostName: CurrentProcess.hostName)
+        defaultClientID = Self.defaultClientID(machineID: Self.machineID(), hostName: CurrentProcess.hostName)
+        link = try MQTTLink(log: log)
+    }
+
+    deinit { link.stop(finalStatus: nil) }
+
+    /// Opens the spool and connects when a broker is configured; a spool that cannot be used
+    /// stops the start.
+    func start() throws(SpoolError) {
+        try link.start(
+            settings: linkSettings(configuration), spoolDirectory: spoolDirectory,
+            spoolLimit: configuration.spoolBytes)
+    }
+
+    /// Publishes `{"online":false,"reason":"stopped"}`, keeps what the broker did not
+    /// acknowledge in the spool, and ends the link's thread.
+    func stop() {
+        link.stop(
+            finalStatus: configuration.broker == nil
+                ? nil : FleetStatusMessage.offline(version: version, clientID: clientID, reason: "stopped"))
+    }
+
+    // MARK: - Hub
+
+    func publish(_ epoch: PublishedEpoch) {
+        guard configuration.broker != nil else { return }
+        if configuration.rateHz > 0, let last = lastLocationAt {
+            let interval = 1e9 / configuration.rateHz
+            guard Double(epoch.at - last) >= interval * (1 - Self.rateTolerance) else { return }
+        }
+        lastLocationAt = epoch.at
+        encoder.encode(epoch.position, identity: epoch.identity)
+        link.submit(
+            FleetMessage(
+                topic: .location, payload: encoder.bytes, unixMilliseconds: wallClockMilliseconds()))
+    }
+
+    func publish(_ event: BridgeEvent, unixMilliseconds: Int64) {
+        guard configuration.broker != nil else { return }
+        link.submit(
+            FleetMessage(
+                topic: .events, payload: BridgeEventEncoder.bytes(event, unixMilliseconds: unixMilliseconds),
+                unixMilliseconds: unixMilliseconds))
+    }
+
+    func tick(now: Int64) {
+        guard configuration.broker != nil, now - lastStatusAt >= 1_000_000_000, let status = daemonStatus() else {
+            return
+        }
+        lastStatusAt = now
+        link.updateStatus(FleetStatusMessage.online(status, clientID: clientID))
+    }
+
+    func reconfigure(_ configuration: BridgeConfiguration) {
+        guard configuration.fleet != self.configuration else { return }
+        self.configuration = configuration.fleet
+        lastLocationAt = nil
+        lastStatusAt = 0
+        link.reconfigure(settings: linkSettings(configuration.fleet), spoolLimit: configuration.fleet.spoolBytes)
+    }
+
+    // MARK: - Status
+
+    func status(now: Int64) -> DaemonStatus.Fleet? {
+        let report = link.report
+        guard configuration.broker != nil || report.spool.pendingRecords > 0 || report.published > 0 else {
+            return nil
+        }
+        let spool = report.spool
+        return DaemonStatus.Fleet(
+            state: report.state.rawValue, message: report.message,
+            stateSeconds: Int(max(0, now - report.stateSince) / 1_000_000_000), broker: report.broker,
+            topicPrefix: report.topicPrefix, clientID: report.clientID, rate: configuration.rateHz,
+            connections: report.connections, published: report.published, acknowledged: report.acknowledged,
+            inFlight: report.inFlight, lost: report.lost, spooled: spool.spooled, drained: spool.drained,
+            dropped: spool.dropped, damaged: spool.damaged, recovered: spool.recovered, pending: spool.pendingRecords,
+            spoolBytes: spool.pendingBytes, spoolLimit: configuration.spoolBytes,
+            oldestPendingAgeSeconds: spool.oldestPendingUnixMilliseconds.map {
+                Double(max(0, wallClockMilliseconds() - $0)) / 1000
+            })
+    }
+
+    // MARK: - Settings
+
+    private var clientID: String { configuration.clientID ?? defaultClientID }
+
+    private func linkSettings(_ configuration: FleetConfiguration) -> MQTTLinkSettings? {
+        guard let broker = configuration.broker else { return nil }
+        let clientID = configuration.clientID ?? defaultClientID
+        return MQTTLinkSettings(
+            host: broker.host, port: broker.port, user: broker.user, password: broker.password,
+            usesTLS: broker.usesTLS, authorityFile: configuration.authorityFile,
+            certificateFile: configuration.certificateFile, keyFile: configuration.keyFile, clientID: clientID,
+            topicPrefix: configuration.topicPrefix ?? defaultTopicPrefix,
+            lastWill: FleetStatusMessage.offline(version: version, clientID: clientID, reason: "connection lost"),
+            brokerDescription: "\(broker)")
+    }
+
+    /// `tmm-bridge/<hostname>` (`tmm-bridge/box` when the name cannot be read); a host name
+    /// cannot hold MQTT's wildcards or `/`, but is checked all the same.
+    static func defaultTopicPrefix(hostName: String) -> String {
+        let usable =
+            !hostName.isEmpty && !hostName.utf8.contains { $0 == 0x2B || $0 == 0x23 || $0 == 0x2F || $0 < 0x21 }
+        return "tmm-bridge/" + (usable ? hostName : "box")
+    }
+
+    /// `tmm-bridge-` and 12 hex digits of the machine id (stable across restarts and host
+    /// renames, unique in a fleet); the host name when there is no machine id.
+    static func defaultClientID(machineID: String?, hostName: String) -> String {
+        if let machineID, machineID.utf8.count >= 12, machineID.utf8.allSatisfy({ Hex.isDigit($0) }) {
+            return "tmm-bridge-" + machineID.prefix(12)
+        }
+        return "tmm-bridge-" + (hostName.isEmpty ? "box" : String(hostName.prefix(40)))
+    }
+
+    /// /etc/machine-id's 32 hex digits (systemd's machine-id(5)), nil when absent.
+    static func machineID() -> String? {
+        guard let bytes = try? AtomicFile.read("/etc/machine-id", limit: 256) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
+        return text.isEmpty ? nil : text
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(decoding: Array(utf8.drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed()), as: UTF8.self)
+    }
+}
+
+@available(*, unavailable, message: "the fleet publisher belongs to the io thread")
+extension FleetPublisher: Sendable {}
