@@ -16,6 +16,7 @@ struct MosquittoLibraryTests {
     @Test func refusalsAreNamed() {
         #expect(connackReason(5) == "Connection Refused: not authorised.")
         #expect(MosquittoError(code: MOSQ_ERR_NO_CONN.rawValue).description == "The client is not currently connected.")
-        #expect(MosquittoError(code: MOSQ_ERR_ERRNO.rawValue, errno: .connectionRefused).description.contains("refused"))
+        #expect(
+            MosquittoError(code: MOSQ_ERR_ERRNO.rawValue, errno: .connectionRefused).description.contains("refused"))
     }
 }
