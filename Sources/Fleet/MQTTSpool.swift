@@ -41,8 +41,9 @@ import Posix
 // that is larger. The newest segment is never deleted while it is the only one (an empty one is
 // made first), so its name keeps the largest sequence on disk even when everything was dropped.
 //
-// One thread (the mqtt thread) uses a spool: it is not Sendable and takes no locks. Two processes
-// must not open the same directory (the daemon's single-instance lock guarantees it).
+// One thread (the mqtt thread) uses a spool: it is not Sendable and takes no locks. The directory
+// itself is locked (flock) while a spool has it open, so a second daemon, or a second spool in this
+// one, is refused instead of corrupting it.
 
 /// A spool operation failed: names the path and the errno or the reason.
 public struct SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -172,10 +173,20 @@ public final class MQTTSpool {
         } catch {
             throw SpoolError(error)
         }
+        let directoryFD: CInt
         do {
-            directoryDescriptor = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            directoryFD = try valueOrErrno { open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         } catch {
             throw SpoolError("open", directory, error)
+        }
+        directoryDescriptor = FileDescriptor(adopting: directoryFD)
+        // One user of a directory at a time: two would interleave appends and delete each other's
+        // segments. The lock goes with the descriptor (and with the process, however it ends).
+        do {
+            _ = try valueOrErrno { flock(directoryFD, LOCK_EX | LOCK_NB) }
+        } catch {
+            if error == .wouldBlock { throw SpoolError("open", directory, reason: "another spool has it open") }
+            throw SpoolError("lock", directory, error)
         }
         self.directory = directory
         self.limitBytes = limitBytes

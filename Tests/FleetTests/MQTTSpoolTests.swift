@@ -6,7 +6,7 @@ import Testing
 @testable import Fleet
 
 /// A fresh private directory under /tmp with the spool's directory inside it, removed by `remove()`.
-struct SpoolDirectory {
+private struct SpoolDirectory {
     let parent: String
     var path: String { parent + "/spool" }
 
@@ -22,7 +22,7 @@ struct SpoolDirectory {
 }
 
 /// Removes `path` and everything in it (the spool's directories are one level deep, plus links).
-func removeTree(_ path: String) {
+private func removeTree(_ path: String) {
     if let dir = opendir(path) {
         for name in entryNames(dir) where name != "." && name != ".." {
             let child = path + "/" + name
@@ -42,33 +42,33 @@ private func entryNames(_ dir: OpaquePointer) -> [String] {
     return names
 }
 
-func fileNames(in path: String) -> [String] {
+private func fileNames(in path: String) -> [String] {
     guard let dir = opendir(path) else { return [] }
     defer { closedir(dir) }
     return entryNames(dir).filter { $0 != "." && $0 != ".." }.sorted()
 }
 
-func readFile(_ path: String) throws -> [UInt8] {
+private func readFile(_ path: String) throws -> [UInt8] {
     try AtomicFile.read(path) ?? []
 }
 
-func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+private func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
     try fd.writeAll(bytes)
 }
 
 /// Copies the spool's files as they are on disk now: the state a SIGKILL or a power cut after the
 /// last sync leaves (the spool is still open, nothing more is written, no checkpoint).
-func copyDirectory(_ source: String, to target: String) throws {
+private func copyDirectory(_ source: String, to target: String) throws {
     _ = mkdir(target, 0o700)
     for name in fileNames(in: source) { try writeFile(target + "/" + name, try readFile(source + "/" + name)) }
 }
 
-func payload(_ sequence: Int, size: Int = 20) -> [UInt8] {
+private func payload(_ sequence: Int, size: Int = 20) -> [UInt8] {
     (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ sequence &* 7) }
 }
 
-func record(_ sequence: UInt64, payload: [UInt8] = [1, 2, 3], time: Int64 = 1_700_000_000_000) -> [UInt8] {
+private func record(_ sequence: UInt64, payload: [UInt8] = [1, 2, 3], time: Int64 = 1_700_000_000_000) -> [UInt8] {
     SpoolCodec.encode(kind: 1, sequence: sequence, unixMilliseconds: time + Int64(sequence), payload: payload)
 }
 
@@ -157,7 +157,17 @@ struct MQTTSpoolRecoveryTests {
         let segment = directory.file("0000000000000001.spool")
         try writeFile(segment, test.bytes)
 
-        let spool = try MQTTSpool(directory: directory.path, limitBytes: 1 << 20)
+        do {
+            let spool = try MQTTSpool(directory: directory.path, limitBytes: 1 << 20)
+            try check(spool, test, segment: segment)
+        }
+        // Nothing further is damaged at the next open.
+        let again = try MQTTSpool(directory: directory.path, limitBytes: 1 << 20)
+        #expect(again.statistics.damaged == 0)
+        #expect(again.statistics.recovered == test.recovered + 1)
+    }
+
+    private func check(_ spool: MQTTSpool, _ test: Case, segment: String) throws {
         #expect(spool.statistics.recovered == test.recovered)
         #expect(spool.statistics.damaged == test.damaged)
         #expect(spool.statistics.pendingRecords == test.recovered)
@@ -169,12 +179,7 @@ struct MQTTSpoolRecoveryTests {
         #expect(records.allSatisfy { $0.payload == [1, 2, 3] && $0.kind == 1 })
         // The next sequence follows the valid ones.
         #expect(try spool.append(kind: 1, payload: [0], unixMilliseconds: 0) == UInt64(test.recovered) + 1)
-
-        // Nothing further is damaged at the next open.
         try spool.sync()
-        let again = try MQTTSpool(directory: directory.path, limitBytes: 1 << 20)
-        #expect(again.statistics.damaged == 0)
-        #expect(again.statistics.recovered == test.recovered + 1)
     }
 
     @Test func aDamagedMiddleSegmentLeavesAGapThatIsSkipped() throws {
@@ -505,6 +510,22 @@ struct MQTTSpoolTests {
         }
         #expect(error?.description.contains("belongs to uid \(nobody)") == true, "\(String(describing: error))")
         #expect(fileNames(in: directory.path).isEmpty)
+    }
+
+    @Test func aDirectoryIsOpenedByOneSpoolAtATime() throws {
+        let directory = try SpoolDirectory()
+        defer { directory.remove() }
+        do {
+            let spool = try MQTTSpool(directory: directory.path, limitBytes: MQTTSpool.minimumLimit)
+            let error = #expect(throws: SpoolError.self) {
+                try MQTTSpool(directory: directory.path, limitBytes: MQTTSpool.minimumLimit)
+            }
+            #expect(error?.description.contains("another spool") == true, "\(String(describing: error))")
+            try spool.append(kind: 1, payload: [1], unixMilliseconds: 0)
+            try spool.sync()
+        }
+        // Closed (the last reference gone): free again.
+        #expect(try MQTTSpool(directory: directory.path, limitBytes: MQTTSpool.minimumLimit).statistics.recovered == 1)
     }
 
     @Test func aCorruptCursorFileMeansEverythingIsSentAgain() throws {
