@@ -244,12 +244,21 @@ public final class MQTTSpool {
             pendingCount += Int(segment.end - max(segment.first, cursor))
         }
         counters.recovered = pendingCount
+        // The limit may have been lowered since the files were written.
+        try makeRoom(for: 0)
         if directoryNeedsSync { try syncDirectory() }
     }
 
     /// The segment files in the directory, by first sequence.
     private func segmentFiles() throws(SpoolError) -> [(UInt64, String)] {
-        guard let dir = opendir(directory) else { throw SpoolError("list", directory, Errno.current) }
+        // The directory opened (and locked), not whatever its name leads to now.
+        let copy = fcntl(directoryDescriptor.rawValue, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw SpoolError("list", directory, Errno.current) }
+        guard let dir = fdopendir(copy) else {
+            let error = Errno.current
+            close(copy)
+            throw SpoolError("list", directory, error)
+        }
         defer { closedir(dir) }
         var files: [(UInt64, String)] = []
         while let entry = readdir(dir) {

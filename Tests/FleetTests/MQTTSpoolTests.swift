@@ -406,6 +406,27 @@ struct MQTTSpoolTests {
         #expect(try spool.append(kind: 1, payload: [2], unixMilliseconds: 0) == 3002)
     }
 
+    @Test func aLowerLimitAtOpenDropsTheOldest() throws {
+        let directory = try SpoolDirectory()
+        defer { directory.remove() }
+        do {
+            let spool = try MQTTSpool(directory: directory.path, limitBytes: 1 << 20)
+            for index in 1...5000 { try spool.append(kind: 1, payload: payload(index, size: 74), unixMilliseconds: 0) }
+            try spool.sync()
+            #expect(spool.statistics.pendingBytes == 500_000)
+        }
+        let spool = try MQTTSpool(directory: directory.path, limitBytes: MQTTSpool.minimumLimit)
+        let statistics = spool.statistics
+        #expect(statistics.pendingBytes <= MQTTSpool.minimumLimit)
+        #expect(statistics.pendingRecords > 0)
+        #expect(statistics.dropped == 5000 - statistics.pendingRecords)
+        #expect(statistics.recovered == 5000, "counted as found, then dropped")
+        let records = try spool.takeUnsent(max: 10_000)
+        #expect(records.first?.sequence == UInt64(statistics.dropped) + 1)
+        #expect(records.last?.sequence == 5000)
+        #expect(try spool.append(kind: 1, payload: [], unixMilliseconds: 0) == 5001)
+    }
+
     @Test func sequencesContinueAfterEverythingWasAcknowledged() throws {
         let directory = try SpoolDirectory()
         defer { directory.remove() }
