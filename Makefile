@@ -301,9 +301,9 @@ browser-test: ## A real browser (headless chromium) as a TMM web client: CORS, A
 
 # Each parser's fuzzer runs for FUZZ_SECONDS; every one runs even if an earlier one fails.
 FUZZERS := Fuzz/run.sh Fuzz/run-http.sh Fuzz/run-websocket.sh Fuzz/run-registration.sh Fuzz/run-bridge.sh Fuzz/run-tls.sh \
-	Fuzz/run-gpsd-json.sh Fuzz/run-ntrip.sh Fuzz/run-rtcm.sh
+	Fuzz/run-gpsd-json.sh Fuzz/run-ntrip.sh Fuzz/run-rtcm.sh Fuzz/run-spool.sh
 
-fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access codes, Bridge configuration/control/replay, the TLS input path, gpsd's JSON reports through libgps, an NTRIP caster's answers, RTCM 3 framing) for FUZZ_SECONDS seconds each (default 60)
+fuzz: ## Fuzz every parser (NMEA, HTTP, WebSocket, registration URLs and access codes, Bridge configuration/control/replay, the TLS input path, gpsd's JSON reports through libgps, an NTRIP caster's answers, RTCM 3 framing, the MQTT spool's recovery scan) for FUZZ_SECONDS seconds each (default 60)
 	@status=0; \
 	for fuzzer in $(FUZZERS); do \
 		if [[ ! -x $$fuzzer ]]; then echo "make fuzz: $$fuzzer is missing or not executable" >&2; status=1; continue; fi; \
