@@ -308,6 +308,55 @@ extension BridgeConfiguration {
         option("ntrip-ca", "FILE", "certificate authorities (PEM) trusted for ntrips:// besides the system's") {
             c, v throws(ConfigurationError) in c.corrections.authorityFile = try path(v, "ntrip-ca")
         },
+        option(
+            "mqtt", "URL",
+            "the MQTT broker positions, status and events are published to: mqtt://[USER[:PASSWORD]@]HOST[:PORT] "
+                + "(mqtts:// over TLS; put the password in the file, not on the command line); off by default"
+        ) {
+            c, v throws(ConfigurationError) in
+            if v == "off" {
+                c.fleet.broker = nil
+                return
+            }
+            switch MQTTBroker.parse(v) {
+            case .success(let broker): c.fleet.broker = broker
+            case .failure(let error): throw ConfigurationError(message: "mqtt: \(error)")
+            }
+        },
+        option(
+            "mqtt-topic", "PREFIX",
+            "the topics' prefix: PREFIX/location, PREFIX/status, PREFIX/events (default tmm-bridge/HOSTNAME)"
+        ) {
+            c, v throws(ConfigurationError) in c.fleet.topicPrefix = try topicPrefix(v, "mqtt-topic")
+        },
+        option(
+            "mqtt-rate", "HZ", "location messages per second, 0-50, decimals allowed (default 1; 0: every epoch)"
+        ) {
+            c, v throws(ConfigurationError) in c.fleet.rateHz = try rate(v, "mqtt-rate", FleetConfiguration.rateRange)
+        },
+        option("mqtt-spool", "BYTES", "disk kept for messages the broker has not taken yet (default 64M, at least 64K)")
+        {
+            c, v throws(ConfigurationError) in
+            let size = try bytes(v, "mqtt-spool")
+            guard size >= FleetConfiguration.minimumSpoolBytes else {
+                throw ConfigurationError(
+                    message:
+                        "mqtt-spool must be at least 64K (\(FleetConfiguration.minimumSpoolBytes) bytes), not '\(v)'")
+            }
+            c.fleet.spoolBytes = size
+        },
+        option("mqtt-client-id", "ID", "the MQTT client id (default: derived from /etc/machine-id)") {
+            c, v throws(ConfigurationError) in c.fleet.clientID = try clientID(v, "mqtt-client-id")
+        },
+        option("mqtt-ca", "FILE", "certificate authorities (PEM) trusted for mqtts:// instead of the system's") {
+            c, v throws(ConfigurationError) in c.fleet.authorityFile = try path(v, "mqtt-ca")
+        },
+        option("mqtt-cert", "FILE", "a client certificate (PEM) for brokers that authenticate clients by one") {
+            c, v throws(ConfigurationError) in c.fleet.certificateFile = try path(v, "mqtt-cert")
+        },
+        option("mqtt-key", "FILE", "the private key of mqtt-cert, PEM, unencrypted (readable by the daemon only)") {
+            c, v throws(ConfigurationError) in c.fleet.keyFile = try path(v, "mqtt-key")
+        },
         option("discovery", "yes|no", "watch udev for receivers (default yes); --no-discovery turns it off") {
             c, v throws(ConfigurationError) in c.discovery = try bool(v, "discovery")
         },
@@ -446,6 +495,12 @@ extension BridgeConfiguration {
                 message: tlsCertificate == nil
                     ? "tls-key needs tls-certificate too (or neither, for the local CA's certificate)"
                     : "tls-certificate needs tls-key too (or neither, for the local CA's certificate)")
+        }
+        if (fleet.certificateFile == nil) != (fleet.keyFile == nil) {
+            throw ConfigurationError(
+                message: fleet.certificateFile == nil
+                    ? "mqtt-key needs mqtt-cert too (or neither: no client certificate)"
+                    : "mqtt-cert needs mqtt-key too (or neither: no client certificate)")
         }
         var addresses: Set<BluetoothAddress> = [], ttys: Set<Int16> = []
         for (setting, rfcomm) in bluetoothReceivers.withTTYNumbers {
@@ -609,6 +664,66 @@ extension BridgeConfiguration {
     public static func path(_ text: String, _ name: String) throws(ConfigurationError) -> String {
         guard !text.isEmpty, !text.utf8.contains(0) else {
             throw ConfigurationError(message: "\(name) needs a path")
+        }
+        return text
+    }
+
+    /// A decimal rate in `range` (`1`, `0.2`, `12.5`): digits with an optional fraction, no sign,
+    /// exponent, `nan` or `inf`.
+    public static func rate(
+        _ text: String, _ name: String, _ range: ClosedRange<Double>
+    ) throws(ConfigurationError) -> Double {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let fraction = parts.count == 2 ? parts[1] : nil
+        let wellFormed =
+            (!parts[0].isEmpty || fraction?.isEmpty == false)
+            && parts.allSatisfy { $0.count <= 9 && $0.utf8.allSatisfy(ASCII.isDigit) } && fraction?.isEmpty != true
+        guard wellFormed, let value = Double(text), value.isFinite, range.contains(value) else {
+            throw ConfigurationError(
+                message: "\(name) must be a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)) "
+                    + "(e.g. 1, 0.2 or 10; 0: every epoch), not '\(text)'")
+        }
+        return value
+    }
+
+    /// An MQTT topic prefix: the topics are `PREFIX/location`, ... so it is a topic name itself
+    /// (MQTT 3.1.1 §4.7): no wildcards, no NUL, and no level the broker would read otherwise.
+    public static func topicPrefix(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty else { throw ConfigurationError(message: "\(name) needs a prefix (e.g. fleet/site-a)") }
+        guard utf8.count <= 200 else {
+            throw ConfigurationError(message: "\(name) is \(utf8.count) bytes long; at most 200 are allowed")
+        }
+        guard !utf8.contains(where: ASCII.isControl) else {
+            throw ConfigurationError(message: "\(name) cannot hold NUL or another control character")
+        }
+        guard !utf8.contains(ASCII.plus), !utf8.contains(ASCII.hash) else {
+            throw ConfigurationError(message: "\(name) cannot hold + or # (MQTT's wildcards), as '\(text)' does")
+        }
+        guard utf8.first != ASCII.dollar else {
+            throw ConfigurationError(
+                message: "\(name) cannot start with $ (brokers keep $ topics, such as $SYS, to themselves)")
+        }
+        guard utf8.first != ASCII.slash, utf8.last != ASCII.slash else {
+            throw ConfigurationError(message: "\(name) cannot start or end with /, as '\(text)' does")
+        }
+        guard !text.contains("//") else {
+            throw ConfigurationError(message: "\(name) has an empty level (//) in '\(text)'")
+        }
+        return text
+    }
+
+    /// An MQTT client id: MQTT 3.1.1 §3.1.3.1 has brokers accept 1-23 bytes of `0-9 A-Z a-z` (and
+    /// most `_` and `-`); mosquitto and the others take longer ones, so up to 64 printable ASCII
+    /// bytes without spaces.
+    public static func clientID(_ text: String, _ name: String) throws(ConfigurationError) -> String {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty, utf8.count <= 64, utf8.allSatisfy({ ASCII.isPrintable($0) && $0 != ASCII.space })
+        else {
+            let shown = utf8.allSatisfy(ASCII.isPrintable) && utf8.count <= 80 ? ", not '\(text)'" : ""
+            throw ConfigurationError(
+                message: "\(name) must be 1 to 64 printable ASCII characters without spaces "
+                    + "(best: at most 23 of 0-9, A-Z, a-z, _ and -)\(shown)")
         }
         return text
     }

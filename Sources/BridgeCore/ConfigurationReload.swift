@@ -18,6 +18,7 @@ extension BridgeConfiguration {
         "ws-ping-interval", "ws-pong-timeout", "ws-max-message", "ws-queue-soft-limit", "ws-queue-hard-limit",
         "ws-slow-client-grace", "send-buffer", "receiver-connect-timeout", "max-location-rate",
         "ntrip", "ntrip-gga-interval", "ntrip-receiver", "ntrip-ca",
+        "mqtt", "mqtt-topic", "mqtt-rate", "mqtt-spool", "mqtt-client-id", "mqtt-ca", "mqtt-cert", "mqtt-key",
     ]
 
     /// The options whose values differ in `new`, in the table's order. Lists are compared as
@@ -53,6 +54,14 @@ extension BridgeConfiguration {
         note("ntrip-gga-interval", corrections.ggaIntervalSeconds != new.corrections.ggaIntervalSeconds)
         note("ntrip-receiver", corrections.receiver != new.corrections.receiver)
         note("ntrip-ca", corrections.authorityFile != new.corrections.authorityFile)
+        note("mqtt", fleet.broker != new.fleet.broker)
+        note("mqtt-topic", fleet.topicPrefix != new.fleet.topicPrefix)
+        note("mqtt-rate", fleet.rateHz != new.fleet.rateHz)
+        note("mqtt-spool", fleet.spoolBytes != new.fleet.spoolBytes)
+        note("mqtt-client-id", fleet.clientID != new.fleet.clientID)
+        note("mqtt-ca", fleet.authorityFile != new.fleet.authorityFile)
+        note("mqtt-cert", fleet.certificateFile != new.fleet.certificateFile)
+        note("mqtt-key", fleet.keyFile != new.fleet.keyFile)
         // The served receiver's rule and the rfcomm bindings are set up with the input side.
         note("prefer", preferredReceivers != new.preferredReceivers)
         note("bluetooth", bluetoothReceivers != new.bluetoothReceivers)
@@ -96,6 +105,7 @@ extension BridgeConfiguration {
         result.limits = new.limits
         result.logLevel = new.logLevel
         result.corrections = new.corrections
+        result.fleet = new.fleet
         return result
     }
 }

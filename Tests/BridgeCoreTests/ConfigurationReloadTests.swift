@@ -25,6 +25,9 @@ struct ConfigurationReloadTests {
         "prefer": "/dev/ttyACM1", "bluetooth": "00:11:22:33:44:55",
         "ntrip": "ntrip://user:secret@caster.example/MOUNT", "ntrip-gga-interval": "5",
         "ntrip-receiver": "/dev/ttyACM1", "ntrip-ca": "/ca.pem",
+        "mqtt": "mqtts://fleet:secret@broker.example", "mqtt-topic": "fleet/site-a", "mqtt-rate": "10",
+        "mqtt-spool": "1M", "mqtt-client-id": "rover-7", "mqtt-ca": "/mqtt-ca.pem", "mqtt-cert": "/client.pem",
+        "mqtt-key": "/client.key",
     ]
 
     @Test func everyOptionHasASample() {
