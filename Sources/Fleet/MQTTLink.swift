@@ -203,7 +203,8 @@ public final class MQTTLink: Sendable {
                 return
             }
             guard monotonicNanoseconds() < deadline else {
-                throw SpoolError("opening the spool", spoolDirectory, reason: "no answer from the mqtt thread within 30 s")
+                throw SpoolError(
+                    "opening the spool", spoolDirectory, reason: "no answer from the mqtt thread within 30 s")
             }
             // The thread answers in milliseconds (a scan of the spool's index); poll gently.
             var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
@@ -364,7 +365,8 @@ private final class LinkRunner {
         }
         guard handle != nil else {
             log.error("mqtt: libmosquitto could not make a client (out of memory)")
-            link.spoolOpened(.failure(SpoolError("starting", "the mqtt thread", reason: "libmosquitto could not make a client")))
+            link.spoolOpened(
+                .failure(SpoolError("starting", "the mqtt thread", reason: "libmosquitto could not make a client")))
             return
         }
         while true {
