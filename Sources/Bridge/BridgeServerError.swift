@@ -59,7 +59,8 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .tls(let error): error.description
         case .settings(let path, let reason): "settings \(path): \(reason)"
         case .fleetSpool(let error):
-            "mqtt spool: \(error): the positions of an outage could not be kept; fix it (the directory must be the daemon user's, on a writable disk) or leave out mqtt"
+            "mqtt spool: \(error): the positions of an outage could not be kept; fix it (the directory must be "
+                + "the daemon user's, on a writable disk) or leave out mqtt"
         }
     }
 }
