@@ -579,7 +579,7 @@ private final class LinkRunner {
                         settings.certificateFile, settings.keyFile, nil))
             }
             phase = .connecting(since: now)
-            setState(.connecting, "connecting to \(settings.brokerDescription)", now: now)
+            setState(.connecting, "connecting", now: now)
             try MosquittoError.check(
                 mosquitto_connect_async(handle, settings.host, CInt(settings.port), settings.keepAliveSeconds))
         } catch {
@@ -612,7 +612,7 @@ private final class LinkRunner {
         if let spoolFailure {
             setState(.spoolFailed, "connected, but the spool cannot be used: \(spoolFailure)", now: now)
         } else {
-            setState(.connected, "connected to \(settings?.brokerDescription ?? "the broker")", now: now)
+            setState(.connected, "connected", now: now)
         }
         log.notice("mqtt: connected to \(settings?.brokerDescription ?? "the broker")")
     }
