@@ -305,11 +305,7 @@ public final class BridgeServer {
         }
         // Before READY: a spool that cannot be used (another user's directory, a full disk) is
         // found now, not at the first outage.
-        do {
-            try fleet.start()
-        } catch {
-            throw .fleetSpool(error)
-        }
+        try fleet.start()
         loop.keepSpareDescriptor(retryNanoseconds: configuration.limits.tickInterval)
         defer { loop.releaseSpareDescriptor() }
 

@@ -32,10 +32,12 @@ public enum BridgeServerError: ExitStatusError, Sendable {
     case settings(String, String)
     /// Fleet publishing's spool cannot be used (exit 78: a directory or disk to fix).
     case fleetSpool(SpoolError)
+    /// A TLS file of fleet publishing cannot be read by the daemon's user (exit 78).
+    case fleetFile(option: String, path: String, Errno)
 
     public var exitStatus: ExitStatus {
         switch self {
-        case .registry, .stateDirectory, .runtimeDirectory, .settings, .fleetSpool: .badConfiguration
+        case .registry, .stateDirectory, .runtimeDirectory, .settings, .fleetSpool, .fleetFile: .badConfiguration
         case .tls(let error): error.isConfiguration ? .badConfiguration : .failure
         case .ports(let error): error.exitStatus
         case .eventLoop, .alreadyRunning, .controlSocket, .accessCodeWorker, .eventLoopStart, .eventLoopWait: .failure
@@ -61,6 +63,9 @@ public enum BridgeServerError: ExitStatusError, Sendable {
         case .fleetSpool(let error):
             "mqtt spool: \(error): the positions of an outage could not be kept; fix it (the directory must be "
                 + "the daemon user's, on a writable disk) or leave out mqtt"
+        case .fleetFile(let option, let path, let error):
+            "\(option) \(path) cannot be read by the daemon's user (\(error)); the broker's TLS needs it at "
+                + "every connection: make it readable (e.g. group tmm-bridge, mode 0640) or put it elsewhere"
         }
     }
 }

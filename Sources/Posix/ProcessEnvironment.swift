@@ -79,6 +79,12 @@ public enum CurrentProcess {
         _ = try valueOrErrno { access(path, W_OK) }
     }
 
+    /// Throws unless this process's user may read `path` (a certificate or key a library opens
+    /// later, at each connection: access(2) with R_OK, as the kernel will check the open).
+    public static func checkCanRead(_ path: String) throws(Errno) {
+        _ = try valueOrErrno { access(path, R_OK) }
+    }
+
     /// Makes the process not dumpable (prctl PR_SET_DUMPABLE 0): no core file, whatever
     /// RLIMIT_CORE or core_pattern say, and no ptrace attach or /proc/PID/mem, environ or fd by
     /// its own user, so its keys, registered ids and passwords stay in it. The kernel resets the

@@ -53,12 +53,28 @@ final class FleetPublisher: HubSubscriber {
 
     deinit { link.stop(finalStatus: nil) }
 
-    /// Opens the spool and connects when a broker is configured; a spool that cannot be used
+    /// Opens the spool and connects when a broker is configured; a spool that cannot be used,
+    /// or a TLS file the daemon's user cannot read (libmosquitto opens them at each connection),
     /// stops the start.
-    func start() throws(SpoolError) {
-        try link.start(
-            settings: linkSettings(configuration), spoolDirectory: spoolDirectory,
-            spoolLimit: configuration.spoolBytes)
+    func start() throws(BridgeServerError) {
+        if configuration.broker != nil {
+            for (option, path) in [
+                ("mqtt-ca", configuration.authorityFile), ("mqtt-cert", configuration.certificateFile),
+                ("mqtt-key", configuration.keyFile),
+            ] {
+                guard let path else { continue }
+                do { try CurrentProcess.checkCanRead(path) } catch {
+                    throw .fleetFile(option: option, path: path, error)
+                }
+            }
+        }
+        do {
+            try link.start(
+                settings: linkSettings(configuration), spoolDirectory: spoolDirectory,
+                spoolLimit: configuration.spoolBytes)
+        } catch {
+            throw .fleetSpool(error)
+        }
     }
 
     /// Publishes `{"online":false,"reason":"stopped"}`, keeps what the broker did not
