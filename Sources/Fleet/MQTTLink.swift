@@ -349,6 +349,8 @@ private final class LinkRunner {
     /// libmosquitto's last error line (an OpenSSL reason, for one), for the state's message.
     var lastLibraryError: String?
     var spoolNeedsSync = false
+    /// The live window overflowed into the spool on this connection (see `accept`).
+    var spilling = false
     var spoolLimit = MQTTLink.defaultSpoolLimit
     /// Why the spool could not be opened (the state says so while connected).
     var spoolFailure: String?
@@ -440,19 +442,25 @@ private final class LinkRunner {
         } else {
             phase = .waiting(until: 0)
             statusSent = false
+            setState(.connecting, "connecting")
         }
     }
 
     // MARK: Messages
 
     func accept(_ message: FleetMessage) {
-        if case .connected = phase, live.count < MQTTLink.liveWindow {
+        // Once the live window overflowed into the spool on this connection, later messages
+        // queue behind the overflow until it has drained, so a burst arrives in order. (An
+        // outage's backlog, spooled before the connection, drains beside the live stream.)
+        if spilling && !(spool?.hasUnsent ?? false) { spilling = false }
+        if case .connected = phase, live.count < MQTTLink.liveWindow, !spilling {
             if let mid = publish(topic: message.topic.name, message.payload, retain: false) {
                 live.append((mid, message))
                 report.published += 1
                 return
             }
         }
+        if case .connected = phase { spilling = true }
         store(message)
     }
 
@@ -578,8 +586,9 @@ private final class LinkRunner {
                         handle, settings.authorityFile, settings.authorityFile == nil ? "/etc/ssl/certs" : nil,
                         settings.certificateFile, settings.keyFile, nil))
             }
+            // The state stays what the last attempt found (unreachable, login refused) while a
+            // retry is under way: "connecting" once, for new settings, would hide it.
             phase = .connecting(since: now)
-            setState(.connecting, "connecting", now: now)
             try MosquittoError.check(
                 mosquitto_connect_async(handle, settings.host, CInt(settings.port), settings.keepAliveSeconds))
         } catch {
@@ -630,7 +639,14 @@ private final class LinkRunner {
         case .connecting:
             let error = MosquittoError(code: code, errno: code == MOSQ_ERR_ERRNO.rawValue ? Errno.current : nil)
             let state: MQTTLinkReport.State = code == MOSQ_ERR_TLS.rawValue ? .tlsFailed : .unreachable
-            failed(state, describe(error), now: now)
+            let reason =
+                switch code {
+                case MOSQ_ERR_CONN_LOST.rawValue: "the broker closed the connection without accepting it"
+                case MOSQ_ERR_PROTOCOL.rawValue, MOSQ_ERR_MALFORMED_PACKET.rawValue:
+                    "the broker's answer is not MQTT (\(error))"
+                default: describe(error)
+                }
+            failed(state, reason, now: now)
         case .idle, .waiting:
             break
         }
@@ -673,6 +689,7 @@ private final class LinkRunner {
         for (_, message) in live { store(message) }
         live.removeAll()
         draining.removeAll()
+        spilling = false
         spool?.returnInFlight()
         statusMid = nil
         statusSent = false
