@@ -88,7 +88,8 @@ struct FleetStatusMessageTests {
             "\(text)")
         #expect(
             text.contains(
-                "120 published, 119 acknowledged, 1 in flight; spool 72 pending (110000 of 67108864 bytes), oldest 75 s, 75 spooled, 0 drained, 3 dropped when full"
+                "120 published, 119 acknowledged, 1 in flight; spool 72 pending (110000 of 67108864 bytes), "
+                    + "oldest 75 s, 75 spooled, 0 drained, 3 dropped when full"
             ), "\(text)")
     }
 }
