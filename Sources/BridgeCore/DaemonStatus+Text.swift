@@ -168,7 +168,11 @@ extension DaemonStatus {
 
     /// Fleet publishing in two lines: the broker and its state; the messages and the spool.
     static func describe(_ fleet: Fleet) -> [String] {
-        var link = fleet.state == "off" ? "off" : fleet.message
+        // The state's name, and why when it is a failure ("unreachable: Connection refused").
+        var link = fleet.state
+        if fleet.state != "off" && fleet.state != "connected" && fleet.message != fleet.state {
+            link += ": " + fleet.message
+        }
         if let broker = fleet.broker, fleet.state != "off" {
             link += " (" + broker + (fleet.topicPrefix.map { ", topics \($0)/…" } ?? "") + ") for "
             link += duration(fleet.stateSeconds)

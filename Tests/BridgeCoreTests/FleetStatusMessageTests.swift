@@ -84,7 +84,8 @@ struct FleetStatusMessageTests {
         let text = daemon.report
         #expect(text.contains("mqtt  "), "\(text)")
         #expect(
-            text.contains("Connection refused (mqtt://fleet@broker:1883, topics tmm-bridge/van7/…) for 1 min 15 s"),
+            text.contains(
+                "unreachable: Connection refused (mqtt://fleet@broker:1883, topics tmm-bridge/van7/…) for 1 min 15 s"),
             "\(text)")
         #expect(
             text.contains(
