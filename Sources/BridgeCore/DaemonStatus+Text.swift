@@ -59,6 +59,7 @@ extension DaemonStatus {
         parts.append(fixDescription)
         if fix.input == "live", let rate = fix.epochRate { parts.append(Self.rate(rate)) }
         if let corrections = corrections?.headline { parts.append(corrections) }
+        if let fleet = fleet?.headline { parts.append(fleet) }
         let total = clients.total
         parts.append(total == 1 ? "1 client" : "\(total) clients")
         return parts.joined(separator: ", ")
@@ -310,6 +311,7 @@ extension DaemonStatus {
         }
         if let age = fix.lastEpochAgeSeconds, age >= 2 { parts.append("last epoch \(Int(age)) s ago") }
         if let corrections = corrections?.headline { parts.append(corrections) }
+        if let fleet = fleet?.headline { parts.append(fleet) }
         let total = clients.total
         parts.append(total == 1 ? "1 client" : "\(total) clients")
         let line = parts.joined(separator: "  ")

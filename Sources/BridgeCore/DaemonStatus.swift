@@ -340,6 +340,16 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
             self.spoolLimit = spoolLimit
             self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
         }
+
+        /// A few words for STATUS= and the status line: `mqtt connected`, `mqtt: unreachable`;
+        /// nil while off. No counts: they change every second, the line only when a state does.
+        public var headline: String? {
+            switch state {
+            case "off": nil
+            case "connected", "connecting": "mqtt " + state
+            default: "mqtt: " + state.replacing("-", with: " ")
+            }
+        }
     }
 
     /// The corrections client: the caster, its state, what came in and what reached the receiver.

@@ -74,6 +74,18 @@ struct FleetStatusMessageTests {
         #expect(json["reason"] as? String == "connection lost")
     }
 
+    @Test func theSummaryAndStatusLineNameTheStateOnly() {
+        var daemon = status(rate: 1)
+        #expect(!daemon.summary.contains("mqtt"))
+        daemon.fleet = DaemonStatus.Fleet(state: "connected", message: "connected", stateSeconds: 3, pending: 7)
+        #expect(daemon.summary.hasSuffix("corrections streaming, mqtt connected, 3 clients"), "\(daemon.summary)")
+        #expect(daemon.statusLine(width: 0).contains("mqtt connected"))
+        daemon.fleet?.state = "login-refused"
+        #expect(daemon.summary.contains("mqtt: login refused"))
+        daemon.fleet?.state = "off"
+        #expect(!daemon.summary.contains("mqtt"))
+    }
+
     @Test func statusShowsTheBrokerAndTheSpool() {
         var daemon = status(rate: 1)
         daemon.fleet = DaemonStatus.Fleet(
