@@ -146,7 +146,7 @@ public final class MQTTLink: Sendable {
     public static let inboxCapacity = 4096
     /// A connection with no CONNACK after this is given up (a broker that accepts and says nothing).
     public static let connectTimeoutNanoseconds: Int64 = 10_000_000_000
-    /// Back-off after a failure: 1 s doubling to 30 s, reset by a CONNACK.
+    /// Back-off after a failure: 1 s doubling to 30 s (each ±20 %), reset by a CONNACK.
     public static let backoffRange: ClosedRange<Int64> = 1_000_000_000...30_000_000_000
 
     private let shared: Mutex<Shared>
@@ -669,8 +669,10 @@ private final class LinkRunner {
         let wasConnected: Bool
         if case .connected = phase { wasConnected = true } else { wasConnected = false }
         connectionEnded()
-        phase = .waiting(until: now + backoff)
-        let seconds = backoff / 1_000_000_000
+        // ±20 % of jitter: a fleet that lost its broker together does not come back in step.
+        let delay = backoff + Int64.random(in: -(backoff / 5)...(backoff / 5))
+        phase = .waiting(until: now + delay)
+        let seconds = Double(delay / 100_000_000) / 10
         backoff = min(backoff * 2, MQTTLink.backoffRange.upperBound)
         let changed = report.state != state || report.message != message
         setState(state, message, now: now)

@@ -1,6 +1,7 @@
 import BridgeCore
 import ByteCoding
 import Fleet
+import GNSS
 import Posix
 import TMMProtocol
 
@@ -25,7 +26,8 @@ final class FleetPublisher: HubSubscriber {
     private let spoolDirectory: String
     private var configuration: FleetConfiguration
     private var encoder = LocationV2Encoder()
-    /// When the last location message was made (monotonic), for `mqtt-rate`.
+    /// The last location message's instant (the receiver's UTC in nanoseconds, else its arrival,
+    /// monotonic), for `mqtt-rate`.
     private var lastLocationAt: Int64?
     /// The status is looked at once a second (it holds only slow facts).
     private var lastStatusAt: Int64 = 0
@@ -89,11 +91,15 @@ final class FleetPublisher: HubSubscriber {
 
     func publish(_ epoch: PublishedEpoch) {
         guard configuration.broker != nil else { return }
-        if configuration.rateHz > 0, let last = lastLocationAt {
+        // Paced by the receiver's own clock when the epoch has one: two epochs gpsd hands over
+        // together are still a second apart, and the second is not skipped. A time that goes
+        // back (a replay looping, a day without a date wrapping) starts the pacing again.
+        let instant = epoch.position.time.map { $0.unixNanoseconds ?? $0.nanosecondsOfDay } ?? epoch.at
+        if configuration.rateHz > 0, let last = lastLocationAt, instant >= last {
             let interval = 1e9 / configuration.rateHz
-            guard Double(epoch.at - last) >= interval * (1 - Self.rateTolerance) else { return }
+            guard Double(instant - last) >= interval * (1 - Self.rateTolerance) else { return }
         }
-        lastLocationAt = epoch.at
+        lastLocationAt = instant
         encoder.encode(epoch.position, identity: epoch.identity)
         link.submit(
             FleetMessage(
