@@ -373,7 +373,8 @@ def self_test(run: "Run"):
         problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
         return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
                              "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map; "
-                             "RTCM, the NTRIP casters and the corrections chain without the bridge)",
+                             "RTCM, the NTRIP casters and the corrections chain without the bridge; the MQTT brokers and "
+                             "the fleet checks)",
                              result.wasSuccessful(),
                              "; ".join(problems[:2]))], {}
     run.run_scenario("tmm-sim self-test", body)
