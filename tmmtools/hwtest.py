@@ -168,6 +168,9 @@ class Run:
                     checks += more
                     notes += [n for n in more_figures.pop("notes") if n not in notes]
                     self.report.figures.update({f"{scenario_name}: {k}": v for k, v in more_figures.items()})
+                    plot = fleet_session.plot(self.report.directory)
+                    if plot:
+                        self.report.plots.append(plot)
                 if extra:
                     checks += extra(bench, timeline, recorders)
                 self.plot_data[scenario_name] = figures

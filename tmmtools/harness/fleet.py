@@ -183,6 +183,7 @@ class Session:
         self.actions: list[dict] = []
         self.retained: dict[str, object] = {}  # "before broker-stop", "after the clean stop"
         self.ports: list[int] = []  # the broker's port at each start
+        self.observed: Observed | None = None  # what `checks` looked at, for `plot`
 
     def start(self) -> "Session":
         try:
@@ -256,12 +257,52 @@ class Session:
         """The fleet checks (below) of this run; (checks, figures with "notes")."""
         run = Observed(timeline, self.subscriber.messages, self.status.samples, self.actions, self.retained,
                        self.fleet.rate, receiver_rate)
+        self.observed = run
         checks = broker_checks(self.broker, self.ports, self.actions)
         checks += [rate_check(run), retained_check(run, "before broker-stop", True)]
         checks += delivery_checks(run)
         checks += status_checks(run)
         checks.append(retained_check(run, "after the clean stop", False, REASON_STOPPED))
         return checks, dict(run.figures, notes=run.notes)
+
+
+    def plot(self, directory: str, name: str = "mqtt-delivery.png") -> str | None:
+        """The report's plot of the run `checks` looked at (plot_delivery); its file name, or None."""
+        if self.observed is None:
+            return None
+        return name if plot_delivery(self.observed, os.path.join(directory, name)) else None
+
+
+def plot_delivery(run: "Observed", path: str) -> bool:
+    """Each location message: when it arrived against its epoch (seconds from the first epoch),
+    the outage shaded, the reconnection marked: live ones lie on the diagonal, the spool drains as
+    a vertical run. False without matplotlib or messages."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    if not run.locations or not run.truths:
+        return False
+    zero = run.truths[0]["wall"]
+    first_key = utc_key(run.truths[0]["utc"])
+    stop, restart = run.outage()
+    figure, axes = plt.subplots(figsize=(7, 3.5))
+    axes.axvspan(stop - zero, restart - zero, color="#fce94f", alpha=0.5, label="broker stopped")
+    online = run.back_online()
+    if online:
+        axes.axvline(online - zero, color="#4e9a06", linestyle="--", label="bridge online again")
+    axes.plot([a - zero for a, _, _ in run.locations], [(k - first_key) / 100 for _, k, _ in run.locations], ".",
+              markersize=4, color="#3465a4", label="location message")
+    axes.set_xlabel("arrival at the subscriber (s)")
+    axes.set_ylabel("epoch (utcTimeStamp, s)")
+    axes.set_title(f"Fleet publishing: {len(run.locations)} location messages ({run.rate:g} Hz), broker outage")
+    axes.legend(loc="upper left", fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return True
 
 
 # --- the checks ----------------------------------------------------------------------------------------

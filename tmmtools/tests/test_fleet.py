@@ -133,6 +133,15 @@ class FleetChecks(unittest.TestCase):
         self.assertEqual(failed(all_checks(run)), [])
         self.assertTrue(any("while the spool drains" in note for note in run.notes), run.notes)
 
+    def test_the_delivery_plot_is_written(self):
+        run = observed()
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "mqtt-delivery.png")
+            self.assertTrue(fleet.plot_delivery(run, path))
+            with open(path, "rb") as handle:
+                self.assertEqual(handle.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertFalse(fleet.plot_delivery(observed(received=[]), os.path.join(directory, "none.png")))
+
     def test_publish_interval(self):
         self.assertEqual(fleet.publish_interval(1, 5), 1.0)
         self.assertEqual(fleet.publish_interval(0, 5), 0.2)
