@@ -262,6 +262,7 @@ class Session:
         checks += [rate_check(run), retained_check(run, "before broker-stop", True)]
         checks += delivery_checks(run)
         checks += status_checks(run)
+        checks.append(spool_growth_check(run))
         checks.append(retained_check(run, "after the clean stop", False, REASON_STOPPED))
         return checks, dict(run.figures, notes=run.notes)
 
@@ -490,3 +491,26 @@ def status_checks(run: Observed) -> list:
                   isinstance(spooled, int) and spooled > 0 and drained == spooled and numbers.get("pending") == 0
                   and numbers.get("dropped") == 0 and numbers.get("lost") == 0,
                   ", ".join(f"{STATUS_KEYS[k]} {v!r}" for k, v in numbers.items()))]
+
+
+def spool_growth_check(run: Observed) -> Check:
+    """While unreachable the spool holds the epochs since the loss: at the last poll before the
+    reconnection, `pending` is one per interval since broker-stop and `oldestPendingAgeSeconds`
+    the time since it, each within 2 (intervals, seconds)."""
+    stop, _ = run.outage()
+    online = run.back_online() or run.reconnected() or float("inf")
+    polls = [(w, c) for w, c, _ in run.statuses if stop <= w < online and same_state(status_field(c, "state"),
+                                                                                       STATE_UNREACHABLE)]
+    if not polls:
+        return Check("status: while unreachable, pending and oldestPendingAgeSeconds follow the outage", False,
+                     "no poll in state unreachable")
+    wall, last = polls[-1]
+    pending, oldest = status_field(last, "pending"), status_field(last, "oldest")
+    expected = (wall - stop) / run.interval()
+    run.figures["spool at the last unreachable poll (pending, oldest age s, s since broker-stop)"] = \
+        (pending, oldest, round(wall - stop, 1))
+    passed = (isinstance(pending, int) and abs(pending - expected) <= 2 and isinstance(oldest, (int, float))
+              and abs(oldest - (wall - stop)) <= 2)
+    return Check("status: while unreachable, pending and oldestPendingAgeSeconds follow the outage", passed,
+                 f"{wall - stop:.1f} s after broker-stop: pending {pending!r} (~{expected:.0f}), "
+                 f"oldestPendingAgeSeconds {oldest!r}")

@@ -62,7 +62,10 @@ def messages(spool_order=None, skip=()):
 def statuses(state_at=None, end=None):
     """A poll a second: the fleet object with the state `state_at(second)` and, last, `end`."""
     state_at = state_at or (lambda s: "unreachable" if STOP <= s < ONLINE_AGAIN else "connected")
-    polls = [(START + s + 0.5, {"state": state_at(s), "pending": 0}, "") for s in range(SECONDS)]
+    def spool(s):
+        waiting = s - STOP + 1 if STOP <= s < ONLINE_AGAIN else 0
+        return {"pending": waiting, "oldestPendingAgeSeconds": waiting - 0.5 if waiting else None}
+    polls = [(START + s + 0.5, dict(spool(s), state=state_at(s)), "") for s in range(SECONDS)]
     final = end or {"published": 19, "acknowledged": 19, "spooled": 31, "drained": 31, "dropped": 0, "pending": 0,
                     "lost": 0, "oldestPendingAgeSeconds": None, "connections": 2}
     return polls + [(START + SECONDS + 1, dict(final, state="connected"), "")]
@@ -80,7 +83,7 @@ def observed(received=None, polls=None, retained=None, rate=1.0):
 
 def all_checks(run):
     return ([fleet.rate_check(run), fleet.retained_check(run, "before broker-stop", True)]
-            + fleet.delivery_checks(run) + fleet.status_checks(run)
+            + fleet.delivery_checks(run) + fleet.status_checks(run) + [fleet.spool_growth_check(run)]
             + [fleet.retained_check(run, "after the clean stop", False, fleet.REASON_STOPPED)])
 
 
@@ -118,6 +121,11 @@ class FleetChecks(unittest.TestCase):
         end = {"spooled": 31, "drained": 28, "pending": 3, "dropped": 0, "lost": 0}
         checks = all_checks(observed(polls=statuses(end=end)))
         self.assertEqual(failed(checks), [c.name for c in checks if "spool drained" in c.name])
+
+    def test_a_spool_that_does_not_grow_while_unreachable_fails(self):
+        polls = [(w, dict(c, pending=0), e) if c.get("state") == "unreachable" else (w, c, e) for w, c, e in statuses()]
+        checks = all_checks(observed(polls=polls))
+        self.assertEqual(failed(checks), [checks[-2].name])
 
     def test_the_last_will_instead_of_a_clean_stop_fails(self):
         retained = dict(RETAINED, **{"after the clean stop": {"online": False, "reason": "connection lost"}})
