@@ -49,7 +49,8 @@ STATUS_KEYS = {  # our name → the bridge's key
 STATE_CONNECTED = "connected"
 STATE_UNREACHABLE = "unreachable"
 ONLINE, REASON = "online", "reason"  # the retained status: {"online": true|false, "reason": ...}
-REASON_STOPPED = "stopped"  # after a clean stop (the last will says "connection lost")
+REASON_STOPPED = "stopped"  # after a clean stop
+REASON_LOST = "connection lost"  # the last will
 BACKOFF = (1, 30)  # the bridge's reconnect back-off: 1 s doubling to 30 s (MQTTLink.backoffRange)
 SUBSCRIBER_ID = "tmm-hwtest-fleet"  # the recording subscriber's fixed client id (persistent session)
 
@@ -263,6 +264,7 @@ class Session:
         checks += delivery_checks(run)
         checks += status_checks(run)
         checks.append(spool_growth_check(run))
+        checks.append(last_will_check(run))
         checks.append(retained_check(run, "after the clean stop", False, REASON_STOPPED))
         return checks, dict(run.figures, notes=run.notes)
 
@@ -514,3 +516,14 @@ def spool_growth_check(run: Observed) -> Check:
     return Check("status: while unreachable, pending and oldestPendingAgeSeconds follow the outage", passed,
                  f"{wall - stop:.1f} s after broker-stop: pending {pending!r} (~{expected:.0f}), "
                  f"oldestPendingAgeSeconds {oldest!r}")
+
+
+def last_will_check(run: Observed) -> Check:
+    """The bridge's last will reached the subscriber when the broker went away: mosquitto (2.0)
+    publishes the wills of its connected clients as it shuts down, so it arrives with broker-stop."""
+    stop, _ = run.outage()
+    online = run.back_online() or float("inf")
+    wills = [a for a, topic, payload, _, _ in run.messages if stop <= a < online and topic == TOPIC_STATUS
+             and isinstance(payload, dict) and payload.get(ONLINE) is False and payload.get(REASON) == REASON_LOST]
+    return Check(f'status: the last will {{"{ONLINE}":false,"{REASON}":"{REASON_LOST}"}} published by the broker '
+                 "as it stopped", bool(wills), _seconds(stop, wills[0] if wills else None) + " after broker-stop")
