@@ -25,7 +25,7 @@ import time
 import uuid
 
 from tmmtools import checkout
-from tmmtools.harness import corrections, device, gpsdcheck, reliability, verify
+from tmmtools.harness import corrections, device, fleet, gpsdcheck, reliability, verify
 from tmmtools.harness.bench import (GPSD_PORT, HWTESTS, TMM_PORTS, Bench, BenchError, Simulator, bridge_binary,
                                     gpsd_release, running_bench, tmmclient, wait_for)
 from tmmtools.harness.clients import Recorder, SlowClient
@@ -35,6 +35,8 @@ from tmmtools.sim.scenario import load
 SCENARIOS = os.path.join(HWTESTS, "scenarios")
 # str2str (NTRIP Rev 1) to a Trimble; the test caster (Rev 2) with a wrong password; to a u-blox.
 CORRECTION_SCENARIOS = ("rtk-ntrip", "rtk-ntrip-rev2", "rtk-ntrip-ubx")
+# Fleet publishing (MQTT): a real mosquitto stopped and restarted under the bridge (harness/fleet.py).
+FLEET_SCENARIOS = ("mqtt-outage",)
 
 
 def ws(port_key: str, path: str) -> str:
@@ -104,13 +106,25 @@ class Run:
         of the receiver's (verify.gpsd_reported_quality; its release from the watch's VERSION,
         else `gpsd -V`), and the scenario's notes say what that changed. A scenario with a
         [corrections] section also gets its caster, the bridge configured over REST and the
-        corrections checks (harness/corrections.py)."""
+        corrections checks (harness/corrections.py); one with an [mqtt] section its broker, the
+        bridge publishing to it and the fleet checks (harness/fleet.py)."""
         scenario_file = os.path.join(SCENARIOS, scenario_name + ".toml")
         scenario = load(scenario_file)
         readonly = scenario.corrections is None or scenario.corrections.gpsd_readonly
 
         def body(out):
-            with running_bench(out, keep=self.keep, gpsd_readonly=readonly) as bench:
+            if not scenario.mqtt:
+                return stream_body(out, None)
+            fleet_session = fleet.Session(scenario, out)
+            try:  # the broker and its subscriber before the bridge, which connects as it starts
+                fleet_session.start()
+                return stream_body(out, fleet_session)
+            finally:
+                fleet_session.close()
+
+        def stream_body(out, fleet_session):
+            extra_arguments = fleet_session.bridge_arguments() if fleet_session else []
+            with running_bench(out, keep=self.keep, gpsd_readonly=readonly, extra_arguments=extra_arguments) as bench:
                 watch = gpsdcheck.Watch(GPSD_PORT) if watch_gpsd else None
                 application_id = str(uuid.uuid4())
                 recorders = self.streaming(bench, application_id)
@@ -119,8 +133,13 @@ class Run:
                     session = corrections.Session(scenario, out, bench, application_id, TMM_PORTS["apiPort"],
                                                   stand_in=self.ntrip_stand_in).start()
                     bench.on_close.insert(0, session.close)
-                simulator, actions = self.play_stream(bench, scenario_file, scenario, out, recorders, session)
+                if fleet_session:
+                    fleet_session.attach(bench)
+                sessions = [s for s in (session, fleet_session) if s]
+                simulator, actions = self.play_stream(bench, scenario_file, scenario, out, recorders, sessions)
                 timeline = verify.load_timeline(simulator.timeline_path)
+                if fleet_session:  # the spool drained, the bridge stopped cleanly: its retained status
+                    fleet_session.finish(bench, timeline.truths[-1].get("utc") if timeline.truths else None)
                 for action in timeline.actions:
                     if action["action"] == "gpsd-kill":
                         action["recovery"] = 6.0
@@ -144,15 +163,24 @@ class Run:
                     notes += [n for n in more_figures.pop("notes") if n not in notes]
                     self.report.figures.update({f"{scenario_name}: {k}": v for k, v in more_figures.items()
                                                 if not isinstance(v, dict)})
+                if fleet_session:
+                    more, more_figures = fleet_session.checks(timeline, scenario.rate)
+                    checks += more
+                    notes += [n for n in more_figures.pop("notes") if n not in notes]
+                    self.report.figures.update({f"{scenario_name}: {k}": v for k, v in more_figures.items()})
+                    plot = fleet_session.plot(self.report.directory)
+                    if plot:
+                        self.report.plots.append(plot)
                 if extra:
                     checks += extra(bench, timeline, recorders)
                 self.plot_data[scenario_name] = figures
                 return checks, dict({k: v for k, v in figures.items() if k.startswith("latency_p")}, notes=notes)
         self.run_scenario(scenario_name, body)
 
-    def play_stream(self, bench: Bench, scenario_file: str, scenario, out: str, recorders: dict, session):
-        """The simulator played to its end (gpsd restarted when it is killed, caster actions done by
-        `session`), the last epoch awaited, the clients stopped and saved; (simulator, actions)."""
+    def play_stream(self, bench: Bench, scenario_file: str, scenario, out: str, recorders: dict, sessions: list):
+        """The simulator played to its end (gpsd restarted when it is killed, caster and broker
+        actions done by `sessions`: corrections.Session, fleet.Session), the last epoch awaited, the
+        clients stopped and saved; (simulator, actions)."""
         actions = []
 
         def on_event(event):
@@ -164,11 +192,13 @@ class Run:
                 actions.append(("gpsd-kill", killed))
             elif event.get("event") == "plugged" and len(simulator.events) > 1:
                 actions.append(("replug", event["wall"]))
-            elif session:
-                session.on_event(event)
+            else:
+                for session in sessions:
+                    session.on_event(event)
         simulator = self.simulate(bench, scenario_file, out)
-        if session:
-            session.configure(device=simulator.events[0]["device"])  # plugged: point the bridge at the caster
+        for session in sessions:
+            if isinstance(session, corrections.Session):  # plugged: point the bridge at the caster
+                session.configure(device=simulator.events[0]["device"])
         simulator.run_to_end(on_event, timeout=scenario.duration / self.speed + 60)
         # The last epochs are on their way: wait until V2 has the final one (or 2 s).
         last = verify.load_timeline(simulator.timeline_path).truths[-1]
@@ -346,7 +376,8 @@ def self_test(run: "Run"):
         problems = [f"{test.id()}: {trace.strip().splitlines()[-1]}" for test, trace in result.failures + result.errors]
         return [verify.Check(f"tmm-sim self-test: {result.testsRun} tests (scenario validation table and fuzz, "
                              "checksums, determinism, decoded by tmm-bridge decode; the checks' gpsd quality map; "
-                             "RTCM, the NTRIP casters and the corrections chain without the bridge)",
+                             "RTCM, the NTRIP casters and the corrections chain without the bridge; the MQTT brokers and "
+                             "the fleet checks)",
                              result.wasSuccessful(),
                              "; ".join(problems[:2]))], {}
     run.run_scenario("tmm-sim self-test", body)
@@ -512,6 +543,10 @@ def virtual_scenarios(run: Run, selected):
     # RTK corrections (issue 23): a caster, the bridge's NTRIP client configured over REST, the
     # receiver's fix following the RTCM it gets (harness/corrections.py).
     for name in CORRECTION_SCENARIOS:
+        if selected(name):
+            run.stream_scenario(name)
+    # Fleet publishing (MQTT, issue 24): the broker stopped 20 s and restarted; the spool drained.
+    for name in FLEET_SCENARIOS:
         if selected(name):
             run.stream_scenario(name)
     if selected("samples"):

@@ -169,12 +169,13 @@ class StandIn:
 
 # --- the bridge's status, polled ---------------------------------------------------------------------
 class StatusWatch:
-    """`tmm-bridge status --json` every `interval` s: (wall time, the corrections object or None,
-    the error) per poll."""
+    """`tmm-bridge status --json` every `interval` s: (wall time, the `name` object (the
+    corrections one unless told; harness/fleet.py watches "fleet") or None, the error) per poll."""
 
-    def __init__(self, bridge: str, runtime_dir: str, interval: float = 0.5):
+    def __init__(self, bridge: str, runtime_dir: str, interval: float = 0.5, name: str = STATUS_OBJECT):
         self.command = [bridge, "status", "--json", "--runtime-dir", runtime_dir]
         self.interval = interval
+        self.name = name
         self.samples: list[tuple[float, dict | None, str]] = []
         self.whole: dict | None = None  # the last whole status document
         self._stop = threading.Event()
@@ -196,9 +197,9 @@ class StatusWatch:
                 self.samples.append((time.time(), None, (done.stderr or "").strip()[:200]))
                 continue
             self.whole = document
-            corrections = next((v for k, v in document.items() if _normal(k) == _normal(STATUS_OBJECT)), None)
+            corrections = next((v for k, v in document.items() if _normal(k) == _normal(self.name)), None)
             self.samples.append((time.time(), corrections, "" if corrections is not None else
-                                 f"no {STATUS_OBJECT!r} in the status"))
+                                 f"no {self.name!r} in the status"))
 
     def stop(self):
         self._stop.set()
@@ -207,7 +208,7 @@ class StatusWatch:
     def save(self, path: str):
         with open(path, "w", encoding="utf-8") as handle:
             for wall, corrections, error in self.samples:
-                record = {"wall": wall, "corrections": corrections, "error": error}
+                record = {"wall": wall, self.name: corrections, "error": error}
                 handle.write(json.dumps(record, sort_keys=True) + "\n")
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from tmmtools.sim import nmea, ubx
 from tmmtools.sim.corrections import Corrections
-from tmmtools.sim.scenario import CASTER_EVENTS, DEFAULT_ACCURACY, DEFAULT_HDOP, Accuracy, Scenario
+from tmmtools.sim.scenario import BROKER_EVENTS, CASTER_EVENTS, DEFAULT_ACCURACY, DEFAULT_HDOP, Accuracy, Scenario
 
 # WGS 84, for turning metres north/east into degrees.
 _A = 6378137.0
@@ -355,7 +355,7 @@ class Receiver:
             elif event.kind == "unplug":
                 play.silent_until = t + event.duration
                 yield Action(t, "unplug", event.duration)
-            elif event.kind in ("gpsd-kill", *CASTER_EVENTS):
+            elif event.kind in ("gpsd-kill", *CASTER_EVENTS, *BROKER_EVENTS):
                 yield Action(t, event.kind)
             elif event.kind == "garbage":
                 junk = bytes(self.rng.randrange(256) for _ in range(event.count))

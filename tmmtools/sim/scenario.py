@@ -32,9 +32,11 @@ PROTOCOLS = ("nmea", "ubx")  # what the receiver writes: NMEA 0183 sentences, or
 UBX_MESSAGES = ("DOP", "PVT", "HPPOSLLH", "SAT", "EOE")
 TRAJECTORIES = ("fixed", "line", "circle", "track")
 EVENTS = ("outage", "silent", "unplug", "gpsd-kill", "garbage", "checksum-errors", "rate", "time-jump",
-          "caster-kill", "caster-restart", "wrong-password", "restore-password")
+          "caster-kill", "caster-restart", "wrong-password", "restore-password", "broker-stop", "broker-restart")
 # Events the runner carries out on the corrections source (the simulator only announces them).
 CASTER_EVENTS = ("caster-kill", "caster-restart", "wrong-password", "restore-password")
+# Events the runner carries out on the [mqtt] section's broker (announced only, as the above).
+BROKER_EVENTS = ("broker-stop", "broker-restart")
 
 # 1-sigma horizontal and vertical accuracy (metres, as GST reports it), HDOP and the age of
 # corrections, per fix quality, when a phase does not say: typical of a survey receiver.
@@ -90,6 +92,14 @@ class CorrectionSource:
 
 
 @dataclass(frozen=True)
+class FleetBroker:
+    """[mqtt]: the MQTT broker (mosquitto) the runner starts, and the bridge's fleet options."""
+    rate: float = 1.0  # mqtt-rate, Hz (0: every epoch)
+    topic: str = "tmm-bridge/hwtest"  # mqtt-topic: PREFIX/location, PREFIX/status, PREFIX/events
+    client_id: str = "tmm-bridge-hwtest"  # mqtt-client-id
+
+
+@dataclass(frozen=True)
 class Trajectory:
     kind: str = "fixed"
     speed: float = 0.0  # m/s
@@ -128,6 +138,7 @@ class Scenario:
     events: tuple = ()
     expect: dict = field(default_factory=dict)  # what the runner checks (hwtests/README.md)
     corrections: CorrectionSource | None = None  # [corrections]: the caster the runner starts
+    mqtt: FleetBroker | None = None  # [mqtt]: the broker the runner starts and the bridge publishes to
 
 
 def with_protocol(scenario: Scenario, protocol: str) -> Scenario:
@@ -223,7 +234,7 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     """A scenario from its TOML table; ScenarioError names the first thing that is wrong, in
     the file's order: top level, [position], [receiver], [trajectory], [[phase]], [[event]]."""
     _unknown(data, {"name", "description", "seed", "duration", "rate", "start-time", "position",
-                    "receiver", "trajectory", "phase", "event", "expect", "corrections"}, path, "the top level")
+                    "receiver", "trajectory", "phase", "event", "expect", "corrections", "mqtt"}, path, "the top level")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"{_where(path, 'name')} is required (a short identifier)")
@@ -243,12 +254,34 @@ def parse(data: dict, path: str = "<scenario>") -> Scenario:
     if corrections is None and any(e.kind in CASTER_EVENTS for e in events):
         kind = next(e.kind for e in events if e.kind in CASTER_EVENTS)
         raise ScenarioError(f"{path}: event kind = {kind!r} needs a [corrections] section (the caster it acts on)")
+    mqtt = _mqtt(data["mqtt"], path) if "mqtt" in data else None
+    if mqtt is None and any(e.kind in BROKER_EVENTS for e in events):
+        kind = next(e.kind for e in events if e.kind in BROKER_EVENTS)
+        raise ScenarioError(f"{path}: event kind = {kind!r} needs an [mqtt] section (the broker it acts on)")
 
     return Scenario(name=name, path=path, description=str(data.get("description", "")), seed=seed,
                     duration=float(duration), rate=float(rate), start_time=start, latitude=latitude,
                     longitude=longitude, height=height, undulation=undulation, receiver=receiver,
                     trajectory=trajectory, phases=tuple(phases), events=tuple(events), expect=expect,
-                    corrections=corrections)
+                    corrections=corrections, mqtt=mqtt)
+
+
+def _mqtt(table, path: str) -> FleetBroker:
+    """[mqtt]: the bridge's mqtt-rate, mqtt-topic and mqtt-client-id for the runner's broker."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{path}: [mqtt] must be a table")
+    _unknown(table, {"rate", "topic", "client-id"}, path, "[mqtt]")
+    texts = {}
+    for key, default in (("topic", FleetBroker.topic), ("client-id", FleetBroker.client_id)):
+        value = table.get(key, default)
+        # A topic prefix and a client id: no wildcards, no spaces, no empty levels.
+        if (not isinstance(value, str) or not value or not value.isprintable() or any(c in value for c in " +#")
+                or "//" in value or value.startswith("/") or value.endswith("/")):
+            raise ScenarioError(f"{_where(path, 'mqtt.' + key)} = {value!r}: a non-empty word (no space, '+', '#', "
+                                "empty level)")
+        texts[key.replace("-", "_")] = value
+    rate = _number({"mqtt." + k: v for k, v in table.items()}, "mqtt.rate", path, default=1, low=0, high=50)
+    return FleetBroker(rate=float(rate), **texts)
 
 
 def _corrections(table, path: str) -> CorrectionSource:

@@ -90,6 +90,13 @@ class ScenarioValidation(unittest.TestCase):
         ("gpsd-readonly not a boolean", dict(MINIMAL, corrections={"gpsd-readonly": "no"}), "gpsd-readonly"),
         ("caster event without a caster", dict(MINIMAL, event=[{"at": 1, "kind": "caster-kill"}]),
          "needs a [corrections]"),
+        ("mqtt not a table", dict(MINIMAL, mqtt="mqtt://x"), "[mqtt]"),
+        ("unknown mqtt key", dict(MINIMAL, mqtt={"host": "x"}), "unknown key 'host'"),
+        ("mqtt rate too high", dict(MINIMAL, mqtt={"rate": 51}), "mqtt.rate"),
+        ("mqtt topic with a wildcard", dict(MINIMAL, mqtt={"topic": "fleet/#"}), "mqtt.topic"),
+        ("mqtt client id empty", dict(MINIMAL, mqtt={"client-id": ""}), "mqtt.client-id"),
+        ("broker event without a broker", dict(MINIMAL, event=[{"at": 1, "kind": "broker-stop"}]),
+         "needs an [mqtt]"),
     ]
 
     def test_every_malformed_scenario_is_refused_with_its_key_named(self):
