@@ -52,6 +52,7 @@ ONLINE, REASON = "online", "reason"  # the retained status: {"online": true|fals
 REASON_STOPPED = "stopped"  # after a clean stop
 REASON_LOST = "connection lost"  # the last will
 BACKOFF = (1, 30)  # the bridge's reconnect back-off: 1 s doubling to 30 s (MQTTLink.backoffRange)
+JITTER = 0.2  # each delay ±20 % (MQTTLink), so a fleet does not reconnect in step
 SUBSCRIBER_ID = "tmm-hwtest-fleet"  # the recording subscriber's fixed client id (persistent session)
 
 
@@ -474,8 +475,9 @@ def status_checks(run: Observed) -> list:
     connected = run.first_state(start, stop, STATE_CONNECTED)
     unreachable = run.first_state(stop, restart, STATE_UNREACHABLE)
     again = run.reconnected()
-    # The back-off in effect at the restart is at most the outage so far plus its first second.
-    limit = min(BACKOFF[1], restart - stop + BACKOFF[0]) + 3
+    # The back-off in effect at the restart is at most the outage so far plus its first second,
+    # lengthened by the jitter.
+    limit = min(BACKOFF[1], restart - stop + BACKOFF[0]) * (1 + JITTER) + 3
     run.figures["broker-stop → status unreachable (s)"] = round(unreachable - stop, 2) if unreachable else None
     run.figures["broker-restart → status connected (s)"] = round(again - restart, 2) if again else None
     last = run.last_status()
@@ -487,7 +489,7 @@ def status_checks(run: Observed) -> list:
             Check(f"status: fleet {STATE_UNREACHABLE!r} while the broker was down", unreachable is not None,
                   _seconds(stop, unreachable) + " after broker-stop"),
             Check(f"status: fleet {STATE_CONNECTED!r} again within the bridge's back-off ({BACKOFF[0]} s doubling "
-                  f"to {BACKOFF[1]} s: {limit:.0f} s here) of the restart",
+                  f"to {BACKOFF[1]} s, ±{JITTER:.0%}: {limit:.0f} s here) of the restart",
                   again is not None and again - restart <= limit, _seconds(restart, again)),
             Check("status: the spool drained (drained = spooled > 0, pending 0, dropped 0, lost 0)",
                   isinstance(spooled, int) and spooled > 0 and drained == spooled and numbers.get("pending") == 0
