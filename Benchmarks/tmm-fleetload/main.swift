@@ -9,8 +9,8 @@
 // period (a fleet is not synchronised). Each payload is one real LocationV2 message whose
 // `utcTimeStamp` string ("2020-03-18T13:28:19.600Z") is overwritten with the submit time in
 // digits (monotonic microseconds since the tool started, zero-padded to the same 24 characters):
-// the size is the real message's, and the subscriber reads the time back. Latency = delivery to the subscriber - submit (this process, one clock): the link's
-// queue and thread, libmosquitto, TCP over loopback, mosquitto, TCP again, the subscriber.
+// the size is the real message's, and the subscriber reads the time back. Latency = delivery
+// to the subscriber - submit (this process, one clock): the link's queue and thread, libmosquitto, TCP over loopback, mosquitto, TCP again, the subscriber.
 //
 // After a warm-up, a window of D seconds is measured: latency percentiles of every message
 // submitted in it, delivered / expected, CPU over the window (thread CPU clocks, exact: the links'
@@ -448,8 +448,24 @@ final class Subscriber: Sendable {
             state.withLock { $0.failure = "connect: " + String(cString: mosquitto_strerror(code)) }
             return
         }
+        // poll(2), as MQTTLink does: mosquitto_loop uses select(2), which refuses a descriptor
+        // above 1023 (a thousand boxes' sockets come first).
         while !stopping.load(ordering: .relaxed) {
-            let result = mosquitto_loop(handle, 100, 1)
+            let socket = mosquitto_socket(handle)
+            guard socket >= 0 else {
+                state.withLock { $0.failure = "the connection to the broker was lost" }
+                return
+            }
+            var events = Int16(POLLIN)
+            if mosquitto_want_write(handle) { events |= Int16(POLLOUT) }
+            var poller = pollfd(fd: socket, events: events, revents: 0)
+            _ = poll(&poller, 1, 100)
+            var result = MOSQ_ERR_SUCCESS.rawValue
+            if poller.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { result = mosquitto_loop_read(handle, 1) }
+            if result == MOSQ_ERR_SUCCESS.rawValue, mosquitto_want_write(handle) {
+                result = mosquitto_loop_write(handle, 1)
+            }
+            if result == MOSQ_ERR_SUCCESS.rawValue { result = mosquitto_loop_misc(handle) }
             if result != MOSQ_ERR_SUCCESS.rawValue {
                 state.withLock { $0.failure = "loop: " + String(cString: mosquitto_strerror(result)) }
                 return
@@ -482,7 +498,7 @@ struct Measurement {
     /// CPU per box as a percentage of one core.
     var perBoxPercent: Double { Double(linksCPU + submitCPU) * 100 / Double(window) / Double(boxes) }
     /// CPU per message, microseconds (links + submit).
-    var perMessageMicros: Double { delivered == 0 ? 0 : Double(linksCPU + submitCPU) / 1000 / Double(expected) }
+    var perMessageMicros: Double { expected == 0 ? 0 : Double(linksCPU + submitCPU) / 1000 / Double(expected) }
     var brokerPercent: Double { Double(brokerCPU) * 100 / Double(window) }
     var brokerMicrosPerMessage: Double { expected == 0 ? 0 : Double(brokerCPU) / 1000 / Double(expected) }
     var subscriberPercent: Double { Double(subscriberCPU) * 100 / Double(window) }
@@ -667,21 +683,26 @@ var results: [Int: [Measurement]] = [:]
 for run in 1...options.runs {
     for boxes in options.boxes {
         let m = measure(boxes: boxes, options: options, payload: payload, scratch: scratch, run: run)
+        // The loopback counters are the machine's: other traffic on it counts too.
+        func perMessage(_ total: Int64) -> Double { m.expected == 0 ? 0 : Double(total) / Double(m.expected) }
+        let load = readSmallFile("/proc/loadavg")?.split(separator: " ").first ?? "?"
         results[boxes, default: []].append(m)
         say(
             "RESULT boxes=\(boxes) rate=\(fixed(options.rate, 2)) run=\(run) expected=\(m.expected) "
                 + "delivered=\(m.delivered) p50_ms=\(fixed(m.p50, 3)) p99_ms=\(fixed(m.p99, 3)) "
                 + "max_ms=\(fixed(m.maximum, 3)) box_cpu_pct=\(fixed(m.perBoxPercent, 4)) "
                 + "box_cpu_us_per_msg=\(fixed(m.perMessageMicros, 1)) "
-                + "links_cpu_ms=\(fixed(Double(m.linksCPU) / 1e6, 1)) submit_cpu_ms=\(fixed(Double(m.submitCPU) / 1e6, 1)) "
+                + "links_cpu_ms=\(fixed(Double(m.linksCPU) / 1e6, 1)) "
+                + "submit_cpu_ms=\(fixed(Double(m.submitCPU) / 1e6, 1)) "
                 + "subscriber_cpu_pct=\(fixed(m.subscriberPercent, 2)) "
-                + "process_cpu_ms=\(fixed(Double(m.processCPU) / 1e6, 1)) broker_cpu_pct=\(fixed(m.brokerPercent, 2)) "
+                + "process_cpu_ms=\(fixed(Double(m.processCPU) / 1e6, 1)) "
+                + "broker_cpu_pct=\(fixed(m.brokerPercent, 2)) "
                 + "broker_us_per_msg=\(fixed(m.brokerMicrosPerMessage, 1)) broker_rss_kib=\(m.brokerRSS) "
                 + "broker_hwm_kib=\(m.brokerHWM) "
-                + "lo_bytes_per_msg=\(m.expected == 0 ? 0 : m.loopbackBytes / Int64(m.expected)) "
-                + "lo_packets_per_msg=\(fixed(m.expected == 0 ? 0 : Double(m.loopbackPackets) / Double(m.expected), 1)) "
+                + "lo_bytes_per_msg=\(fixed(perMessage(m.loopbackBytes), 0)) "
+                + "lo_packets_per_msg=\(fixed(perMessage(m.loopbackPackets), 1)) "
                 + "connect_s=\(fixed(m.connectSeconds, 2)) published=\(m.published) acknowledged=\(m.acknowledged) "
-                + "spooled=\(m.spooled) lost=\(m.lost) load=\(readSmallFile("/proc/loadavg")?.split(separator: " ").first ?? "?")"
+                + "spooled=\(m.spooled) lost=\(m.lost) load=\(load)"
         )
     }
 }
@@ -706,7 +727,8 @@ for boxes in options.boxes {
         "| \(boxes) | \(delivered)/\(expected) | \(fixed(column(rows) { $0.p50 }, 2)) "
             + "| \(fixed(column(rows) { $0.p99 }, 2)) | \(fixed(column(rows) { $0.maximum }, 1)) "
             + "| \(fixed(column(rows) { $0.perBoxPercent }, 3)) | \(fixed(column(rows) { $0.perMessageMicros }, 0)) "
-            + "| \(fixed(column(rows) { $0.brokerPercent }, 2)) | \(fixed(column(rows) { $0.brokerMicrosPerMessage }, 1)) "
+            + "| \(fixed(column(rows) { $0.brokerPercent }, 2)) "
+            + "| \(fixed(column(rows) { $0.brokerMicrosPerMessage }, 1)) "
             + "| \(fixed(column(rows) { Double($0.brokerRSS) / 1024 }, 1)) "
             + "| \(fixed(column(rows) { $0.subscriberPercent }, 2)) |")
 }
