@@ -10,7 +10,8 @@
 // `utcTimeStamp` string ("2020-03-18T13:28:19.600Z") is overwritten with the submit time in
 // digits (monotonic microseconds since the tool started, zero-padded to the same 24 characters):
 // the size is the real message's, and the subscriber reads the time back. Latency = delivery
-// to the subscriber - submit (this process, one clock): the link's queue and thread, libmosquitto, TCP over loopback, mosquitto, TCP again, the subscriber.
+// to the subscriber - submit (this process, one clock): the link's queue and thread,
+// libmosquitto, TCP over loopback, mosquitto, TCP again, the subscriber.
 //
 // After a warm-up, a window of D seconds is measured: latency percentiles of every message
 // submitted in it, delivered / expected, CPU over the window (thread CPU clocks, exact: the links'
