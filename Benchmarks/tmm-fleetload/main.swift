@@ -43,8 +43,14 @@ let usage = """
       --keep              keep the scratch directory (broker logs, spools) in /tmp
     """
 
+/// The running mosquitto (0: none), stopped by `fail` (it leads a process group of its own and
+/// would outlive us).
+let runningBroker = Atomic<pid_t>(0)
+
 func fail(_ message: String) -> Never {
     printError("tmm-fleetload: \(message)\n")
+    let broker = runningBroker.load(ordering: .relaxed)
+    if broker > 0 { kill(broker, SIGTERM) }
     exit(1)
 }
 
@@ -316,6 +322,7 @@ final class Broker {
             fail("cannot start \(executable): \(error)")
         }
         close(output)
+        runningBroker.store(child.pid, ordering: .relaxed)
         let deadline = monotonicNanoseconds() + 10_000_000_000
         while !Broker.accepts(port) {
             if child.poll() != nil || monotonicNanoseconds() > deadline {
@@ -325,7 +332,10 @@ final class Broker {
         }
     }
 
-    func stop() { _ = child.stop() }
+    func stop() {
+        _ = child.stop()
+        runningBroker.store(0, ordering: .relaxed)
+    }
 
     static func freePort() -> UInt16 {
         let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
