@@ -255,8 +255,9 @@ package-test: deps ## Build the .deb, install it here, check files, user, servic
 	scripts/package-test.sh $(DEB_DIR)
 
 # The benchmarks: parser and pipeline (tmm-bench), tmm-bridge decode against gpsdecode, receiver
-# input latency, WebSocket fan-out. BENCH_* environment variables tune scripts/bench.sh (see its
-# header), e.g. make bench BENCH_LATENCY=0 BENCH_FANOUT=0.
+# input latency, WebSocket fan-out, fleet publishing at scale (scripts/bench-fleet.sh). BENCH_*
+# environment variables tune scripts/bench.sh (see its header), e.g. make bench BENCH_LATENCY=0
+# BENCH_FANOUT=0 BENCH_FLEET=0.
 bench: deps-bench ## Run the benchmarks (scripts/bench.sh; see BENCHMARKS.md)
 	scripts/bench.sh
 

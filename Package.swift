@@ -105,6 +105,10 @@ let package = Package(
             name: "tmm-fanout", dependencies: ["ByteCoding", "GPSD", "Posix", "TLS", "WebSocket", "Logging"],
             path: "Benchmarks/tmm-fanout",
             swiftSettings: common),
+        // Fleet publishing at scale (issue 24): N MQTTLinks against a local mosquitto (scripts/bench-fleet.sh).
+        .executableTarget(
+            name: "tmm-fleetload", dependencies: ["BenchSupport", "Fleet", "CMosquitto", "Posix", "Logging"],
+            path: "Benchmarks/tmm-fleetload", swiftSettings: common),
         // Tests.
         // DWARF 4: the toolchain's clang writes DWARF 5 by default, whose forms Debian 12's
         // valgrind (3.19) cannot read, and callgrind then refuses the whole tmm-bench binary.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench.sh - `make bench`: the NMEA 0183 parser and the whole decode pipeline against
-# gpsdecode on the same bytes, then receiver latency, TLS on the secure ports and WebSocket fan-out.
+# gpsdecode on the same bytes, then receiver latency, TLS on the secure ports, WebSocket fan-out and
+# fleet publishing (MQTT) at scale.
 #
 # 1. builds tmm-bench and tmm-bridge in release mode (tmm-bridge as `make build` does: the Swift
 #    runtime linked statically, in $BENCH_SCRATCH_PATH/static);
@@ -51,6 +52,10 @@
 #   BENCH_FANOUT_RUNS     repetitions of the fan-out matrix, medians reported (default 3)
 #   BENCH_FANOUT_QUICK=1  fan-out in quick mode: 1 run, 2 s warm-up, 4 s windows (about 4 minutes)
 #   BENCH_FANOUT_CLIENTS, BENCH_FANOUT_RATES   the matrix (default 64,256,1000 and 10,20,50)
+#   BENCH_FLEET=0         skip fleet publishing at scale (scripts/bench-fleet.sh, issue 24; about 8
+#                         minutes; needs mosquitto, mosquitto-clients, gpsd): one `tmm-bridge run --demo`
+#                         without and with --mqtt, then N simulated boxes (tmm-fleetload) against a local
+#                         mosquitto; its BENCH_FLEET_* variables are listed in its header
 #   TMM_FIXTURES          fixture folder (default Tests/Fixtures/nmea, else /work/shared/fixtures/nmea)
 set -euo pipefail
 
@@ -553,4 +558,14 @@ if [ "${BENCH_FANOUT:-1}" != 0 ]; then
     echo "command:  tmm-fanout --bridge $bridge ${fanout_flags[*]} (from scripts/bench.sh)"
     echo "revision: $rev (working tree state not checked)"
     echo "machine:  $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# Fleet publishing at scale (issue 24): one daemon's CPU with and without --mqtt, then N simulated
+# boxes against a local mosquitto (scripts/bench-fleet.sh). BENCH_FLEET=0 skips it.
+if [ "${BENCH_FLEET:-1}" != 0 ]; then
+    echo
+    echo "## Fleet publishing at scale (scripts/bench-fleet.sh)"
+    echo
+    BENCH_PACKAGE_PATH="$package" BENCH_SCRATCH_PATH="$scratch" "$root/scripts/bench-fleet.sh" ||
+        echo "fleet: failed (see above)"
 fi
