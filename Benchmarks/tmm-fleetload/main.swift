@@ -131,19 +131,10 @@ func processCPUNanoseconds(_ pid: pid_t) -> Int64? {
 
 func ownProcessCPUNanoseconds() -> Int64 { Int64(clockNanoseconds(CLOCK_PROCESS_CPUTIME_ID)) }
 
+/// A small file's text (/proc entries, the payload), nil when it cannot be read: Posix's one reader.
 func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var result: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { break }
-        result += chunk[0..<n]
-    }
-    return String(decoding: result, as: UTF8.self)
+    guard let bytes = try? AtomicFile.read(path, limit: 16 << 20) else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The kernel ids of this process's threads named `name` (/proc/self/task/TID/comm).
