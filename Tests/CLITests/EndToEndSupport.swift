@@ -34,28 +34,8 @@ enum EndToEnd {
     }
 }
 
-/// Bytes a child writes, collected as they arrive (readable while the child runs).
-final class OutputBuffer: Sendable {
-    private let bytes = Mutex<[UInt8]>([])
-    private let ended = Mutex(false)
-
-    func append(_ data: Data) { bytes.withLock { $0 += data } }
-    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
-    /// The writer closed its end and everything it wrote is in `text`.
-    var isComplete: Bool { ended.withLock { $0 } }
-
-    /// Reads `handle` until EOF on a background thread.
-    func collect(from handle: FileHandle) {
-        Thread.detachNewThread { [self] in
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                append(data)
-            }
-            ended.withLock { $0 = true }
-        }
-    }
-}
+/// Output collected as it comes: TestSupport's one collector.
+typealias OutputBuffer = ChildOutput
 
 /// Waits until `condition` holds or `seconds` pass; returns whether it held. TestSupport's
 /// `waitUntil`, polling every 20 ms: conditions here read /proc, files and child output.
@@ -125,92 +105,38 @@ struct HarnessError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A child started with posix_spawn, standard input /dev/null, its standard output and error
-/// together in one pipe, collected as they come; every other descriptor is closed in the child.
-///
-/// Not Foundation's `Process` (its SIGCHLD monitor sometimes misses a SIGKILLed child on Linux,
-/// and `waitUntilExit()` then never returns) and not `Posix.ChildProcess` (its children inherit
-/// every descriptor without FD_CLOEXEC, such as the pipes of the other tests that run in parallel
-/// in this process: a daemon that inherits another test's stdout pipe makes that test wait for
-/// the daemon's end before it sees EOF).
+/// A daemon or tool of these tests: TestSupport's `SpawnedChild` (its output and errors together,
+/// every other descriptor closed in it), with its end as Posix's `ChildProcess.Termination`.
 final class Spawned {
-    let pid: pid_t
-    let output = OutputBuffer()
-    private var ended: ChildProcess.Termination?
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, CInt) -> CInt
-    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<CInt>?, CInt) -> CInt
-    // glibc 2.34+ has both; Swift's Glibc module does not export them (GNU extensions).
-    private static let addCloseFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
-        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
-    private static let pipe2 = dlsym(nil, "pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
+    private let child: SpawnedChild
 
     init(_ executable: String, _ arguments: [String]) throws {
-        guard let addCloseFrom = Self.addCloseFrom, let pipe2 = Self.pipe2 else {
-            throw HarnessError("this C library lacks posix_spawn_file_actions_addclosefrom_np or pipe2 (glibc 2.34+)")
-        }
-        var ends: [CInt] = [-1, -1]
-        guard pipe2(&ends, O_CLOEXEC) == 0 else { throw HarnessError("pipe2: \(String(cString: strerror(errno)))") }
-        defer { close(ends[1]) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
-        _ = addCloseFrom(&actions, 3)
-        // Default dispositions and an empty mask, whatever this process has.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        posix_spawnattr_setsigmask(&attributes, &signals)
-        sigfillset(&signals)
-        posix_spawnattr_setsigdefault(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
-        guard status == 0 else {
-            close(ends[0])
-            throw HarnessError("cannot start \(executable): \(String(cString: strerror(status)))")
-        }
-        self.pid = pid
-        output.collect(from: FileHandle(fileDescriptor: ends[0], closeOnDealloc: true))
+        do { child = try SpawnedChild(executable, arguments) } catch { throw HarnessError("\(error)") }
     }
+
+    var pid: pid_t { child.pid }
+    var output: ChildOutput { child.output }
 
     /// How it ended, once it has (reaped by the first call that sees it).
     var termination: ChildProcess.Termination? {
-        if ended == nil { ended = reap(options: WNOHANG) }
-        return ended
+        switch child.termination {
+        case .exited(let status): .exited(status)
+        case .signalled(let signal): .signalled(signal)
+        case nil: nil
+        }
     }
 
-    var isRunning: Bool { termination == nil }
-
-    private func reap(options: CInt) -> ChildProcess.Termination? {
-        var status: CInt = 0
-        var result: pid_t
-        repeat { result = waitpid(pid, &status, options) } while result == -1 && errno == EINTR
-        guard result == pid else { return nil }
-        let signal = status & 0x7F
-        return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
-    }
+    var isRunning: Bool { !child.hasEnded }
 
     /// Waits up to `seconds` for the end; nil when it is still running.
     func wait(seconds: Double) -> ChildProcess.Termination? {
-        _ = waitUntil(seconds) { !isRunning }
-        guard let termination else { return nil }
-        _ = waitUntil(2) { output.isComplete }
+        _ = child.wait(timeout: .milliseconds(Int(seconds * 1000)))
         return termination
     }
 
     /// SIGKILL and reap.
     func killNow() {
-        guard isRunning else { return }
-        kill(pid, SIGKILL)
-        ended = reap(options: 0)
+        child.killAndReap()
         _ = waitUntil(2) { output.isComplete }
     }
 

@@ -29,7 +29,7 @@ public struct MQTTToolRun: Sendable, CustomStringConvertible {
     public static func run(
         _ executable: String, _ arguments: [String], timeout: Duration = .seconds(20)
     ) throws -> MQTTToolRun {
-        let child = try FixtureChild(executable, arguments)
+        let child = try SpawnedChild(executable, arguments)
         guard case .exited(let status) = child.wait(timeout: timeout) else {
             child.killAndReap()
             return MQTTToolRun(status: nil, output: child.output.text)
@@ -85,7 +85,7 @@ public final class MosquittoBroker: Sendable {
     /// mosquitto's log so far, every run since the fixture was made (for a failing test's message).
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
-    private let child = Mutex<FixtureChild?>(nil)
+    private let child = Mutex<SpawnedChild?>(nil)
 
     /// Picks the ports and writes the configuration (and with `users` the password file, with
     /// `tls` the CA, server and client certificates); `start()` starts it.
@@ -176,10 +176,10 @@ public final class MosquittoBroker: Sendable {
     /// connections; throws, with its log, when it ends or is not ready within `timeout`.
     public func start(timeout: Duration = .seconds(15)) throws {
         let runningBefore = runningLines()
-        let started: FixtureChild = try child.withLock { child in
+        let started: SpawnedChild = try child.withLock { child in
             if let child, !child.hasEnded { return child }
             let output = directory + "/mosquitto.out"
-            child = try FixtureChild(Self.executable, ["-c", configFile], outputFile: output)
+            child = try SpawnedChild(Self.executable, ["-c", configFile], outputFile: output)
             return child!
         }
         let ports = [port] + (tlsPort.map { [$0] } ?? [])
@@ -269,7 +269,7 @@ public final class MQTTSubscriber: Sendable {
 
     public let topic: String
     public let clientID: String?
-    private let child: FixtureChild
+    private let child: SpawnedChild
 
     /// Starts mosquitto_sub and, with `waitForSubscription`, returns once the broker acknowledged
     /// the subscription (throws when it ends first, e.g. refused, or after 10 s).
@@ -287,7 +287,7 @@ public final class MQTTSubscriber: Sendable {
             + ["-t", topic, "-q", String(qos), "-F", "%r\\t%t\\t%p"] + session
         // stdbuf -oL: mosquitto_sub flushes its standard output only after a message, so its
         // `-d` lines (the SUBACK this waits for) would otherwise stay in its buffer until one comes.
-        child = try FixtureChild("/usr/bin/stdbuf", ["-oL", "/usr/bin/mosquitto_sub"] + arguments)
+        child = try SpawnedChild("/usr/bin/stdbuf", ["-oL", "/usr/bin/mosquitto_sub"] + arguments)
         if waitForSubscription && !waitUntilSubscribed(timeout: .seconds(10)) {
             stop()
             throw MosquittoFixtureError(
@@ -378,14 +378,14 @@ public final class HostileMQTTBroker: Sendable {
 
     public let mode: Mode
     public let port: UInt16
-    private let child: FixtureChild
+    private let child: SpawnedChild
 
     /// Starts the peer (`--mode`, `--port 0`, `arguments` after them, e.g. `--pong`) and reads its port.
     public init(mode: Mode, arguments: [String] = []) throws {
         self.mode = mode
         let (executable, command) = PythonTools.command(
             "peers.hostile_mqtt_broker", ["--mode", mode.rawValue, "--port", "0"] + arguments)
-        let child = try FixtureChild(executable, command)
+        let child = try SpawnedChild(executable, command)
         self.child = child
         var port: UInt16?
         _ = waitUntil(timeout: .seconds(15), pollInterval: .milliseconds(10)) {
@@ -563,140 +563,4 @@ private func acceptsConnection(port: UInt16) -> Bool {
             connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     } == 0
-}
-
-// MARK: - Children
-
-/// Bytes a child writes, collected on a background thread as they arrive.
-final class FixtureOutput: Sendable {
-    private let bytes = Mutex<[UInt8]>([])
-    private let ended = Mutex(false)
-
-    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
-    /// The child closed its end and everything is in `text`.
-    var isComplete: Bool { ended.withLock { $0 } }
-
-    /// Reads `fd` to its end on a thread of its own, then closes it.
-    func collect(from fd: CInt) {
-        Thread.detachNewThread { [self] in
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                bytes.withLock { $0 += chunk[0..<count] }
-            }
-            close(fd)
-            ended.withLock { $0 = true }
-        }
-    }
-}
-
-/// A child started with posix_spawn: standard input /dev/null, standard output and error to
-/// `outputFile` (appended) or together into `output`, every other descriptor closed in it, the
-/// default signal dispositions; reaped by whichever call sees its end first.
-final class FixtureChild: Sendable {
-    enum Ending: Sendable, Equatable {
-        case exited(Int32)
-        case signalled(Int32)
-    }
-
-    let pid: pid_t
-    let output = FixtureOutput()
-    /// Whether `output` collects its output (no `outputFile`).
-    private let collects: Bool
-    private let ending = Mutex<Ending?>(nil)
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, CInt) -> CInt
-    private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<CInt>?, CInt) -> CInt
-    // glibc 2.34+ has both; Swift's Glibc module does not export them (GNU extensions).
-    private static let addCloseFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
-        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
-    private static let pipe2 = dlsym(nil, "pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
-
-    init(_ executable: String, _ arguments: [String], outputFile: String? = nil) throws {
-        guard let addCloseFrom = Self.addCloseFrom, let pipe2 = Self.pipe2 else {
-            throw MosquittoFixtureError("this C library lacks posix_spawn_file_actions_addclosefrom_np or pipe2")
-        }
-        var ends: [CInt] = [-1, -1]
-        if outputFile == nil {
-            guard pipe2(&ends, O_CLOEXEC) == 0 else {
-                throw MosquittoFixtureError("pipe2: \(String(cString: strerror(errno)))")
-            }
-        }
-        defer { if ends[1] >= 0 { close(ends[1]) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let outputFile {
-            posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
-        }
-        _ = addCloseFrom(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        posix_spawnattr_setsigmask(&attributes, &signals)
-        sigfillset(&signals)
-        posix_spawnattr_setsigdefault(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, environ)
-        guard status == 0 else {
-            if ends[0] >= 0 { close(ends[0]) }
-            throw MosquittoFixtureError("cannot start \(executable): \(String(cString: strerror(status)))")
-        }
-        self.pid = pid
-        collects = ends[0] >= 0
-        if collects { output.collect(from: ends[0]) }
-    }
-
-    deinit { killAndReap() }
-
-    /// How it ended, once it has (reaped by the first call that sees it).
-    var termination: Ending? { ending.withLock { ending in ending ?? reap(&ending, options: WNOHANG) } }
-
-    var hasEnded: Bool { termination != nil }
-
-    private func reap(_ ending: inout Ending?, options: CInt) -> Ending? {
-        var status: CInt = 0
-        var result: pid_t
-        repeat { result = waitpid(pid, &status, options) } while result == -1 && errno == EINTR
-        guard result == pid else { return nil }
-        let signal = status & 0x7F
-        ending = signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
-        return ending
-    }
-
-    /// Sends `signal` unless it has been reaped (its pid may be another process's by then).
-    func signal(_ signal: CInt) {
-        ending.withLock { ending in
-            if ending == nil && reap(&ending, options: WNOHANG) == nil { _ = Glibc.kill(pid, signal) }
-        }
-    }
-
-    /// Waits up to `timeout` for its end (and its output's); nil when it still runs.
-    func wait(timeout: Duration) -> Ending? {
-        _ = waitUntil(timeout: timeout, pollInterval: .milliseconds(5)) { hasEnded }
-        guard let termination else { return nil }
-        _ = waitUntil(timeout: .seconds(2), pollInterval: .milliseconds(5)) { !collects || output.isComplete }
-        return termination
-    }
-
-    /// SIGKILL and reap.
-    func killAndReap() {
-        ending.withLock { ending in
-            guard ending == nil else { return }
-            _ = Glibc.kill(pid, SIGKILL)
-            _ = reap(&ending, options: 0)
-        }
-    }
 }
