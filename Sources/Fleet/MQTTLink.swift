@@ -146,6 +146,9 @@ public final class MQTTLink: Sendable {
     public static let inboxCapacity = 4096
     /// A connection with no CONNACK after this is given up (a broker that accepts and says nothing).
     public static let connectTimeoutNanoseconds: Int64 = 10_000_000_000
+    /// What a broker may send between two packets a publisher expects before it is cut off: a
+    /// well-behaved one sends 4 bytes a PUBACK, and 2 a PINGRESP each keep-alive.
+    public static let maximumUnansweredBytes = 256 * 1024
     /// Back-off after a failure: 1 s doubling to 30 s (each ±20 %), reset by a CONNACK.
     public static let backoffRange: ClosedRange<Int64> = 1_000_000_000...30_000_000_000
 
@@ -349,6 +352,8 @@ private final class LinkRunner {
     /// libmosquitto's last error line (an OpenSSL reason, for one), for the state's message.
     var lastLibraryError: String?
     var spoolNeedsSync = false
+    /// Bytes the broker sent since the last packet we expect (CONNACK, PUBACK) completed.
+    var unansweredBytes = 0
     /// The live window overflowed into the spool on this connection (see `accept`).
     var spilling = false
     var spoolLimit = MQTTLink.defaultSpoolLimit
@@ -606,6 +611,7 @@ private final class LinkRunner {
     }
 
     func connackArrived(_ code: CInt) {
+        unansweredBytes = 0
         let now = monotonicNanoseconds()
         guard code == 0 else {
             // 4: bad user name or password; 5: not authorised (MQTT 3.1.1 §3.2.2.3).
@@ -653,6 +659,7 @@ private final class LinkRunner {
     }
 
     func acknowledged(_ mid: CInt) {
+        unansweredBytes = 0
         if let index = live.firstIndex(where: { $0.mid == mid }) {
             live.remove(at: index)
             report.acknowledged += 1
@@ -692,6 +699,7 @@ private final class LinkRunner {
         live.removeAll()
         draining.removeAll()
         spilling = false
+        unansweredBytes = 0
         spool?.returnInFlight()
         statusMid = nil
         statusSent = false
@@ -718,11 +726,35 @@ private final class LinkRunner {
         _ = poll(&pollers, nfds_t(pollers.count), CInt(timeout))
         guard socket >= 0, pollers.count == 2 else { return }
         let ready = pollers[1].revents
-        if ready & Int16(POLLIN | POLLHUP | POLLERR) != 0 { _ = mosquitto_loop_read(handle, 1) }
-        if mosquitto_socket(handle) >= 0, ready & Int16(POLLOUT) != 0 || mosquitto_want_write(handle) {
-            _ = mosquitto_loop_write(handle, 1)
+        if ready & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            // A publisher is only ever sent a few bytes (CONNACK, PUBACK, PINGRESP); libmosquitto
+            // reserves whatever size a packet announces (up to 256 MB) and reads on. Counting
+            // what arrives between the packets we expect cuts a broker that floods.
+            unansweredBytes += FileDescriptor.readableByteCount(socket) ?? 0
+            if unansweredBytes > MQTTLink.maximumUnansweredBytes {
+                failed(
+                    .unreachable,
+                    "the broker sent \(unansweredBytes) bytes without an acknowledgement: not an MQTT broker's "
+                        + "answer to a publisher", now: monotonicNanoseconds())
+                return
+            }
+            settle(mosquitto_loop_read(handle, 1))
         }
-        if mosquitto_socket(handle) >= 0 { _ = mosquitto_loop_misc(handle) }
+        if mosquitto_socket(handle) >= 0, ready & Int16(POLLOUT) != 0 || mosquitto_want_write(handle) {
+            settle(mosquitto_loop_write(handle, 1))
+        }
+        if mosquitto_socket(handle) >= 0 { settle(mosquitto_loop_misc(handle)) }
+    }
+
+    /// A loop call's failure that libmosquitto did not report through the disconnect callback
+    /// (a failed TLS handshake returns MOSQ_ERR_TLS and closes the socket without one): handled
+    /// as one, so the state says so at once rather than at the connection time-out.
+    func settle(_ code: CInt) {
+        guard code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_NO_CONN.rawValue else { return }
+        switch phase {
+        case .connecting, .connected: disconnected(code)
+        case .idle, .waiting: break
+        }
     }
 
     // MARK: Stopping

@@ -38,6 +38,14 @@ public struct FileDescriptor: ~Copyable {
         try writeAll(Array(text.utf8))
     }
 
+    /// Bytes waiting to be read on socket or pipe `descriptor` (ioctl FIONREAD), nil when the
+    /// kernel cannot say. For a descriptor a C library reads itself (libmosquitto's socket).
+    public static func readableByteCount(_ descriptor: CInt) -> Int? {
+        var count: CInt = 0
+        guard ioctl(descriptor, UInt(FIONREAD), &count) == 0 else { return nil }
+        return Int(count)
+    }
+
     /// Waits until readable (or hung up) for at most `milliseconds` (-1: forever).
     /// Returns false on timeout.
     public func waitReadable(milliseconds: Int32) throws(Errno) -> Bool {
