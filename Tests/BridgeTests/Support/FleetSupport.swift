@@ -1,6 +1,7 @@
 // Helpers of the fleet publishing tests (FleetTests.swift): positions one second (or a fraction)
 // apart, so every location message names its epoch by `utcTimeStamp`; the fleet part of a bridge's
 // status; and the real daemon as a child (SIGKILL, SIGTERM, a state directory kept across runs).
+import ByteCoding
 import Foundation
 import GNSS
 import Glibc
@@ -202,6 +203,16 @@ final class FleetDaemon {
         }
         return (held, last)
     }
+
+    /// Registers the test's app through the control socket (REST needs its access code).
+    func register() throws {
+        let json = "{\"application_id\":\"\(testAppID)\",\"returl\":\"a://b\"}"
+        _ = try ControlProtocol.open(
+            "tmmregister://?" + Base64.encode(Array(json.utf8)), socketPath: controlSocket, timeoutMilliseconds: 5000)
+    }
+
+    /// GET /api/v1/test/ping's status (after `register`).
+    func ping() throws -> Int { try request(ports.api, "/api/v1/test/ping").status }
 
     /// SIGKILL and reap.
     func kill() {
