@@ -495,7 +495,8 @@ struct FleetHostileBrokerTests {
         }
         #expect(peak - base < 64 * 1024, "resident memory grew by \((peak - base) / 1024) MiB")
         #expect(daemon.process.isRunning, "\(daemon.log())")
-        #expect(try daemon.ping() == 200)
+        let ping = try daemon.ping()
+        #expect(ping.status == 200, "\(ping)")
     }
 }
 
@@ -505,18 +506,22 @@ struct FleetHostileBrokerTests {
     "Fleet publishing: hostile local user", .tags(.integration),
     .enabled(if: MosquittoBroker.isAvailable && geteuid() == 0, "needs root, mosquitto and its clients"))
 struct FleetLocalUserTests {
-    /// A spool directory another user (nobody) owns: the daemon refuses to start, exit status 78,
-    /// naming the directory.
+    /// A spool directory another user (nobody) owns: the daemon (uid 12345 here, as after its
+    /// privilege drop) refuses to start, exit status 78, naming the directory.
     @Test func aSpoolDirectoryOfAnotherUserIsRefused() throws {
+        let daemonUser: uid_t = 12345
         let base = NSTemporaryDirectory() + "tmm-fleet-owner-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: base) }
         let spool = base + "/state/" + FleetPublisher.spoolDirectoryName
         try FileManager.default.createDirectory(
             atPath: spool, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try #require(chown(base + "/state", 0, 0) == 0 && chmod(base + "/state", 0o700) == 0)
+        for directory in [base, base + "/state"] {
+            try #require(chown(directory, daemonUser, gid_t(daemonUser)) == 0 && chmod(directory, 0o700) == 0)
+        }
         try #require(chown(spool, 65534, 65534) == 0)
         let daemon = try FleetDaemon(
-            base: base, arguments: ["--demo", "--mqtt", "mqtt://127.0.0.1:1"], waitForReady: false)
+            base: base, asUser: daemonUser, arguments: ["--demo", "--mqtt", "mqtt://127.0.0.1:1"],
+            waitForReady: false)
         let process = daemon.process
         #expect(waitUntil(timeout: .seconds(20)) { !process.isRunning }, "still running: \(daemon.log())")
         daemon.kill()
@@ -525,15 +530,17 @@ struct FleetLocalUserTests {
         #expect(!daemon.log().contains("tmm-bridge: ready"))
     }
 
-    /// Under `prlimit --nofile=40` with a broker: the daemon starts and connects; with its
+    /// Under `prlimit --nofile=48` with a broker: the daemon starts and connects; with its
     /// descriptor table filled by clients, a broker restart costs it the connection but it does
     /// not spin (CPU) or crash, and it connects again once descriptors are free.
     @Test func fewDescriptorsNeitherSpinNorCrash() throws {
         let broker = try MosquittoBroker()
         try broker.start()
-        let daemon = try FleetDaemon(nofile: 40, arguments: ["--demo", "--mqtt", broker.url])
+        // 40 descriptors leave room for one client connection (max-connections is lowered to 1);
+        // 48 for a few, so that status, registration and REST can follow one another.
+        let daemon = try FleetDaemon(nofile: 48, arguments: ["--demo", "--mqtt", broker.url])
         defer { daemon.terminate() }
-        try daemon.register()
+        #expect(waitUntil(timeout: .seconds(10)) { (try? daemon.register()) != nil }, "\(daemon.log())")
         let connected = daemon.waitForFleet(timeout: .seconds(20)) { $0.state == "connected" }
         #expect(connected.held, "\(String(describing: connected.last)) \(daemon.log())")
         var clients: [RawClient] = []
@@ -550,7 +557,8 @@ struct FleetLocalUserTests {
         clients.removeAll()
         let again = daemon.waitForFleet(timeout: .seconds(40)) { $0.state == "connected" && $0.connections >= 2 }
         #expect(again.held, "\(String(describing: again.last)) \(daemon.log())")
-        #expect(try daemon.ping() == 200)
+        let ping = try daemon.ping()
+        #expect(ping.status == 200, "\(ping)")
     }
 }
 

@@ -142,7 +142,10 @@ final class FleetDaemon {
     var controlSocket: String { BridgeServer.controlSocketPath(runtimeDirectory: runtime) }
 
     /// Starts it and, with `waitForReady`, waits for "ready" (throws with its log when it ends first).
-    init(base: String? = nil, nofile: Int? = nil, arguments: [String], waitForReady: Bool = true) throws {
+    /// `asUser`: run as that uid and gid (setpriv), as the daemon would after its privilege drop.
+    init(
+        base: String? = nil, nofile: Int? = nil, asUser: uid_t? = nil, arguments: [String], waitForReady: Bool = true
+    ) throws {
         let binary = try bridgeBinary().path
         self.base = base ?? NSTemporaryDirectory() + "tmm-fleet-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: self.base, withIntermediateDirectories: true)
@@ -163,6 +166,9 @@ final class FleetDaemon {
         if let nofile {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
             process.arguments = ["--nofile=\(nofile)"] + run
+        } else if let asUser {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(asUser)", "--regid=\(asUser)", "--clear-groups"] + run
         } else {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = Array(run.dropFirst())
@@ -211,8 +217,8 @@ final class FleetDaemon {
             "tmmregister://?" + Base64.encode(Array(json.utf8)), socketPath: controlSocket, timeoutMilliseconds: 5000)
     }
 
-    /// GET /api/v1/test/ping's status (after `register`).
-    func ping() throws -> Int { try request(ports.api, "/api/v1/test/ping").status }
+    /// GET /api/v1/test/ping (after `register`).
+    func ping() throws -> HTTPResponse { try request(ports.api, "/api/v1/test/ping") }
 
     /// SIGKILL and reap.
     func kill() {
@@ -238,7 +244,7 @@ final class FleetDaemon {
 func processMemoryKiB(_ pid: pid_t, _ field: String) -> Int? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
     for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "")
+        return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
     }
     return nil
 }
