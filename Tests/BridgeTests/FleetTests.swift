@@ -35,6 +35,14 @@ private func stampIndex(count: Int, step: Duration = .seconds(1)) throws -> [Str
     return table
 }
 
+/// Daemon bugs these tests found (FleetTests report): what `withKnownIssue` expects until fixed.
+private let tlsFailureKnownIssue = Comment(
+    rawValue: "MQTTLink.wait ignores mosquitto_loop_read's MOSQ_ERR_TLS (libmosquitto closed the socket "
+        + "without the disconnect callback): `connecting` until the 10 s time-out, then `unreachable`")
+private let hugePacketKnownIssue = Comment(
+    rawValue: "libmosquitto allocates the remaining length a packet announces (up to 256 MiB) and MQTTLink "
+        + "sets no limit: a broker can make the daemon take 256 MiB")
+
 // MARK: - Flow
 
 @Suite(
@@ -391,9 +399,16 @@ struct FleetLoginTests {
         }
         defer { untrusted.stop() }
         // A handshake on loopback fails at once: not after the 10 s connect time-out.
-        let failed = untrusted.waitForFleet(timeout: .seconds(5)) { $0.state == "tls-failed" }
+        let quick = untrusted.waitForFleet(timeout: .seconds(5)) { $0.state == "tls-failed" }
+        withKnownIssue(
+            tlsFailureKnownIssue,
+            isIntermittent: true
+        ) {
+            #expect(quick.held, "\(String(describing: quick.last))")
+        }
+        let failed = quick.held ? quick : untrusted.waitForFleet(timeout: .seconds(25)) { $0.state == "tls-failed" }
         #expect(
-            failed.held && failed.last?.message.isEmpty == false,
+            failed.held && failed.last?.message.contains("certificate") == true,
             "\(String(describing: failed.last))\n\(untrusted.logs.joined(separator: "\n"))")
     }
 
@@ -493,7 +508,11 @@ struct FleetHostileBrokerTests {
             peak = max(peak, daemon.memoryKiB("VmHWM") ?? peak)
             return peak - base > 64 * 1024 || clock.now >= end
         }
-        #expect(peak - base < 64 * 1024, "resident memory grew by \((peak - base) / 1024) MiB")
+        withKnownIssue(
+            hugePacketKnownIssue
+        ) {
+            #expect(peak - base < 64 * 1024, "resident memory grew by \((peak - base) / 1024) MiB")
+        }
         #expect(daemon.process.isRunning, "\(daemon.log())")
         let ping = try daemon.ping()
         #expect(ping.status == 200, "\(ping)")
