@@ -174,7 +174,9 @@ struct FleetStatusTests {
         let online = try #require(retained { $0["online"] as? Bool == true }, "no online status: \(broker.log)")
         #expect(online["clientId"] as? String == clientID, "\(online)")
         #expect((online["version"] as? String)?.isEmpty == false, "\(online)")
-        for key in ["receiver", "fix", "clients"] { #expect(online[key] != nil, "no \(key) in \(online)") }
+        for key in ["receiver", "fix", "corrections", "clients"] {
+            #expect(online[key] != nil, "no \(key) in \(online)")
+        }
         let later = try MQTTSubscriber(broker: broker, topic: topic)
         defer { later.stop() }
         #expect(later.waitFor(count: 1, topic: topic))
