@@ -570,12 +570,3 @@ struct FleetLocalUserTests {
         #expect(ping.status == 200, "\(ping)")
     }
 }
-
-/// User plus system CPU time of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
-private func cpuTicks(_ pid: Int32) -> Int {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
-}

@@ -435,7 +435,7 @@ final class HeldSocket {
 }
 
 /// User plus system CPU time of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
-private func cpuTicks(_ pid: Int32) -> Int {
+func cpuTicks(_ pid: Int32) -> Int {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
         let close = stat.lastIndex(of: ")")
     else { return 0 }
