@@ -75,11 +75,19 @@ enum FleetFixture {
     }
 }
 
-extension TestBridge {
-    /// The fleet part of the bridge's status (nil: not answered or no fleet).
-    var fleet: DaemonStatus.Fleet? {
-        (try? ControlProtocol.status(socketPath: controlSocket, timeoutMilliseconds: 5000))?.status.fleet
+/// A bridge whose status is asked on its control socket: the in-process one and the daemon.
+protocol FleetStatusSource {
+    var controlSocket: String { get }
+}
+
+extension FleetStatusSource {
+    /// The bridge's status (nil: not answered).
+    var status: DaemonStatus? {
+        (try? ControlProtocol.status(socketPath: controlSocket, timeoutMilliseconds: 5000))?.status
     }
+
+    /// The fleet part of the status (nil: not answered or no fleet).
+    var fleet: DaemonStatus.Fleet? { status?.fleet }
 
     /// Waits up to `timeout` for a fleet status that satisfies `condition`; the last one seen.
     @discardableResult
@@ -94,6 +102,8 @@ extension TestBridge {
         return (held, last)
     }
 }
+
+extension TestBridge: FleetStatusSource {}
 
 /// Feeds `epoch(i)` for i = 0, 1, 2, … every `interval` on a thread of its own (a receiver whose
 /// epochs carry increasing times); `fed` is how many were posted.
@@ -131,7 +141,7 @@ final class CountingFeeder: Sendable {
 
 /// The real daemon (`tmm-bridge run --demo …`) as a child: its own free ports, state directory
 /// `base/state` (kept for a second run: pass `base`), runtime directory `base/run-N`.
-final class FleetDaemon {
+final class FleetDaemon: FleetStatusSource {
     let process = Process()
     let ports: PortAssignment
     let base: String
@@ -192,23 +202,6 @@ final class FleetDaemon {
     var pid: pid_t { process.processIdentifier }
 
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    var status: DaemonStatus? {
-        (try? ControlProtocol.status(socketPath: controlSocket, timeoutMilliseconds: 5000))?.status
-    }
-
-    /// Waits up to `timeout` for a fleet status that satisfies `condition`; the last one seen.
-    @discardableResult
-    func waitForFleet(
-        timeout: Duration = .seconds(15), _ condition: (DaemonStatus.Fleet) -> Bool
-    ) -> (held: Bool, last: DaemonStatus.Fleet?) {
-        var last: DaemonStatus.Fleet?
-        let held = waitUntil(timeout: timeout, pollInterval: .milliseconds(50)) {
-            last = status?.fleet
-            return last.map(condition) ?? false
-        }
-        return (held, last)
-    }
 
     /// Registers the test's app through the control socket (REST needs its access code).
     func register() throws {
