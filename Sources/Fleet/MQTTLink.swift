@@ -154,6 +154,8 @@ public final class MQTTLink: Sendable {
 
     private let shared: Mutex<Shared>
     private let wakeUp: WakeUpEvent
+    /// Signalled by the thread when it has answered `start`'s request to open the spool.
+    private let spoolAnswered: WakeUpEvent
     private let thread = Mutex<OSThread?>(nil)
     private let log: Logger
 
@@ -180,6 +182,7 @@ public final class MQTTLink: Sendable {
         self.log = log
         shared = Mutex(Shared())
         wakeUp = try WakeUpEvent()
+        spoolAnswered = try WakeUpEvent()
         let started = try OSThread(name: "mqtt") { [self] in LinkRunner(link: self).run() }
         thread.withLock { $0 = started }
     }
@@ -199,20 +202,11 @@ public final class MQTTLink: Sendable {
         wakeUp.signal()
         // Off: the spool is opened when a reload names a broker (its failure is then a state).
         guard settings != nil else { return }
-        let deadline = monotonicNanoseconds() + 30_000_000_000
-        while true {
-            if let opened = shared.withLock({ $0.spoolOpened }) {
-                try opened.get()
-                return
-            }
-            guard monotonicNanoseconds() < deadline else {
-                throw SpoolError(
-                    "opening the spool", spoolDirectory, reason: "no answer from the mqtt thread within 30 s")
-            }
-            // The thread answers in milliseconds (a scan of the spool's index); poll gently.
-            var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
-            nanosleep(&pause, nil)
+        // The thread answers in milliseconds (a scan of the spool's index).
+        guard spoolAnswered.wait(milliseconds: 30_000), let opened = shared.withLock({ $0.spoolOpened }) else {
+            throw SpoolError("opening the spool", spoolDirectory, reason: "no answer from the mqtt thread within 30 s")
         }
+        try opened.get()
     }
 
     /// A reload: new settings (nil: off; the spool keeps what it holds) and spool size.
@@ -309,6 +303,7 @@ public final class MQTTLink: Sendable {
 
     fileprivate func spoolOpened(_ result: Result<Void, SpoolError>) {
         shared.withLock { $0.spoolOpened = result }
+        spoolAnswered.signal()
     }
 
     fileprivate func publishReport(_ update: (inout MQTTLinkReport) -> Void) {
