@@ -187,14 +187,9 @@ final class FleetPublisher: HubSubscriber {
     /// /etc/machine-id's 32 hex digits (systemd's machine-id(5)), nil when absent.
     static func machineID() -> String? {
         guard let bytes = try? AtomicFile.read("/etc/machine-id", limit: 256) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace
-        return text.isEmpty ? nil : text
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhitespace: String {
-        String(decoding: Array(utf8.drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed()), as: UTF8.self)
+        // The digits, without the newline after them.
+        let digits = bytes.prefix(while: Hex.isDigit)
+        return digits.isEmpty ? nil : String(decoding: digits, as: UTF8.self)
     }
 }
 
