@@ -81,10 +81,16 @@ extension DaemonStatus {
         return words.isEmpty ? nil : words.joined(separator: " ")
     }
 
-    /// "10 Hz", "0.5 Hz": whole hertz from 2 Hz up, so jitter around a receiver's rate does not
-    /// change the text.
+    /// "10 Hz", "0.5 Hz": `steadyRate`, so jitter around a receiver's rate does not change the text.
     public static func rate(_ hertz: Double) -> String {
-        hertz >= 2 ? "\(Int(hertz.rounded())) Hz" : fixed(hertz, decimals: 1) + " Hz"
+        let steady = steadyRate(hertz)
+        return hertz >= 2 ? "\(Int(steady)) Hz" : fixed(steady, decimals: 1) + " Hz"
+    }
+
+    /// A measured rate as the operator views show it: whole hertz from 2 Hz up, tenths below, so
+    /// the jitter of a receiver's rate changes neither the text nor a retained message.
+    public static func steadyRate(_ hertz: Double) -> Double {
+        hertz >= 2 ? hertz.rounded() : (hertz * 10).rounded() / 10
     }
 
     /// Short labels for the six servers, in TMM's order.

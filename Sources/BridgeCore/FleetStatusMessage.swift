@@ -30,10 +30,8 @@ public enum FleetStatusMessage {
         writer.beginObject()
         writer.field("quality", string: status.fix.quality)
         writer.field("solutionType", string: status.fix.fixQuality?.solutionType)
-        // Whole hertz (a receiver's rates are), tenths below 1 Hz: the measured rate wavers, and
-        // each change would rewrite the retained message.
-        writer.field(
-            "rate", number: status.fix.epochRate.map { $0 >= 1 ? $0.rounded() : ($0 * 10).rounded() / 10 }, decimals: 1)
+        // The measured rate wavers; each change would rewrite the retained message.
+        writer.field("rate", number: status.fix.epochRate.map(DaemonStatus.steadyRate), decimals: 1)
         writer.endObject()
         writer.field("corrections", string: status.corrections.map(\.state))
         writer.key("clients")

@@ -51,7 +51,7 @@ struct FleetStatusMessageTests {
         #expect(json["latitude"] == nil && fix["latitude"] == nil)
     }
 
-    /// A wavering measured rate does not rewrite the retained message; below 1 Hz, tenths count.
+    /// A wavering measured rate does not rewrite the retained message; below 2 Hz, tenths count.
     @Test func theRateIsRoundedSoItDoesNotWaver() {
         #expect(
             FleetStatusMessage.online(status(rate: 9.96), clientID: "b")
