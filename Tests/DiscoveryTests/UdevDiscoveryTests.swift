@@ -254,12 +254,8 @@ struct UdevDiscoveryTests {
     func noDescriptorLeak() throws {
         let inbox = try Inbox<DiscoveryEvent>(capacity: 64)
         let cycles = 10
-        // Other suites may open descriptors concurrently; a real leak (the monitor socket and the
-        // thread's loop: epoll, timerfd, stop eventfd; 4 per cycle) shows in every attempt, noise
-        // does not.
-        var counts: [(before: Int, after: Int)] = []
-        for _ in 0..<5 {
-            let before = openDescriptorCount()
+        // A leak would be the monitor socket or the thread's loop (epoll, timerfd, stop eventfd).
+        let left = try descriptorsLeft {
             for _ in 0..<cycles {
                 let discovery = UdevDiscovery(inbox: inbox, options: .init(source: .fixed(.kernel)))
                 try discovery.start()
@@ -267,11 +263,8 @@ struct UdevDiscoveryTests {
                 discovery.stop()
                 _ = inbox.drain()
             }
-            let after = openDescriptorCount()
-            counts.append((before, after))
-            if before == after { break }
         }
-        #expect(counts.contains { $0.before == $0.after }, "open descriptors before/after each attempt: \(counts)")
+        #expect(left.isEmpty, "descriptors left open: \(left)")
     }
 
     @Test("a closed inbox ends the thread", .enabled(if: kernelMonitorWorks, "needs a kernel uevent netlink socket"))

@@ -280,21 +280,13 @@ struct GPSDSessionTests {
     }
 
     @Test func noDescriptorLeaksAcrossStartAndStop() throws {
-        // Other suites in this process open descriptors concurrently; a real leak shows in every
-        // attempt, noise does not.
-        var counts: [(before: Int, after: Int)] = []
-        for _ in 0..<5 {
-            let before = openDescriptorCount()
-            do {
-                let h = try InputHarness()
-                let pty = try Pseudoterminal()
-                try h.addAndWaitForActivation(pty.devicePath)
-                h.shutdown()
-            }
-            counts.append((before, openDescriptorCount()))
-            if counts.last!.after <= before { break }
+        let left = try descriptorsLeft {
+            let h = try InputHarness()
+            let pty = try Pseudoterminal()
+            try h.addAndWaitForActivation(pty.devicePath)
+            h.shutdown()
         }
-        #expect(counts.contains { $0.after <= $0.before }, "open descriptors before/after each attempt: \(counts)")
+        #expect(left.isEmpty, "descriptors left open: \(left)")
     }
 }
 
@@ -359,23 +351,17 @@ struct GPSDBadInputTests {
             script += Array("$GPGGA,120000.00,4807.038,N,01131.002,E,1,08,0.9,545.4,M,47.3,M,,*52\r\n".utf8)
             _ = script.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        // Other suites in this process open descriptors concurrently: a leak shows in every
-        // attempt, noise does not.
-        var counts: [(before: Int, after: Int)] = []
-        for _ in 0..<5 {
-            let log = try EventLog()
-            let before = openDescriptorCount()
+        let log = try EventLog()
+        let left = try descriptorsLeft {
             let session = GPSDSession(GPSDSession.Configuration(port: server.port), log: Messages().logger)
             try session.start(feeding: log.consumer)
             #expect(
                 log.waitForChange(milliseconds: 3000) { $0 == .inputLost(.gpsdConnectionLost) },
                 "the hang-up is reported: \(log.events)")
             session.stop()
-            counts.append((before, openDescriptorCount()))
-            if counts.last!.after <= before { break }
         }
         server.stop()
-        #expect(counts.contains { $0.after <= $0.before }, "no descriptor leaked: \(counts)")
+        #expect(left.isEmpty, "descriptors left open: \(left)")
     }
 
     /// gpsd's JSON slave driver prints what a receiver speaking gpsd's JSON sends to every client
