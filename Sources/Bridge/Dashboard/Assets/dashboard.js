@@ -5,6 +5,7 @@
   const TOKEN_KEY = "tmm-dashboard-token";
   const MIN_REDRAW_MS = 250;          // at most 4 redraws a second
   const WINDOW_MS = 10 * 60 * 1000;   // the history strip covers 10 minutes
+  const SHORT = { noFix: "NF", autonomous: "Aut", dgps: "DG", rtkFloat: "Flt", rtkFixed: "Fix", unknown: "?" };
   const QUALITY = { noFix: "No fix", autonomous: "Autonomous", dgps: "DGPS", rtkFloat: "RTK float",
     rtkFixed: "RTK fixed", deadReckoning: "Dead reckoning", manual: "Manual", simulator: "Simulator", ppp: "PPP" };
   // Marker shape and colour per constellation; the shape alone tells them apart.
@@ -161,7 +162,9 @@
       if (to <= from) continue;
       const name = points[i][1];
       const label = name === "unknown" ? "Unknown" : quality(name);
-      const item = el("li", QUALITY[name] ? "q-" + name : "q-other", label);
+      // Narrow segments get a short name (the full one is in the title, the aria-label and the key below).
+      const narrow = (to - from) / WINDOW_MS < 0.12;
+      const item = el("li", QUALITY[name] ? "q-" + name : "q-other", narrow ? SHORT[name] || label.slice(0, 3) : label);
       const minutes = ((to - from) / 60000).toFixed(1);
       item.title = label + ", " + minutes + " min";
       item.setAttribute("aria-label", label + " for " + minutes + " minutes");
@@ -307,7 +310,7 @@
     const canvas = $("snr");
     const barW = 22, left = 34;
     const { g, w, h } = context(canvas, Math.max(left + sats.length * barW + 10, canvas.parentElement.clientWidth));
-    const top = 10, bottom = h - 34, max = 60;
+    const top = 22, bottom = h - 34, max = 60;
     const y = (v) => bottom - (Math.min(v, max) / max) * (bottom - top);
     g.strokeStyle = "#d0d7de"; g.fillStyle = "#57606a"; g.lineWidth = 1; g.textAlign = "right"; g.textBaseline = "middle";
     for (const v of [0, 20, 40, 60]) {
