@@ -18,7 +18,7 @@
   const $ = (id) => document.getElementById(id);
 
   let latest = null, lastDraw = 0, drawTimer = null;
-  let socket = null, backoff = 1000, retryTimer = null, needToken = false;
+  let socket = null, backoff = 1000, retryTimer = null;
 
   // --- formatting ----------------------------------------------------------------------------
   const num = (v) => typeof v === "number" && isFinite(v);
@@ -81,7 +81,6 @@
   function askForToken() {
     const refused = sessionStorage.getItem(TOKEN_KEY) !== null;
     sessionStorage.removeItem(TOKEN_KEY);
-    needToken = true;
     showConnection("token", refused ? "disconnected: token refused" : "disconnected: token required");
     set("token-note", refused ? "The token was refused. Enter the dashboard token."
       : "This dashboard is reachable beyond this machine: enter the dashboard token.");
@@ -95,7 +94,6 @@
     if (!input.value) return;
     sessionStorage.setItem(TOKEN_KEY, input.value);
     input.value = "";
-    needToken = false;
     $("token-section").classList.add("hidden");
     backoff = 1000;
     connect();
