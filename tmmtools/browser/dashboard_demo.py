@@ -109,6 +109,12 @@ async def serve(port: int, token: str | None, ready: threading.Event | None = No
             return
         frames = 0
         try:
+            # First the sparse snapshots the page must survive: fields absent, then null or empty.
+            await ws.send(json.dumps({"type": "snapshot", "unknownField": {"ignored": True}}))
+            await asyncio.sleep(0.3)
+            await ws.send(json.dumps({key: ([] if key in ("track", "fixHistory", "sky", "receivers", "apps") else None)
+                                      for key in snapshot(time.time(), 0)} | {"type": "snapshot"}))
+            await asyncio.sleep(0.3)
             while True:
                 frames += 40
                 await ws.send(json.dumps(snapshot(time.time(), frames)))
