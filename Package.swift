@@ -80,6 +80,12 @@ let package = Package(
                 "GNSS", "Input", "InputLoop", "TMMProtocol", "HTTP1", "WebSocket", "BridgeCore", "Posix",
                 "Discovery", "TLS", "Logging", "Corrections", "GPSD", "Fleet", "ByteCoding",
             ],
+            // The operator dashboard's page, built into the binary (no files to install, no
+            // network at run time): SwiftPM writes each as a byte array, `PackageResources.NAME`.
+            resources: [
+                .embedInCode("Dashboard/Assets/index.html"), .embedInCode("Dashboard/Assets/dashboard.css"),
+                .embedInCode("Dashboard/Assets/dashboard.js"),
+            ],
             swiftSettings: common),
         .executableTarget(
             name: "tmm-bridge",
