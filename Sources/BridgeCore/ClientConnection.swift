@@ -65,6 +65,20 @@ public protocol ServerFacts {
     var deviceSettings: DeviceSettings { get }
     /// What the corrections client does now, for GET correctionSource (never the password).
     var correctionsState: DaemonStatus.Corrections? { get }
+    /// A file of the operator dashboard by request path (`/`, `/dashboard.css`,
+    /// `/dashboard.js`); nil when the dashboard is off or there is no such file.
+    func dashboardFile(_ path: String) -> StaticFile?
+}
+
+/// A file served as it is (the dashboard's page): its Content-Type and bytes.
+public struct StaticFile: Equatable, Sendable {
+    public let contentType: String
+    public let bytes: [UInt8]
+
+    public init(contentType: String, bytes: [UInt8]) {
+        self.contentType = contentType
+        self.bytes = bytes
+    }
 }
 
 /// The access codes a request may carry, checked against the registrations and their keys.

@@ -438,6 +438,15 @@ public struct HTTPExchange {
                 extraHeaders: [("Allow", allow)])
             output.append(writer.bytes)
             actions.append(.flush)
+        case .page(let file):
+            var writer = HTTPResponseWriter(capacity: file.bytes.count + 768)
+            writer.writeResponse(
+                .ok, date: host.httpDate(), contentType: file.contentType, body: file.bytes.span,
+                keepAlive: keepAlive, requestVersion: version, isHeadRequest: isHead,
+                extraHeaders: Self.pageHeaders)
+            output.append(writer.bytes)
+            actions.append(.flush)
+            if !keepAlive { ending = true }
         case .afterReceiverCommand(let connect):
             deferred = DeferredReply(
                 deadline: now + receiverConnectTimeout, keepAlive: keepAlive, version: version,
@@ -451,6 +460,17 @@ public struct HTTPExchange {
     }
 
     // MARK: - Responses
+
+    /// The dashboard's files: only its own scripts, styles and socket, never framed, never
+    /// sniffed, never cached stale, no referrer (docs/dashboard.md, docs/security.md).
+    static let pageHeaders: [(name: String, value: String)] = [
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-cache"),
+    ]
 
     private mutating func respond<Host: ClientConnectionHost>(
         _ status: HTTPStatus, json: [UInt8], keepAlive: Bool, version: HTTPVersion, isHead: Bool = false, host: Host,

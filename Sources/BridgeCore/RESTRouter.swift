@@ -73,6 +73,8 @@ public enum RESTAnswer: Equatable, Sendable {
     case afterReceiverCommand(connect: Bool)
     /// An error response with this message.
     case error(HTTPStatus, message: String)
+    /// 200 with a file of the dashboard's page, under its strict Content-Security-Policy.
+    case page(StaticFile)
 
     /// 200 with the JSON `write` writes, after `actions`.
     static func json(then actions: [ClientConnectionAction] = [], _ write: (inout JSONWriter) -> Void) -> RESTAnswer {

@@ -10,7 +10,19 @@ import TMMProtocol
 // the access code is checked.
 
 extension RESTRouter {
-    static let routes: [RESTRoute] = [
+    static let routes: [RESTRoute] = dashboardRoutes + apiRoutes
+
+    /// The operator dashboard's page (docs/dashboard.md): read-only, no access code (it shows
+    /// nothing secret; a dashboard exposed beyond loopback asks for its own token on its socket).
+    static let dashboardRoutes: [RESTRoute] = ["/", "/dashboard.css", "/dashboard.js"].map { path in
+        RESTRoute(
+            path, needsAuthentication: false,
+            .get { host in
+                host.dashboardFile(path).map(RESTAnswer.page) ?? .error(.notFound, message: "the dashboard is off")
+            })
+    }
+
+    static let apiRoutes: [RESTRoute] = [
         // §4.2: clients fetch the key before they can make their first code.
         RESTRoute(
             "/api/v1/publicKey", needsAuthentication: false,

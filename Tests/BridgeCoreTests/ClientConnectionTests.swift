@@ -49,6 +49,8 @@ private struct FakeHost: ClientConnectionHost {
     var accessCodeV2PublicKey: (n: String, e: String) { ("bW9kdWx1cw", "AQAB") }
     var deviceSettings = DeviceSettings()
     var correctionsState: DaemonStatus.Corrections?
+    var dashboard: [String: StaticFile] = [:]
+    func dashboardFile(_ path: String) -> StaticFile? { dashboard[path] }
 }
 
 /// What the fake host's Access Code V2 check was asked (a class: the host is a value).

@@ -53,9 +53,10 @@ struct RESTRouteTableTests {
         }
     }
 
-    /// Only the public key is served without an access code (§4.2).
-    @Test func onlyThePublicKeyNeedsNoAccessCode() {
+    /// Only the public key (§4.2) and the operator dashboard's page, which shows nothing secret
+    /// (docs/dashboard.md), are served without an access code.
+    @Test func onlyThePublicKeyAndTheDashboardPageNeedNoAccessCode() {
         let open = RESTRouter.routes.filter { !$0.needsAuthentication }.map(\.written)
-        #expect(open == ["/api/v1/publicKey"])
+        #expect(open == ["/", "/dashboard.css", "/dashboard.js", "/api/v1/publicKey"])
     }
 }

@@ -165,7 +165,7 @@ struct RESTRouterTests {
     }
 
     @Test(arguments: [
-        ("GET", "/", HTTPStatus.notFound, nil as String?),
+        ("GET", "/dashboard", HTTPStatus.notFound, nil as String?),
         ("GET", "/api/v1/publicKeys", .notFound, nil),
         ("GET", "/api/v1/receiver//", .notFound, nil),
         ("GET", "/api/v1/receiver/x", .notFound, nil),

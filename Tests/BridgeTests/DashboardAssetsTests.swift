@@ -1,4 +1,5 @@
 // The dashboard's files as built into the binary: byte for byte the ones in the source tree.
+import BridgeCore
 import Foundation
 import TestSupport
 import Testing

@@ -34,6 +34,7 @@ struct ConnectionHost: ClientConnectionHost {
     var accessCodeV2PublicKey: (n: String, e: String) { parts.secure.accessCodeV2PublicKey }
     var deviceSettings: DeviceSettings { parts.settings.settings }
     var correctionsState: DaemonStatus.Corrections? { parts.corrections.status(now: monotonicNanoseconds()) }
+    func dashboardFile(_ path: String) -> StaticFile? { DashboardAssets.byPath[path] }
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest { Digest.sha1(bytes) }
 
     func reply(toDataMessage message: WebSocketMessage, on channel: ClientChannel) -> [UInt8]? {
