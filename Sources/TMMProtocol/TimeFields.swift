@@ -46,11 +46,17 @@ extension JSONWriter {
     /// An ISO 8601 UTC timestamp string, `2020-03-18T13:28:19.600Z`, with the milliseconds only
     /// when they are not zero (`2024-02-22T18:00:00Z`). `null` without a date, with an invalid
     /// date, a year outside 1...9999, or a time of day out of range.
-    mutating func isoTimestampValue(_ time: UTCTimestamp?) {
+    public mutating func isoTimestampValue(_ time: UTCTimestamp?) {
         separate()
         appendInPlace(maximumCount: Self.maximumTimestampLength) { out in
             Self.writeISOTimestamp(time, to: &out)
         }
+    }
+
+    /// The wall-clock instant `unixMilliseconds` as `isoTimestampValue` writes it: the `time` of
+    /// `/events` messages and of the dashboard's snapshots.
+    public mutating func isoTimestampValue(unixMilliseconds: Int64) {
+        isoTimestampValue(BridgeEventEncoder.wallClock(unixMilliseconds))
     }
 
     /// `gpsTimeStamp`: the UTC instant on the GPS time scale (UTC + GPS-UTC leap seconds), same
