@@ -160,7 +160,8 @@ extension BridgeServer {
     private func statusClients() -> DaemonStatus.Clients {
         DaemonStatus.Clients(
             bySocket: clients.openBySocket, locationV1: outputs.locationV1.clients.count,
-            locationV2: outputs.locationV2.clients.count, events: outputs.events.clients.count)
+            locationV2: outputs.locationV2.clients.count, events: outputs.events.clients.count,
+            dashboard: outputs.dashboard.clients.count)
     }
 
     private func statusRegistration() -> DaemonStatus.Registration {

@@ -273,6 +273,7 @@ public final class BridgeServer {
         corrections.publishEvent = { [unowned hub] event in hub.publish(event) }
         corrections.servedReceiver = { [unowned input] in input.servedReceiver }
         fleet.daemonStatus = { [unowned self] in daemonStatus() }
+        outputs.dashboard.daemonStatus = { [unowned self] in daemonStatus() }
     }
 
     deinit {

@@ -13,11 +13,14 @@ final class BoundSocket {
     let server: TMMServer
     let address: String
     let listener: TCPListener
+    /// A `dashboard-listen` socket: plain HTTP answering the dashboard only (as `server`, `.api`).
+    let dashboardOnly: Bool
 
-    init(server: TMMServer, address: String, listener: consuming TCPListener) {
+    init(server: TMMServer, address: String, listener: consuming TCPListener, dashboardOnly: Bool = false) {
         self.server = server
         self.address = address
         self.listener = listener
+        self.dashboardOnly = dashboardOnly
     }
 
     var descriptor: CInt { listener.descriptor.rawValue }
@@ -81,6 +84,16 @@ enum PortBinder {
             preconditionFailure("every server was bound, so the plan is complete")
         }
         log("listening on " + addresses.joined(separator: " and "))
+        // The dashboard's own addresses: a fixed port each, no fallback (a page's bookmark names it).
+        for entry in configuration.dashboard.listen {
+            do {
+                let listener = try TCPListener.bind(address: entry.address, port: entry.port, listening: true)
+                listeners.append(BoundSocket(server: .api, address: entry.address, listener: listener, dashboardOnly: true))
+            } catch {
+                throw .cannotListen(error)
+            }
+            log("the dashboard also listens on \(entry) (dashboard-listen)")
+        }
         return Result(ports: ports, listeners: listeners)
     }
 }

@@ -77,6 +77,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var corrections = CorrectionsConfiguration()
     /// Fleet publishing to an MQTT broker (`mqtt`, `mqtt-topic`, `mqtt-rate`, `mqtt-spool`, ...).
     public var fleet = FleetConfiguration()
+    /// The operator dashboard (`dashboard`, `dashboard-token`, `dashboard-listen`).
+    public var dashboard = DashboardConfiguration()
 
     public init() {}
 
@@ -357,6 +359,30 @@ extension BridgeConfiguration {
         option("mqtt-key", "FILE", "the private key of mqtt-cert, PEM, unencrypted (readable by the daemon only)") {
             c, v throws(ConfigurationError) in c.fleet.keyFile = try path(v, "mqtt-key")
         },
+        option("dashboard", "on|off", "serve the operator dashboard at / on the REST ports (default on)") {
+            c, v throws(ConfigurationError) in c.dashboard.isOn = try bool(v, "dashboard")
+        },
+        option(
+            "dashboard-token", "TOKEN",
+            "what a dashboard page from another machine must give (at least 16 characters; put it in the file)"
+        ) {
+            c, v throws(ConfigurationError) in
+            guard v.count >= DashboardConfiguration.minimumTokenLength,
+                v.utf8.allSatisfy({ $0 > ASCII.space && $0 < 0x7F })
+            else {
+                throw ConfigurationError(
+                    message: "dashboard-token must be at least \(DashboardConfiguration.minimumTokenLength) "
+                        + "printable ASCII characters without spaces (e.g. from 'openssl rand -base64 18')")
+            }
+            c.dashboard.token = v
+        },
+        option(
+            "dashboard-listen", "ADDRESS:PORT",
+            "also serve the dashboard, and only it, here (repeatable; needs dashboard-token), e.g. 0.0.0.0:9641",
+            repeatable: true
+        ) {
+            c, v throws(ConfigurationError) in c.dashboard.listen.append(try dashboardListenAddress(v))
+        },
         option("discovery", "yes|no", "watch udev for receivers (default yes); --no-discovery turns it off") {
             c, v throws(ConfigurationError) in c.discovery = try bool(v, "discovery")
         },
@@ -465,6 +491,7 @@ extension BridgeConfiguration {
     public mutating func clear(_ name: String) {
         switch name {
         case "listen": listenAddresses = nil
+        case "dashboard-listen": dashboard.listen = []
         case "device": devices = []
         case "prefer": preferredReceivers = []
         case "bluetooth": bluetoothReceivers = []
@@ -501,6 +528,19 @@ extension BridgeConfiguration {
                 message: fleet.certificateFile == nil
                     ? "mqtt-key needs mqtt-cert too (or neither: no client certificate)"
                     : "mqtt-cert needs mqtt-key too (or neither: no client certificate)")
+        }
+        if !dashboard.listen.isEmpty {
+            guard dashboard.isOn else {
+                throw ConfigurationError(message: "dashboard-listen is given but dashboard = off")
+            }
+            guard dashboard.token != nil else {
+                throw ConfigurationError(
+                    message: "dashboard-listen needs dashboard-token: pages from other machines must give it")
+            }
+            var seen: Set<DashboardListenAddress> = []
+            for entry in dashboard.listen where !seen.insert(entry).inserted {
+                throw ConfigurationError(message: "dashboard-listen: \(entry) is given twice")
+            }
         }
         var addresses: Set<BluetoothAddress> = [], ttys: Set<Int16> = []
         for (setting, rfcomm) in bluetoothReceivers.withTTYNumbers {
@@ -726,6 +766,23 @@ extension BridgeConfiguration {
                     + "(best: at most 23 of 0-9, A-Z, a-z, _ and -)\(shown)")
         }
         return text
+    }
+
+    /// One `dashboard-listen` value: `ADDRESS:PORT`, the address numeric (IPv6 in brackets), the
+    /// port 1-65535.
+    static func dashboardListenAddress(_ text: String) throws(ConfigurationError) -> DashboardListenAddress {
+        let expected = "dashboard-listen must be ADDRESS:PORT with a numeric address (e.g. 0.0.0.0:9641 or [::]:9641)"
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0
+        else { throw ConfigurationError(message: "\(expected), not '\(text)'") }
+        var address = String(text[..<colon])
+        if address.hasPrefix("["), address.hasSuffix("]") {
+            address = String(address.dropFirst().dropLast())
+            guard address.contains(":") else { throw ConfigurationError(message: "\(expected), not '\(text)'") }
+        } else if address.contains(":") {
+            throw ConfigurationError(message: "\(expected), not '\(text)': an IPv6 address goes in brackets")
+        }
+        guard isNumericAddress(address) else { throw ConfigurationError(message: "\(expected), not '\(text)'") }
+        return DashboardListenAddress(address: address, port: port)
     }
 
     /// A numeric IPv4 (dotted quad) or IPv6 address, checked by shape here; the listener's

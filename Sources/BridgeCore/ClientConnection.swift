@@ -37,6 +37,9 @@ public enum ClientChannel: Equatable, Sendable {
     case locationV2
     /// `/events` on `locationV2Port`.
     case events
+    /// The operator dashboard's snapshots (`/dashboard/socket` on `apiPort`, its TLS twin and
+    /// `dashboard-listen`), once the page's hello is accepted (DashboardHello).
+    case dashboard
 }
 
 /// What the connection needs from the rest of the server while it answers a request: questions
@@ -99,6 +102,11 @@ public protocol WebSocketServices {
     func sha1(_ bytes: Span<UInt8>) -> WebSocketHandshake.SHA1Digest
     /// The first message of a new `/events` connection: the `status` event as a whole text frame.
     func statusEventFrame() -> [UInt8]
+    /// Whether a dashboard page's first message lets it subscribe: its token, if one is needed
+    /// for this connection, checked in constant time (DashboardHello).
+    func dashboardHello(_ message: WebSocketMessage) -> DashboardHello.Verdict
+    /// The first message of an accepted dashboard page: the current snapshot as a whole text frame.
+    func dashboardSnapshotFrame() -> [UInt8]
     /// A whole frame to send back for a data message a WebSocket client sent, or nil to ignore it.
     /// The daemon ignores them (TMM clients send none); the conformance suite's echo server
     /// (tmm-wsecho, test builds only) returns the message as a frame, so the suite drives this very
@@ -163,6 +171,8 @@ public enum ClientConnectionReport: Equatable, Sendable {
     case accessCodeV2Refused(AccessCodeV2Verifier.Refusal)
     /// A WebSocket data message from the client (TMM clients send none; it is ignored).
     case unexpectedMessage
+    /// A dashboard page's hello was refused (it is closed with 4401), and why.
+    case dashboardHelloRefused(String)
     /// Positions a slow client's queue dropped to make room for the newest (OutboundQueue).
     case positionsDropped(Int)
     /// A slow client is closed with 1008: this far behind, for this long, having lost this many
@@ -199,20 +209,29 @@ public struct ClientConnection {
         public let channel: ClientChannel
         /// Since when the client has been behind by more than the hard limit.
         public internal(set) var overHardLimitSince: Int64?
+        /// A dashboard page not subscribed yet: its hello must arrive by this instant.
+        public internal(set) var helloDeadline: Int64?
     }
 
     /// The configuration a connection applies.
     public struct Settings: Sendable {
         public var limits: ServerLimits
         public var allowedOrigins: HTTPOriginPolicy
+        /// The dashboard is served (`dashboard = on`).
+        public var dashboard: Bool
+        /// The connection came to a `dashboard-listen` address: it is answered the dashboard only.
+        public var dashboardOnly = false
 
-        public init(limits: ServerLimits, allowedOrigins: HTTPOriginPolicy) {
+        public init(limits: ServerLimits, allowedOrigins: HTTPOriginPolicy, dashboard: Bool = true) {
             self.limits = limits
             self.allowedOrigins = allowedOrigins
+            self.dashboard = dashboard
         }
 
         public init(_ configuration: BridgeConfiguration) {
-            self.init(limits: configuration.limits, allowedOrigins: configuration.allowedOrigins)
+            self.init(
+                limits: configuration.limits, allowedOrigins: configuration.allowedOrigins,
+                dashboard: configuration.dashboard.isOn)
         }
     }
 
@@ -366,7 +385,11 @@ public struct ClientConnection {
             if now >= deadline { closeNow(into: &actions) }
         case .webSocket(var session):
             state = .modifying
-            let action = session.connection.idle(now: now)
+            var action = session.connection.idle(now: now)
+            if let deadline = session.helloDeadline, now >= deadline {
+                session.helloDeadline = nil
+                action = session.connection.fail(code: .policyViolation, reason: "no hello from the dashboard page")
+            }
             state = .webSocket(session)
             if let action { perform(action, now: now, into: &actions) }
             checkBacklog(now: now, into: &actions)
@@ -492,13 +515,15 @@ public struct ClientConnection {
         case .close:
             closeNow(into: &actions)
         case .upgrade(let channel, let response, let leftover):
+            // A dashboard page subscribes once its hello is accepted (`receiveHello`).
+            let awaitsHello = channel == .dashboard
             state = .webSocket(
                 WebSocketSession(
                     connection: WebSocketConnection(configuration: settings.limits.webSocket),
-                    channel: channel))
+                    channel: channel, helloDeadline: awaitsHello ? now + DashboardHello.timeout : nil))
             output.append(response)
             actions.append(.flush)
-            actions.append(.subscribe(channel))
+            if !awaitsHello { actions.append(.subscribe(channel)) }
             if channel == .events {
                 output.append(host.statusEventFrame())
                 actions.append(.flush)
@@ -518,6 +543,11 @@ public struct ClientConnection {
             let step = session.connection.receive(bytes.extracting(offset..<bytes.count))
             state = .webSocket(session)
             offset += step.consumed
+            if case .deliver(let message)? = step.action, session.helloDeadline != nil {
+                receiveHello(message, now: now, host: host, into: &actions)
+                if step.consumed == 0 { return }
+                continue
+            }
             // The reply is queued before the next frame of the same read is looked at, so a
             // message followed by a Close gets its answer before the Close's echo.
             if case .deliver(let message)? = step.action, session.connection.canSend,
@@ -528,6 +558,28 @@ public struct ClientConnection {
             }
             if let action = step.action { perform(action, now: now, into: &actions) }
             if step.consumed == 0 { return }
+        }
+    }
+
+    /// A dashboard page's first message: accepted, it subscribes and gets the current snapshot;
+    /// refused, it is closed with 4401 and the reason (the page then asks for the token).
+    private mutating func receiveHello<Host: ClientConnectionHost>(
+        _ message: WebSocketMessage, now: Int64, host: Host, into actions: inout [ClientConnectionAction]
+    ) {
+        guard case .webSocket(var session) = state, session.connection.canSend else { return }
+        state = .modifying
+        session.helloDeadline = nil
+        switch host.dashboardHello(message) {
+        case .accepted:
+            state = .webSocket(session)
+            actions.append(.subscribe(.dashboard))
+            output.append(host.dashboardSnapshotFrame())
+            actions.append(.flush)
+        case .refused(let reason):
+            actions.append(.report(.dashboardHelloRefused(reason)))
+            let action = session.connection.fail(code: DashboardHello.refusedCode, reason: reason)
+            state = .webSocket(session)
+            if let action { perform(action, now: now, into: &actions) }
         }
     }
 

@@ -17,6 +17,9 @@ public enum ClientPeer: Hashable, Sendable, CustomStringConvertible {
     /// bytes' two big-endian halves.
     case network(UInt64, UInt64)
 
+    /// A client on this machine (loopback, or another of its addresses): not from the network.
+    public var isThisMachine: Bool { if case .network = self { false } else { true } }
+
     /// The peer of a connection whose client end the kernel says `owner` owns (nil: not a
     /// socket of this machine, so a client on the network at `address`: 16 bytes, IPv4
     /// mapped) and `isLoopback` (an address of this machine the kernel no longer lists).

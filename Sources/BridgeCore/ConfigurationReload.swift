@@ -62,6 +62,10 @@ extension BridgeConfiguration {
         note("mqtt-ca", fleet.authorityFile != new.fleet.authorityFile)
         note("mqtt-cert", fleet.certificateFile != new.fleet.certificateFile)
         note("mqtt-key", fleet.keyFile != new.fleet.keyFile)
+        // The dashboard's listeners are bound, and its token given to pages, once.
+        note("dashboard", dashboard.isOn != new.dashboard.isOn)
+        note("dashboard-token", dashboard.token != new.dashboard.token)
+        note("dashboard-listen", Set(dashboard.listen) != Set(new.dashboard.listen))
         // The served receiver's rule and the rfcomm bindings are set up with the input side.
         note("prefer", preferredReceivers != new.preferredReceivers)
         note("bluetooth", bluetoothReceivers != new.bluetoothReceivers)

@@ -143,6 +143,7 @@ extension DaemonStatus {
         var clientLine = "\(clients.total)" + (busy.isEmpty ? "" : " (" + busy.joined(separator: ", ") + ")")
         clientLine +=
             "; streaming: LocationV1 \(clients.locationV1), LocationV2 \(clients.locationV2), events \(clients.events)"
+            + (clients.dashboard > 0 ? ", dashboard \(clients.dashboard)" : "")
         lines.append(("clients", clientLine))
         let bound = Self.socketLabels.compactMap { socket in ports[socket.key].map { "\(socket.label) \($0)" } }
         if !bound.isEmpty { lines.append(("ports", bound.joined(separator: ", "))) }

@@ -243,12 +243,15 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var locationV1: Int
         public var locationV2: Int
         public var events: Int
+        /// Operator dashboard pages (their hello accepted).
+        public var dashboard: Int
 
-        public init(bySocket: [String: Int], locationV1: Int, locationV2: Int, events: Int) {
+        public init(bySocket: [String: Int], locationV1: Int, locationV2: Int, events: Int, dashboard: Int = 0) {
             self.bySocket = bySocket
             self.locationV1 = locationV1
             self.locationV2 = locationV2
             self.events = events
+            self.dashboard = dashboard
         }
 
         /// Every open client connection.

@@ -50,6 +50,10 @@ public struct HTTPExchange {
     /// `allowed-origins` and `receiver-connect-timeout`, from the connection's settings.
     let allowedOrigins: HTTPOriginPolicy
     let receiverConnectTimeout: Int64
+    /// `dashboard = on`, and whether the connection came to a `dashboard-listen` address (which
+    /// answers the dashboard and nothing else).
+    let dashboard: Bool
+    let dashboardOnly: Bool
     var reader = HTTPRequestReader()
     /// Input not yet consumed; the next request starts at its first byte.
     var input: [UInt8] = []
@@ -75,12 +79,16 @@ public struct HTTPExchange {
         self.server = server
         allowedOrigins = settings.allowedOrigins
         receiverConnectTimeout = settings.limits.receiverConnectTimeout
+        dashboard = settings.dashboard
+        dashboardOnly = settings.dashboardOnly
     }
 
     static let authenticateChallenge = (name: "WWW-Authenticate", value: "AccessCode realm=\"tmm-bridge\"")
     static let rootPath = HTTPPath("/")
     static let locationV2Path = HTTPPath("/locationV2")
     static let eventsPath = HTTPPath("/events")
+    static let dashboardSocketPath = HTTPPath("/dashboard/socket")
+    static let dashboardPagePaths = RESTRouter.dashboardRoutes.map(\.path)
 
     mutating func append(_ bytes: ArraySlice<UInt8>) {
         input.append(contentsOf: bytes)
@@ -205,7 +213,25 @@ public struct HTTPExchange {
         case .location, .locationV2, .locationSecure, .locationV2Secure:
             return upgrade(request, host: host, output: &output, actions: &actions)
         case .api, .apiSecure:
-            answerREST(request, now: now, host: host, output: &output, actions: &actions)
+            let head = request.head
+            let bytes = input  // a reference, read while the exchange changes
+            let isSocket = head.pathMatches(Self.dashboardSocketPath, in: bytes.span)
+            let isPage = isSocket || Self.dashboardPagePaths.contains { head.pathMatches($0, in: bytes.span) }
+            if isPage && !dashboard {
+                respondError(
+                    .notFound, message: "the dashboard is off (dashboard = off)", keepAlive: head.keepAlive,
+                    version: head.version, isHead: head.method == .head, host: host, output: &output,
+                    actions: &actions)
+            } else if !isPage && dashboardOnly {
+                respondError(
+                    .notFound, message: "this address serves the operator dashboard only: / and /dashboard/socket",
+                    keepAlive: head.keepAlive, version: head.version, isHead: head.method == .head, host: host,
+                    output: &output, actions: &actions)
+            } else if isSocket {
+                return upgrade(request, host: host, output: &output, actions: &actions)
+            } else {
+                answerREST(request, now: now, host: host, output: &output, actions: &actions)
+            }
             return nil
         }
     }
@@ -525,7 +551,8 @@ public struct HTTPExchange {
 
     // MARK: - WebSocket upgrade
 
-    /// The opening handshake on a location port: path, then the V2 lock, then RFC 6455's rules.
+    /// The opening handshake on a location port (path, then the V2 lock, then RFC 6455's rules),
+    /// or of the dashboard's socket on a REST port (RFC 6455's rules; its hello comes after).
     private mutating func upgrade<Host: ClientConnectionHost>(
         _ request: HTTPRequest, host: Host, output: inout OutboundQueue, actions: inout [ClientConnectionAction]
     ) -> Outcome? {
@@ -533,7 +560,9 @@ public struct HTTPExchange {
         let bytes = input  // a reference, read while the exchange changes
         let span = bytes.span
         let channel: ClientChannel?
-        if server.plain == .location {
+        if server.plain == .api {
+            channel = .dashboard  // the only WebSocket of the REST ports (`answer`)
+        } else if server.plain == .location {
             channel = head.pathMatches(Self.rootPath, in: span) ? .locationV1 : nil
         } else if head.pathMatches(Self.rootPath, in: span) || head.pathMatches(Self.locationV2Path, in: span) {
             channel = .locationV2
@@ -547,7 +576,7 @@ public struct HTTPExchange {
                 keepAlive: false, version: head.version, host: host, output: &output, actions: &actions)
             return nil
         }
-        if channel != .locationV1 && !host.isLocationV2Unlocked {
+        if channel == .locationV2 || channel == .events, !host.isLocationV2Unlocked {
             respondError(
                 .unauthorized,
                 message: """

@@ -20,6 +20,16 @@ enum RunBanner {
                 + "https://\(host):\(ports.apiSecure)/api/v1/tmmInfo",
             "  WebSocket V2  ws://\(host):\(ports.locationV2)/locationV2   "
                 + "wss://\(host):\(ports.locationV2Secure)/locationV2",
+        ]
+        if configuration.dashboard.isOn {
+            lines.append(
+                "  Dashboard     http://\(host):\(ports.api)/                  https://\(host):\(ports.apiSecure)/"
+                    + "   (open it in a browser)")
+            for entry in configuration.dashboard.listen {
+                lines.append("                http://\(entry)/   (dashboard-listen: other machines give dashboard-token)")
+            }
+        }
+        lines += [
             "Try it from another terminal:",
             "  \(program) status\(runtime)",
         ]

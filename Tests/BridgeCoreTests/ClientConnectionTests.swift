@@ -51,6 +51,24 @@ private struct FakeHost: ClientConnectionHost {
     var correctionsState: DaemonStatus.Corrections?
     var dashboard: [String: StaticFile] = [:]
     func dashboardFile(_ path: String) -> StaticFile? { dashboard[path] }
+
+    /// The dashboard page's side: where it connects from and the configured token.
+    var helloFromLoopback = true
+    var dashboardToken: String?
+    func dashboardHello(_ message: WebSocketMessage) -> DashboardHello.Verdict {
+        DashboardHello.verdict(
+            message, fromLoopback: helloFromLoopback, tokenDigest: dashboardToken.map { fakeDigest(Array($0.utf8).span) },
+            sha256: fakeDigest)
+    }
+    func dashboardSnapshotFrame() -> [UInt8] { WebSocketFrame.text("snapshot") }
+}
+
+/// Stands in for SHA-256 in the machine's tests (no OpenSSL in BridgeCore): any fixed-size
+/// function of every byte and its place tells these tokens apart.
+private func fakeDigest(_ bytes: Span<UInt8>) -> InlineArray<32, UInt8> {
+    var digest = InlineArray<32, UInt8>(repeating: 0)
+    for index in bytes.indices { digest[index % 32] = digest[index % 32] &* 31 &+ bytes[index] &+ UInt8(truncatingIfNeeded: index) }
+    return digest
 }
 
 /// What the fake host's Access Code V2 check was asked (a class: the host is a value).
@@ -79,10 +97,13 @@ private struct EmbeddedConnection {
     var commandOutcome = ReceiverCommandOutcome.started(ticket: 7)
     var reports: [ClientConnectionReport] = []
 
-    init(_ server: TMMServer = .api, limits: ServerLimits = ServerLimits(), origins: HTTPOriginPolicy = .any) {
-        machine = ClientConnection(
-            server: server, settings: .init(limits: limits, allowedOrigins: origins),
-            now: 1_000_000_000)
+    init(
+        _ server: TMMServer = .api, limits: ServerLimits = ServerLimits(), origins: HTTPOriginPolicy = .any,
+        dashboard: Bool = true, dashboardOnly: Bool = false
+    ) {
+        var settings = ClientConnection.Settings(limits: limits, allowedOrigins: origins, dashboard: dashboard)
+        settings.dashboardOnly = dashboardOnly
+        machine = ClientConnection(server: server, settings: settings, now: 1_000_000_000)
     }
 
     /// Feeds an event and carries out its actions as the server's executor does: a `.flush`
@@ -1016,5 +1037,123 @@ struct ClientConnectionChunkingTests {
         #expect(serverFrames(afterHead(whole.received)).map(\.opcode) == [0xA, 0xA, 0x8])
         #expect(pieces.received == whole.received)
         #expect(pieces.state == "draining" && whole.state == "draining")
+    }
+}
+
+@Suite("ClientConnection: the dashboard's socket", .tags(.unit))
+struct ClientConnectionDashboardTests {
+    private static let hello = Array(#"{"type":"hello","token":null}"#.utf8)
+    private static func hello(token: String) -> [UInt8] { Array(#"{"type":"hello","token":"\#(token)"}"#.utf8) }
+
+    /// Upgraded on `/dashboard/socket`, the hello not sent yet.
+    private func opened(fromLoopback: Bool = true, token: String? = nil) -> EmbeddedConnection {
+        var client = EmbeddedConnection(.api)
+        client.host.isLocationV2Unlocked = false  // the dashboard does not need it
+        client.host.helloFromLoopback = fromLoopback
+        client.host.dashboardToken = token
+        client.send(upgrade("/dashboard/socket"))
+        #expect(EmbeddedConnection.statuses(client.take()) == [101])
+        return client
+    }
+
+    private func closeCode(_ client: EmbeddedConnection) -> (code: Int, reason: String)? {
+        guard let close = serverFrames(client.received).first(where: { $0.opcode == 0x8 }), close.payload.count >= 2
+        else { return nil }
+        return (Int(close.payload[0]) << 8 | Int(close.payload[1]), String(decoding: close.payload.dropFirst(2), as: UTF8.self))
+    }
+
+    @Test func aPageIsSubscribedOnlyOnceItsHelloIsAcceptedAndGetsTheSnapshotFirst() {
+        var client = opened()
+        #expect(client.channel == nil && client.state == "webSocket")
+        client.deliver(WebSocketFrame.text("not yet"))  // the hub has not subscribed it: nothing can come
+        client.received = []
+        client.send(clientFrame(0x1, Self.hello))
+        #expect(client.channel == .dashboard)
+        #expect(serverFrames(client.received).map(\.payload) == [Array("snapshot".utf8)])
+        // Later messages are counted and ignored, as on the other channels.
+        client.reports = []
+        client.send(clientFrame(0x1, Self.hello))
+        #expect(client.reports == [.unexpectedMessage] && client.channel == .dashboard)
+    }
+
+    @Test(arguments: [
+        (false, nil, nil, "this dashboard is for this machine only (no dashboard-token)"),
+        (false, "0123456789abcdef", nil, "token required"),
+        (false, "0123456789abcdef", "0123456789abcdeX", "token refused"),
+        (false, "0123456789abcdef", "0123456789abcdef0", "token refused"),
+    ] as [(Bool, String?, String?, String)])
+    func aPageFromAnotherMachineNeedsTheToken(fromLoopback: Bool, configured: String?, sent: String?, reason: String) {
+        var client = opened(fromLoopback: fromLoopback, token: configured)
+        client.send(clientFrame(0x1, sent.map { Self.hello(token: $0) } ?? Self.hello))
+        #expect(closeCode(client)?.code == 4401 && closeCode(client)?.reason == reason)
+        #expect(client.channel == nil && client.reports.contains(.dashboardHelloRefused(reason)))
+    }
+
+    @Test func theRightTokenFromAnotherMachineIsAccepted() {
+        var client = opened(fromLoopback: false, token: "0123456789abcdef")
+        client.send(clientFrame(0x1, Self.hello(token: "0123456789abcdef")))
+        #expect(client.channel == .dashboard && closeCode(client) == nil)
+    }
+
+    @Test(arguments: [
+        #"{"type":"subscribe"}"#, "[]", "not json", #"{"type":"hello","token":5}"#,
+        #"{"type":"hello","type":"hello"}"#,
+    ])
+    func aFirstMessageThatIsNotAHelloIsRefused(_ text: String) {
+        var client = opened()
+        client.send(clientFrame(0x1, Array(text.utf8)))
+        #expect(closeCode(client)?.code == 4401 && client.channel == nil)
+    }
+
+    @Test func aBinaryOrOversizedHelloIsRefused() {
+        var binary = opened()
+        binary.send(clientFrame(0x2, Self.hello))
+        #expect(closeCode(binary)?.code == 4401)
+        var client = opened()
+        let padding = String(repeating: " ", count: DashboardHello.maximumSize)
+        let big = Array(#"{"type":"hello","token":null}"#.utf8) + Array(padding.utf8)
+        // A frame over 125 bytes: a 16-bit length.
+        let key: [UInt8] = [1, 2, 3, 4]
+        var frame: [UInt8] = [0x81, 0x80 | 126, UInt8(big.count >> 8), UInt8(big.count & 0xFF)] + key
+        for (index, byte) in big.enumerated() { frame.append(byte ^ key[index % 4]) }
+        client.send(frame)
+        #expect(closeCode(client)?.code == 4401)
+    }
+
+    @Test func aPageThatSaysNothingIsClosedAfterTheHelloTimeout() {
+        var client = opened()
+        client.tick(after: DashboardHello.timeout - 1)
+        #expect(closeCode(client) == nil)
+        client.tick(after: 1)
+        #expect(closeCode(client)?.code == 1008 && client.channel == nil)
+    }
+
+    @Test func offTheSocketAndPageAre404() {
+        for request in [upgrade("/dashboard/socket"), get("/", code: nil), get("/dashboard.js", code: nil)] {
+            var client = EmbeddedConnection(.api, dashboard: false)
+            client.send(request)
+            let text = client.take()
+            #expect(EmbeddedConnection.statuses(text) == [404] && text.contains("dashboard = off"), "\(request)")
+        }
+    }
+
+    @Test func aDashboardListenAddressAnswersTheDashboardOnly() {
+        var api = EmbeddedConnection(.api, dashboardOnly: true)
+        api.send(get("/api/v1/tmmInfo"))
+        let text = api.take()
+        #expect(EmbeddedConnection.statuses(text) == [404] && text.contains("operator dashboard only"))
+        var page = EmbeddedConnection(.api, dashboardOnly: true)
+        page.host.dashboard["/"] = StaticFile(contentType: "text/html; charset=utf-8", bytes: Array("<p>".utf8))
+        page.send(get("/", code: nil))
+        #expect(EmbeddedConnection.statuses(page.take()) == [200])
+        var socket = EmbeddedConnection(.api, dashboardOnly: true)
+        socket.send(upgrade("/dashboard/socket"))
+        #expect(EmbeddedConnection.statuses(socket.take()) == [101])
+    }
+
+    @Test func theLocationPortsHaveNoDashboardSocket() {
+        var client = EmbeddedConnection(.locationV2)
+        client.send(upgrade("/dashboard/socket"))
+        #expect(EmbeddedConnection.statuses(client.take()) == [404])
     }
 }

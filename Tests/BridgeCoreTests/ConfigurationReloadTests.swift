@@ -28,6 +28,7 @@ struct ConfigurationReloadTests {
         "mqtt": "mqtts://fleet:secret@broker.example", "mqtt-topic": "fleet/site-a", "mqtt-rate": "10",
         "mqtt-spool": "1M", "mqtt-client-id": "rover-7", "mqtt-ca": "/mqtt-ca.pem", "mqtt-cert": "/client.pem",
         "mqtt-key": "/client.key",
+        "dashboard": "off", "dashboard-token": "correct-horse-battery", "dashboard-listen": "0.0.0.0:9641",
     ]
 
     @Test func everyOptionHasASample() {

@@ -182,7 +182,7 @@ struct ConfigurationTests {
         #expect(c.listenAddresses == nil && c.devices.isEmpty)
         #expect(
             BridgeConfiguration.options.filter(\.repeatable).map(\.name).sorted()
-                == ["allow-app-id", "allowed-origins", "bluetooth", "device", "listen", "prefer"])
+                == ["allow-app-id", "allowed-origins", "bluetooth", "dashboard-listen", "device", "listen", "prefer"])
     }
 
     @Test func allowedOriginsAreAListInAnySpellingNormalised() throws {

@@ -58,6 +58,8 @@ final class ClientServers: FrameDelivery {
         var tlsHandshakesEvicted = 0
         /// Access Code V2 codes refused (401).
         var accessCodeV2Refused = 0
+        /// Dashboard pages refused for their hello (4401: no or a wrong token).
+        var dashboardRefused = 0
     }
 
     let parts: Parts
@@ -70,6 +72,8 @@ final class ClientServers: FrameDelivery {
     /// Which new clients fit (BridgeCore's ConnectionAdmission).
     var admission: ConnectionAdmission
     private var listeners: [CInt: BoundSocket] = [:]
+    /// SHA-256 of `dashboard-token` (DashboardHello compares digests); nil: none configured.
+    let dashboardTokenDigest: InlineArray<32, UInt8>?
     var connections: [CInt: Connection] = [:]
     /// TLS handshakes in progress and those waiting for a turn; the timer that serves the queue
     /// at the end of each turn while it is not empty (ClientServers+Handshakes).
@@ -99,6 +103,7 @@ final class ClientServers: FrameDelivery {
         for socket in listeners { self.listeners[socket.descriptor] = socket }
         limits = configuration.limits
         connectionSettings = ClientConnection.Settings(configuration)
+        dashboardTokenDigest = configuration.dashboard.token.map { Digest.sha256(Array($0.utf8)) }
         self.admission = admission
         self.parts = parts
         self.loop = loop
@@ -112,7 +117,10 @@ final class ClientServers: FrameDelivery {
     func start() throws(Errno) {
         for (fd, entry) in listeners {
             let server = entry.server
-            try loop.register(fd, interest: .readable) { [unowned self] _ in acceptAll(on: fd, server: server) }
+            let dashboardOnly = entry.dashboardOnly
+            try loop.register(fd, interest: .readable) { [unowned self] _ in
+                acceptAll(on: fd, server: server, dashboardOnly: dashboardOnly)
+            }
         }
     }
 
@@ -142,7 +150,7 @@ final class ClientServers: FrameDelivery {
 
     // MARK: - Accepting
 
-    private func acceptAll(on fd: CInt, server: TMMServer) {
+    private func acceptAll(on fd: CInt, server: TMMServer, dashboardOnly: Bool) {
         guard let socket = listeners[fd] else { return }
         // A bounded batch per wake-up keeps one busy listener from starving the others.
         for _ in 0..<64 {
@@ -169,12 +177,12 @@ final class ClientServers: FrameDelivery {
                     }
                     continue  // `socket` closes here
                 }
-                adopt(socket, server: server)
+                adopt(socket, server: server, dashboardOnly: dashboardOnly)
             }
         }
     }
 
-    private func adopt(_ socket: consuming SocketConnection, server: TMMServer) {
+    private func adopt(_ socket: consuming SocketConnection, server: TMMServer, dashboardOnly: Bool) {
         socket.setNoDelay()
         socket.setSendBuffer(limits.sendBuffer)
         let transport: any Transport
@@ -189,9 +197,10 @@ final class ClientServers: FrameDelivery {
         } else {
             transport = PlainTransport(socket)
         }
+        var settings = connectionSettings
+        settings.dashboardOnly = dashboardOnly
         let connection = Connection(
-            transport: transport, server: server, settings: connectionSettings,
-            now: monotonicNanoseconds())
+            transport: transport, server: server, settings: settings, now: monotonicNanoseconds())
         let fd = connection.fd
         do {
             try loop.register(fd, interest: .readable) { [unowned self] event in connectionEvent(event) }
@@ -230,6 +239,12 @@ final class ClientServers: FrameDelivery {
                 key: "Access Code V2 refused: " + refusal.kind)
         case .unexpectedMessage:
             statistics.unexpectedMessages += 1
+        case .dashboardHelloRefused(let reason):
+            // Keyed by the reason alone: a page retrying its token is one line and a summary.
+            statistics.dashboardRefused += 1
+            log.notice(
+                "dashboard page refused (4401): \(reason) (\(statistics.dashboardRefused) refused so far)",
+                key: "dashboard page refused: " + reason)
         case .positionsDropped(let count):
             statistics.positionsDropped += count
         case .slowClientClosed(let behind, let nanoseconds, let dropped):

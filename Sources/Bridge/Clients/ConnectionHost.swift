@@ -41,6 +41,14 @@ struct ConnectionHost: ClientConnectionHost {
         parts.dataMessageReply?(message)
     }
 
+    func dashboardHello(_ message: WebSocketMessage) -> DashboardHello.Verdict {
+        DashboardHello.verdict(
+            message, fromLoopback: servers.peer(of: connection).isThisMachine,
+            tokenDigest: servers.dashboardTokenDigest, sha256: Digest.sha256)
+    }
+
+    func dashboardSnapshotFrame() -> [UInt8] { parts.outputs.dashboard.snapshotFrame() }
+
     func statusEventFrame() -> [UInt8] {
         let input = parts.input
         let status = BridgeStatus(

@@ -4,8 +4,8 @@ import Posix
 import TMMProtocol
 import WebSocket
 
-// The hub's WebSocket outputs: LocationV1, LocationV2 and `/events` clients, one subscriber per
-// channel. Each encodes once what it sends (one text frame) and hands the same bytes to every
+// The hub's WebSocket outputs: LocationV1, LocationV2, `/events` and dashboard clients, one
+// subscriber per channel. Each encodes once what it sends (one text frame) and hands the same bytes to every
 // client of its channel; each client's queue, coalescing and slow-client rule are BridgeCore's
 // OutboundQueue and ClientConnection, applied by the client servers (`FrameDelivery`).
 //
@@ -51,6 +51,8 @@ final class WebSocketOutputs {
     let locationV1: LocationV1Output
     let locationV2: LocationV2Output
     let events: EventsOutput
+    /// The operator dashboard's pages (Dashboard/DashboardOutput.swift).
+    let dashboard: DashboardOutput
 
     /// The outputs, subscribed to `hub`; they deliver once `deliver(through:)` says where.
     init(hub: Hub, loop: EventLoop, limits: ServerLimits) {
@@ -59,9 +61,11 @@ final class WebSocketOutputs {
         locationV2 = LocationV2Output(
             hub: hub, timer: loop.makeTimer(), minimumInterval: limits.locationV2MinimumInterval)
         events = EventsOutput()
+        dashboard = DashboardOutput(loop: loop)
         hub.subscribe(locationV2)
         hub.subscribe(locationV1)
         hub.subscribe(events)
+        hub.subscribe(dashboard)
     }
 
     /// Where the frames go: the client servers, made after the outputs they subscribe
@@ -70,6 +74,7 @@ final class WebSocketOutputs {
         locationV1.delivery = delivery
         locationV2.delivery = delivery
         events.delivery = delivery
+        dashboard.delivery = delivery
     }
 
     func subscribe(_ connection: Connection, to channel: ClientChannel) {
@@ -92,6 +97,7 @@ final class WebSocketOutputs {
         case .locationV1: \.locationV1.clients
         case .locationV2: \.locationV2.clients
         case .events: \.events.clients
+        case .dashboard: \.dashboard.clients
         }
     }
 }
