@@ -103,10 +103,10 @@ public protocol WebSocketServices {
     /// The first message of a new `/events` connection: the `status` event as a whole text frame.
     func statusEventFrame() -> [UInt8]
     /// Whether a dashboard page's first message lets it subscribe: its token, if one is needed
-    /// for this connection, checked in constant time (DashboardHello).
+    /// for this connection, checked in constant time (DashboardHello). Its first snapshot comes
+    /// from the dashboard's output once subscribed (the status it holds counts this connection,
+    /// which cannot be read while its machine runs).
     func dashboardHello(_ message: WebSocketMessage) -> DashboardHello.Verdict
-    /// The first message of an accepted dashboard page: the current snapshot as a whole text frame.
-    func dashboardSnapshotFrame() -> [UInt8]
     /// A whole frame to send back for a data message a WebSocket client sent, or nil to ignore it.
     /// The daemon ignores them (TMM clients send none); the conformance suite's echo server
     /// (tmm-wsecho, test builds only) returns the message as a frame, so the suite drives this very
@@ -561,8 +561,8 @@ public struct ClientConnection {
         }
     }
 
-    /// A dashboard page's first message: accepted, it subscribes and gets the current snapshot;
-    /// refused, it is closed with 4401 and the reason (the page then asks for the token).
+    /// A dashboard page's first message: accepted, it subscribes (and gets the current snapshot
+    /// with the output's next round); refused, it is closed with 4401 and the reason (the page then asks for the token).
     private mutating func receiveHello<Host: ClientConnectionHost>(
         _ message: WebSocketMessage, now: Int64, host: Host, into actions: inout [ClientConnectionAction]
     ) {
@@ -573,8 +573,6 @@ public struct ClientConnection {
         case .accepted:
             state = .webSocket(session)
             actions.append(.subscribe(.dashboard))
-            output.append(host.dashboardSnapshotFrame())
-            actions.append(.flush)
         case .refused(let reason):
             actions.append(.report(.dashboardHelloRefused(reason)))
             let action = session.connection.fail(code: DashboardHello.refusedCode, reason: reason)

@@ -47,8 +47,6 @@ struct ConnectionHost: ClientConnectionHost {
             tokenDigest: servers.dashboardTokenDigest, sha256: Digest.sha256)
     }
 
-    func dashboardSnapshotFrame() -> [UInt8] { parts.outputs.dashboard.snapshotFrame() }
-
     func statusEventFrame() -> [UInt8] {
         let input = parts.input
         let status = BridgeStatus(

@@ -60,7 +60,13 @@ final class DashboardOutput: HubSubscriber {
         pacer.markChanged()
     }
 
-    /// The snapshot as of now, as one text frame (a new page's first message).
+    /// A page's hello was accepted: it gets the snapshot with the next round of the timer (within
+    /// a quarter of a second), like every page.
+    func pageJoined() {
+        pacer.markChanged()
+    }
+
+    /// The snapshot as of now, as one text frame.
     func snapshotFrame() -> [UInt8] {
         guard let status = daemonStatus() else { return WebSocketFrame.text([UInt8]().span) }
         let bytes = DashboardSnapshot.encode(

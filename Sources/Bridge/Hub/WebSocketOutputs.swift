@@ -81,6 +81,7 @@ final class WebSocketOutputs {
         guard connection.hubChannel == nil else { return }
         connection.hubChannel = channel
         self[keyPath: Self.clients(of: channel)].add(connection)
+        if channel == .dashboard { dashboard.pageJoined() }
     }
 
     func unsubscribe(_ connection: Connection) {

@@ -199,6 +199,7 @@ public enum DashboardSnapshot {
         writer.field("locationV1", integer: clients.locationV1)
         writer.field("locationV2", integer: clients.locationV2)
         writer.field("events", integer: clients.events)
+        writer.field("dashboard", integer: clients.dashboard)
         writer.field("total", integer: clients.total)
         writer.key("bySocket")
         writer.beginObject()

@@ -382,6 +382,7 @@
     pair(dl, "LocationV1", text(c.locationV1));
     pair(dl, "LocationV2", text(c.locationV2));
     pair(dl, "Events", text(c.events));
+    pair(dl, "Dashboards", text(c.dashboard));
     pair(dl, "Total", text(c.total));
     const by = c.bySocket && typeof c.bySocket === "object" ? c.bySocket : {};
     for (const name of Object.keys(by).sort()) pair(dl, "on " + name, text(by[name]));
