@@ -88,7 +88,8 @@ enum PortBinder {
         for entry in configuration.dashboard.listen {
             do {
                 let listener = try TCPListener.bind(address: entry.address, port: entry.port, listening: true)
-                listeners.append(BoundSocket(server: .api, address: entry.address, listener: listener, dashboardOnly: true))
+                listeners.append(
+                    BoundSocket(server: .api, address: entry.address, listener: listener, dashboardOnly: true))
             } catch {
                 throw .cannotListen(error)
             }

@@ -562,7 +562,8 @@ public struct ClientConnection {
     }
 
     /// A dashboard page's first message: accepted, it subscribes (and gets the current snapshot
-    /// with the output's next round); refused, it is closed with 4401 and the reason (the page then asks for the token).
+    /// with the output's next round); refused, it is closed with 4401 and the reason (the page
+    /// then asks for the token).
     private mutating func receiveHello<Host: ClientConnectionHost>(
         _ message: WebSocketMessage, now: Int64, host: Host, into actions: inout [ClientConnectionAction]
     ) {

@@ -26,7 +26,8 @@ enum RunBanner {
                 "  Dashboard     http://\(host):\(ports.api)/                  https://\(host):\(ports.apiSecure)/"
                     + "   (open it in a browser)")
             for entry in configuration.dashboard.listen {
-                lines.append("                http://\(entry)/   (dashboard-listen: other machines give dashboard-token)")
+                lines.append(
+                    "                http://\(entry)/   (dashboard-listen: other machines give dashboard-token)")
             }
         }
         lines += [

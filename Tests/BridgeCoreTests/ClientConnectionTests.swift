@@ -57,7 +57,8 @@ private struct FakeHost: ClientConnectionHost {
     var dashboardToken: String?
     func dashboardHello(_ message: WebSocketMessage) -> DashboardHello.Verdict {
         DashboardHello.verdict(
-            message, fromLoopback: helloFromLoopback, tokenDigest: dashboardToken.map { fakeDigest(Array($0.utf8).span) },
+            message, fromLoopback: helloFromLoopback,
+            tokenDigest: dashboardToken.map { fakeDigest(Array($0.utf8).span) },
             sha256: fakeDigest)
     }
 }
@@ -66,7 +67,9 @@ private struct FakeHost: ClientConnectionHost {
 /// function of every byte and its place tells these tokens apart.
 private func fakeDigest(_ bytes: Span<UInt8>) -> InlineArray<32, UInt8> {
     var digest = InlineArray<32, UInt8>(repeating: 0)
-    for index in bytes.indices { digest[index % 32] = digest[index % 32] &* 31 &+ bytes[index] &+ UInt8(truncatingIfNeeded: index) }
+    for index in bytes.indices {
+        digest[index % 32] = digest[index % 32] &* 31 &+ bytes[index] &+ UInt8(truncatingIfNeeded: index)
+    }
     return digest
 }
 
@@ -1058,7 +1061,10 @@ struct ClientConnectionDashboardTests {
     private func closeCode(_ client: EmbeddedConnection) -> (code: Int, reason: String)? {
         guard let close = serverFrames(client.received).first(where: { $0.opcode == 0x8 }), close.payload.count >= 2
         else { return nil }
-        return (Int(close.payload[0]) << 8 | Int(close.payload[1]), String(decoding: close.payload.dropFirst(2), as: UTF8.self))
+        return (
+            Int(close.payload[0]) << 8 | Int(close.payload[1]),
+            String(decoding: close.payload.dropFirst(2), as: UTF8.self)
+        )
     }
 
     @Test func aPageIsSubscribedOnlyOnceItsHelloIsAccepted() {
@@ -1072,12 +1078,13 @@ struct ClientConnectionDashboardTests {
         #expect(client.reports == [.unexpectedMessage] && client.channel == .dashboard)
     }
 
-    @Test(arguments: [
-        (false, nil, nil, "this dashboard is for this machine only (no dashboard-token)"),
-        (false, "0123456789abcdef", nil, "token required"),
-        (false, "0123456789abcdef", "0123456789abcdeX", "token refused"),
-        (false, "0123456789abcdef", "0123456789abcdef0", "token refused"),
-    ] as [(Bool, String?, String?, String)])
+    @Test(
+        arguments: [
+            (false, nil, nil, "this dashboard is for this machine only (no dashboard-token)"),
+            (false, "0123456789abcdef", nil, "token required"),
+            (false, "0123456789abcdef", "0123456789abcdeX", "token refused"),
+            (false, "0123456789abcdef", "0123456789abcdef0", "token refused"),
+        ] as [(Bool, String?, String?, String)])
     func aPageFromAnotherMachineNeedsTheToken(fromLoopback: Bool, configured: String?, sent: String?, reason: String) {
         var client = opened(fromLoopback: fromLoopback, token: configured)
         client.send(clientFrame(0x1, sent.map { Self.hello(token: $0) } ?? Self.hello))

@@ -111,7 +111,8 @@ struct DashboardSocketTests {
     @Test func silentPagesAreClosedAndDoNotHoldOthersBack() throws {
         let bridge = try TestBridge.start()
         defer { bridge.stop() }
-        let silent = try (0..<20).map { _ in try WebSocketTestClient(port: bridge.ports.api, path: "/dashboard/socket") }
+        let silent = try (0..<20).map { _ in try WebSocketTestClient(port: bridge.ports.api, path: "/dashboard/socket")
+        }
         let page = try WebSocketTestClient(port: bridge.ports.api, path: "/dashboard/socket")
         try page.send(opcode: 0x1, Self.hello)
         #expect(try snapshot(try page.frame())["type"] as? String == "snapshot")

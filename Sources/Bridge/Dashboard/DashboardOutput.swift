@@ -38,8 +38,9 @@ final class DashboardOutput: HubSubscriber {
     }
 
     func publish(_ epoch: PublishedEpoch) {
-        if let identity, identity.receiverSerialNumber != epoch.identity.receiverSerialNumber
-            || identity.receiverModel != epoch.identity.receiverModel
+        if let identity,
+            identity.receiverSerialNumber != epoch.identity.receiverSerialNumber
+                || identity.receiverModel != epoch.identity.receiverModel
         {
             track.removeAll()
             fixHistory.removeAll()

@@ -53,7 +53,8 @@ public enum DashboardHello {
         // Digests of equal length, compared without an early exit: the time taken says nothing
         // about the token, not even its length.
         let presented = sha256(Array(token.utf8).span)
-        return AccessCodeV1.constantTimeEqual(bytes(presented), bytes(tokenDigest)) ? .accepted : .refused("token refused")
+        return AccessCodeV1.constantTimeEqual(bytes(presented), bytes(tokenDigest))
+            ? .accepted : .refused("token refused")
     }
 
     private static func bytes(_ digest: InlineArray<32, UInt8>) -> [UInt8] {
