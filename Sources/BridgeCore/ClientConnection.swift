@@ -69,7 +69,7 @@ public protocol ServerFacts {
     /// What the corrections client does now, for GET correctionSource (never the password).
     var correctionsState: DaemonStatus.Corrections? { get }
     /// A file of the operator dashboard by request path (`/`, `/dashboard.css`,
-    /// `/dashboard.js`); nil when the dashboard is off or there is no such file.
+    /// `/dashboard.js`); nil when there is no such file (`dashboard = off` is the exchange's).
     func dashboardFile(_ path: String) -> StaticFile?
 }
 
