@@ -454,6 +454,23 @@ def browser(run: "Run"):
     run.run_scenario("browser", body)
 
 
+def dashboard(run: "Run"):
+    """The operator dashboard (GET / on apiPort) in headless chromium against its own bridge
+    (tmmtools/browser/dashboard_check.py): the shown position against status --json, live
+    updates, the canvases, no application id disclosed, keyboard, CSP, screenshots (also copied
+    to docs/images/); and hostile /dashboard/socket clients (1009, 4401, 1008 after 10 s)."""
+    from tmmtools.browser import browser_test, dashboard_check
+
+    def body(out):
+        missing = browser_test.missing_tools()
+        if missing:
+            return [verify.Check("the browser packages are installed", False,
+                                 f"missing {', '.join(missing)} (scripts/install-deps.sh --browser)")], {}
+        result = dashboard_check.run(out)
+        return [verify.Check(**c) for c in result["checks"]], {"notes": result["notes"]}
+    run.run_scenario("dashboard", body)
+
+
 def hardware_only(report: Report, target: str):
     needs = {
         "udev tagging and stable names": "a udevd and a USB receiver (hwtests/udev.md)",
@@ -563,6 +580,8 @@ def virtual_scenarios(run: Run, selected):
         conformance(run)
     if selected("browser"):
         browser(run)
+    if selected("dashboard"):
+        dashboard(run)
 
 
 def finish_report(report: Report, run: Run, started: str, speed: float, report_dir: str) -> int:

@@ -87,16 +87,18 @@ def missing_tools() -> list[str]:
 class Bridge:
     """`tmm-bridge run --demo` on free ports with a fresh state directory (so a new local CA) and
     the allowlist policy with one application id; V2 starts locked. `application_id` None: the
-    open policy instead (any GUID registers; tmmtools/browser/dashboard_check.py)."""
+    open policy instead (any GUID registers; tmmtools/browser/dashboard_check.py). `source`: the
+    receiver, `--demo` or `--replay FILE`."""
 
-    def __init__(self, binary: str, scratch: str, application_id: str | None, log_path: str, extra=()):
+    def __init__(self, binary: str, scratch: str, application_id: str | None, log_path: str, extra=(),
+                 source=("--demo",)):
         self.state_dir = os.path.join(scratch, "state")
         self.runtime_dir = os.path.join(scratch, "run")
         self.log_path = log_path
         keys = list(PORT_OPTIONS)
         chosen = tmmclient.free_ports(len(keys) + 1)
         policy = ["allowlist", "--allow-app-id", application_id] if application_id else ["open"]
-        arguments = [binary, "run", "--demo", "--no-discovery", "--registration", *policy,
+        arguments = [binary, "run", *source, "--no-discovery", "--registration", *policy,
                      "--state-dir", self.state_dir,
                      "--runtime-dir", self.runtime_dir, "--listen", "127.0.0.1",
                      # Fallbacks from a port of our own, never TMM's 9650 (another bridge's).

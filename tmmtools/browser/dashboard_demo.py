@@ -29,6 +29,8 @@ import time
 import websockets
 import websockets.server
 
+from tmmtools.browser.dashboard_check import INKED, SIZES, severe_entries, show_at, start_chromium, wait
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ASSETS = os.path.normpath(os.path.join(HERE, "..", "..", "Sources", "Bridge", "Dashboard", "Assets"))
 FILES = {"/": ("index.html", "text/html; charset=utf-8"),
@@ -144,52 +146,17 @@ def start_in_thread(token: str | None) -> dict:
 
 
 def stop_thread(holder: dict):
-    holder["loop"].call_soon_threadsafe(lambda: holder["stop"].done() or holder["stop"].set_result(None))
+    """Stops the server; nothing when it has stopped already (its loop closed)."""
+    if holder["loop"].is_closed():
+        return
+    try:
+        holder["loop"].call_soon_threadsafe(lambda: holder["stop"].done() or holder["stop"].set_result(None))
+    except RuntimeError:  # the loop closed in between
+        pass
 
 
 # --- the headless chromium check ----------------------------------------------------------------
-
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-SIZES = {"desktop": (1280, 900), "phone": (390, 844)}
-
-
-def start_chromium(scratch: str):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--window-size=1280,900", "--force-device-scale-factor=1", f"--user-data-dir={scratch}/profile",
-                     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
-                     "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-                     "--disable-background-networking", "--disable-component-update", "--disable-default-apps"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(CHROMEDRIVER, log_path=os.path.join(scratch, "chromedriver.log"), env=dict(os.environ, HOME=scratch))
-    return webdriver.Chrome(service=service, options=options)
-
-
-def wait(condition, seconds: float = 10.0):
-    """condition()'s first truthy value within `seconds`, or None."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-        except Exception:  # noqa: BLE001 - the page is still loading
-            value = None
-        if value:
-            return value
-        time.sleep(0.2)
-    return None
-
-
-# Non-white pixels of a canvas (its own getImageData: the page's origin, so not tainted).
-INKED = """const c = document.getElementById(arguments[0]); if (!c || !c.width) return 0;
-const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let n = 0;
-for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240)) n++;
-return n;"""
-
+# The Chromium driving is dashboard_check.py's (which checks the page against the real daemon).
 
 def check(shots: str | None) -> int:
     import tempfile
@@ -228,17 +195,15 @@ def check(shots: str | None) -> int:
                 setTimeout(() => { o.disconnect(); done(n); }, 2000);""")
             expect(2 <= redraws <= 9, "redraws at most 4 times a second", f"{redraws} in 2 s")
             for name, (width, height) in SIZES.items():
-                driver.set_window_size(width, height)
-                time.sleep(0.8)
+                expect(show_at(driver, width, height), f"redrawn at {width}x{height}")
                 overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
                 expect(overflow <= 0, f"no horizontal scrolling at {width} px", f"{overflow} px too wide")
                 if shots:
                     driver.save_screenshot(os.path.join(shots, f"dashboard-{name}-{width}x{height}.png"))
                     full = driver.execute_script("return document.documentElement.scrollHeight")
-                    driver.set_window_size(width, full + 200)  # the whole page, for review
-                    time.sleep(0.6)
+                    show_at(driver, width, full)  # the whole page, for review
                     driver.save_screenshot(os.path.join(shots, f"dashboard-{name}-full.png"))
-            driver.set_window_size(1280, 900)
+            show_at(driver, *SIZES["desktop"])
             # The token: the form appears on 4401, a wrong token is refused, the right one connects.
             driver.get(f"http://127.0.0.1:{token_server['port']}/")
             form = wait(lambda: driver.find_element(By.ID, "token-input").is_displayed())
@@ -257,7 +222,7 @@ def check(shots: str | None) -> int:
             driver.get(f"http://127.0.0.1:{token_server['port']}/")  # the token is still in the session
             expect(wait(lambda: driver.find_element(By.ID, "conn").text == "live"), "the session's token reconnects")
             console = driver.get_log("browser")
-            errors = [entry for entry in console if entry.get("level") == "SEVERE"]
+            errors = severe_entries(console)
             expect(not errors, "no console errors (CSP violations included)", repr(errors[:5]))
             # The server goes away: "disconnected" in text (chromium logs the failed reconnects: not checked).
             stop_thread(token_server)

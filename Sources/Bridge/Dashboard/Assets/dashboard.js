@@ -24,7 +24,14 @@
   const num = (v) => typeof v === "number" && isFinite(v);
   const fixed = (v, d, unit) => (num(v) ? v.toFixed(d) + (unit ? " " + unit : "") : "–");
   const text = (v) => (v === null || v === undefined || v === "" ? "–" : String(v));
-  const degrees = (v, pos, neg) => (num(v) ? v.toFixed(9) + "° " + (v >= 0 ? pos : neg) : "–");
+  // An ISO time as "2026-12-07 13:28:21.000 UTC": always milliseconds, so the text keeps its width
+  // (the wire format leaves them out on whole seconds).
+  const utc = (v) => {
+    const t = typeof v === "string" ? Date.parse(v) : NaN;
+    return Number.isFinite(t) ? new Date(t).toISOString().replace("T", " ").replace("Z", " UTC") : "–";
+  };
+  // The hemisphere letter carries the sign: 93.75° W, never -93.75° W.
+  const degrees = (v, pos, neg) => (num(v) ? Math.abs(v).toFixed(9) + "° " + (v >= 0 ? pos : neg) : "–");
   const accuracy = (v) => (!num(v) ? "–" : v < 1 ? (v * 100).toFixed(1) + " cm" : v.toFixed(3) + " m");
   const quality = (q) => (q ? QUALITY[q] || String(q) : "–");
   function set(id, value) { const el = $(id); if (el.textContent !== value) el.textContent = value; }
@@ -112,7 +119,7 @@
   window.addEventListener("resize", scheduleDraw);
 
   function draw(s) {
-    set("time", s.time ? text(s.time).replace("T", " ").replace("Z", " UTC") : "–");
+    set("time", utc(s.time));
     set("version", text(s.version));
     drawPosition(s.position || null, s.rate || null, s.fixHistory || []);
     drawTimeline(s.fixHistory || [], s.time ? Date.parse(s.time) : Date.now());
@@ -135,7 +142,7 @@
     set("p-hrms", accuracy(q.hrms));
     set("p-vrms", accuracy(q.vrms));
     set("p-sats", text(q.satellites));
-    set("p-utc", text(q.utcTimeStamp));
+    set("p-utc", utc(q.utcTimeStamp));
     const last = history.length ? history[history.length - 1] : null;
     const fix = p === null ? "No position" : last ? quality(last[1]) : text(q.solutionType);
     set("fix-state", fix);
@@ -274,6 +281,10 @@
       g.stroke();
       g.fillStyle = "#1b1f24"; g.fillText(text(s.id), x + 8, y - 6);
     }
+    if (!sats.length) {
+      g.fillStyle = "#57606a"; g.textAlign = "center";
+      g.fillText("no satellites in view reported", cx, cy + r / 2);
+    }
     g.textBaseline = "alphabetic";
     const used = sats.filter((s) => s.used).length;
     canvas.setAttribute("aria-label", "Sky plot: " + sats.length + " satellites, " + used + " used");
@@ -282,7 +293,7 @@
     drawSatTable(sky.filter((s) => s));
   }
 
-  let legendKey = "";
+  let legendKey = null;  // nothing drawn yet, not even the key for no satellites
   function drawLegend(sats) {
     const names = [...new Set(sats.map((s) => (SYSTEMS[s.constellation] ? s.constellation : "other")))].sort();
     if (names.join() === legendKey) return;
@@ -330,6 +341,7 @@
       g.fillText(s.used ? "u" : "–", x + bw / 2, bottom + 18);
     });
     g.textAlign = "left"; g.fillStyle = "#57606a"; g.fillText("dB-Hz", 2, 0);
+    if (!sats.length) g.fillText("no signal strengths reported", left + 8, (top + bottom) / 2);
     canvas.setAttribute("aria-label", "Signal strength bars, " + sats.length + " satellites; solid = used (u), striped = not used (–)");
   }
 
