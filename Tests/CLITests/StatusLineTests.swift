@@ -67,6 +67,8 @@ struct StatusLineTests {
         let firstLine = try #require(early.range(of: "\r"), "\(early.debugDescription)")
         #expect(banner.lowerBound < firstLine.lowerBound)
         #expect(early.contains("ws://localhost:\(v2)/locationV2"))
+        let api = try #require(ports.base["apiPort"])
+        #expect(early.contains("Dashboard     http://localhost:\(api)/ "), "\(early.debugDescription)")
         #expect(early.contains("status --runtime-dir \(runtime)\n"), "\(early.debugDescription)")
         #expect(early.contains("open \"tmmregister://?"))
 
