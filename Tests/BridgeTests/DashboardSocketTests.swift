@@ -125,3 +125,44 @@ struct DashboardSocketTests {
         #expect(try snapshot(try page.frame(milliseconds: 3000))["type"] as? String == "snapshot")
     }
 }
+
+extension DashboardSocketTests {
+    /// A hostile local user (`nobody`) opens 300 dashboard sockets at once against the real daemon
+    /// under `prlimit --nofile=160` and never says hello: the daemon keeps serving the page that
+    /// did, closes the silent ones at the hello time-out, and serves a new page afterwards.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") && getuid() == 0,
+            "needs root, setpriv and prlimit"))
+    func silentPagesOfAnotherUserUnderADescriptorLimitHoldNobodyBack() throws {
+        let daemon = try Daemon(nofile: 160)
+        defer { daemon.stop() }
+        let page = try WebSocketTestClient(port: daemon.ports.api, path: "/dashboard/socket")
+        try page.send(opcode: 0x1, Self.hello)
+        #expect(try snapshot(try page.frame())["type"] as? String == "snapshot")
+
+        let flood = PythonTools.argv(
+            "peers.silent_dashboard_pages",
+            [
+                "ws://127.0.0.1:\(daemon.ports.api)/dashboard/socket", "300",
+                "\(DashboardHello.timeout / 1_000_000_000 + 5)",
+            ])
+        let run = try runTool(
+            "/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + flood)
+        #expect(run.status == 0, "\(run.output)")
+        let counts = run.output.split(whereSeparator: \.isWhitespace).map(String.init)
+        func count(_ name: String) -> Int { counts.firstIndex(of: name).flatMap { Int(counts[$0 + 1]) } ?? -1 }
+        #expect(count("opened") > 0 && count("open") == 0, "\(run.output)")
+        #expect(count("closed1008") + count("other") == count("opened"), "\(run.output)")
+
+        // The page that said hello was served throughout (a snapshot at least every other second).
+        var frames = 0
+        while let frame = try page.frame(milliseconds: 100), frame.opcode == 1 { frames += 1 }
+        #expect(frames >= 5, "\(frames) snapshots during the flood")
+        let next = try WebSocketTestClient(port: daemon.ports.api, path: "/dashboard/socket")
+        try next.send(opcode: 0x1, Self.hello)
+        #expect(try snapshot(try next.frame())["type"] as? String == "snapshot")
+        #expect(daemon.process.isRunning, "\(daemon.log())")
+    }
+}
