@@ -1,6 +1,7 @@
 // The dashboard's page on the REST port, fetched by curl (an independent client): the files
 // byte for byte, their types, and the headers that keep the page to itself (docs/dashboard.md).
 import BridgeCore
+import HTTP1
 import Foundation
 import TMMProtocol
 import TestSupport
@@ -41,5 +42,31 @@ struct DashboardServingTests {
                 "http://127.0.0.1:\(bridge.ports.api)/dashboard/../etc/passwd",
             ])
         #expect(other.output != "200", "\(other.output)")
+    }
+}
+
+extension DashboardServingTests {
+    /// The TLS twin serves the same page (curl trusting the local CA), and `allowed-origins`
+    /// refuses a page of another origin the socket's handshake (403) as any request.
+    @Test func theTLSPortServesThePageAndAllowedOriginsApplyToTheSocket() throws {
+        let listed = try HTTPOrigin("https://ops.example")
+        let bridge = try TestBridge.start { $0.allowedOrigins = .only([listed]) }
+        defer { bridge.stop() }
+        let run = try runTool(
+            "/usr/bin/curl",
+            [
+                "-s", "--max-time", "5", "--cacert", bridge.stateDirectory + "/tls/ca.pem", "-o", "/dev/null",
+                "-w", "%{http_code} %{content_type}", "https://localhost:\(bridge.ports.apiSecure)/",
+                "--resolve", "localhost:\(bridge.ports.apiSecure):127.0.0.1",
+            ])
+        #expect(run.output == "200 text/html; charset=utf-8", "\(run.output)")
+        do {
+            _ = try WebSocketTestClient(
+                port: bridge.ports.api, path: "/dashboard/socket", headers: ["Origin: https://evil.example"])
+            Issue.record("a page of an unlisted origin opened the dashboard's socket")
+        } catch let refused as WebSocketTestClient.Refused {
+            #expect(refused.response.status == 403)
+        }
+        _ = try WebSocketTestClient(port: bridge.ports.api, path: "/dashboard/socket", headers: ["Origin: \(listed)"])
     }
 }
