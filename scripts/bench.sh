@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench.sh - `make bench`: the NMEA 0183 parser and the whole decode pipeline against
-# gpsdecode on the same bytes, then receiver latency, TLS on the secure ports, WebSocket fan-out and
-# fleet publishing (MQTT) at scale.
+# gpsdecode on the same bytes, then receiver latency, TLS on the secure ports, WebSocket fan-out,
+# fleet publishing (MQTT) at scale and the operator dashboard's cost.
 #
 # 1. builds tmm-bench and tmm-bridge in release mode (tmm-bridge as `make build` does: the Swift
 #    runtime linked statically, in $BENCH_SCRATCH_PATH/static);
@@ -56,6 +56,11 @@
 #                         minutes; needs mosquitto, mosquitto-clients, gpsd): one `tmm-bridge run --demo`
 #                         without and with --mqtt, then N simulated boxes (tmm-fleetload) against a local
 #                         mosquitto; its BENCH_FLEET_* variables are listed in its header
+#   BENCH_DASHBOARD=0     skip the operator dashboard's cost (scripts/bench-dashboard.sh, issue 25; about
+#                         3.5 minutes; needs gpsd and /usr/bin/python3 with websockets, chromium with
+#                         selenium for its browser phase): the daemon's CPU on a 10 Hz replay without a
+#                         page, with one WebSocket dashboard client, with the page in headless chromium;
+#                         its BENCH_DASHBOARD_* variables are listed in its header
 #   TMM_FIXTURES          fixture folder (default Tests/Fixtures/nmea, else /work/shared/fixtures/nmea)
 set -euo pipefail
 
@@ -568,4 +573,15 @@ if [ "${BENCH_FLEET:-1}" != 0 ]; then
     echo
     BENCH_PACKAGE_PATH="$package" BENCH_SCRATCH_PATH="$scratch" "$root/scripts/bench-fleet.sh" ||
         echo "fleet: failed (see above)"
+fi
+
+# The operator dashboard's cost (issue 25): one daemon on a 10 Hz replay, its CPU with no page, one
+# dashboard WebSocket client and the page in headless chromium (scripts/bench-dashboard.sh).
+# BENCH_DASHBOARD=0 skips it.
+if [ "${BENCH_DASHBOARD:-1}" != 0 ]; then
+    echo
+    echo "## Operator dashboard (scripts/bench-dashboard.sh)"
+    echo
+    BENCH_PACKAGE_PATH="$package" BENCH_SCRATCH_PATH="$scratch" "$root/scripts/bench-dashboard.sh" ||
+        echo "dashboard: failed (see above)"
 fi

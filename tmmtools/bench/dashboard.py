@@ -130,6 +130,11 @@ def measure(args, phase, round_number, driver):
         page = SocketPage(args.port)
         page.start()
     elif phase == "chromium":
+        # A tab of its own, closed after the window: navigating away (about:blank) leaves the
+        # page's socket open in chromium 1xx (the page is frozen, stops reading, and the daemon
+        # closes it ~30 s later as a slow client).
+        home = driver.current_window_handle
+        driver.switch_to.new_window("tab")
         driver.get(f"http://127.0.0.1:{args.port}/")
     expected = 0 if phase == "none" else 1
     pages = wait_pages(args, expected)
@@ -156,7 +161,8 @@ def measure(args, phase, round_number, driver):
         if page.error is not None:
             print(f"dashboard: socket client: {page.error!r}", file=sys.stderr)
     elif phase == "chromium":
-        driver.get("about:blank")  # closes the page's socket
+        driver.close()  # the tab, and with it the page's socket
+        driver.switch_to.window(home)
     row["load"] = open("/proc/loadavg").read().split()[0]
     print("RESULT " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
           flush=True)

@@ -30,10 +30,16 @@ final class DashboardOutput: HubSubscriber {
     /// The status (clients, receivers, corrections) changes without epochs: looked at once a second.
     private var lastStatusMark: Int64 = 0
 
+    /// The timer's own clock: its expirations so far. The pacer is asked on it (ticks × 250 ms),
+    /// not on the time the callback happens to run: a tick whose callback ran a little sooner
+    /// after the previous one than 250 ms would otherwise be refused, leaving a 500 ms gap.
+    private var ticks: Int64 = 0
+
     init(loop: EventLoop) {
         let interval = 1_000_000_000 / Int64(DashboardPacer.maximumRate)
-        loop.schedule(afterNanoseconds: interval, periodNanoseconds: interval) { [unowned self] _ in
-            send(now: monotonicNanoseconds())
+        loop.schedule(afterNanoseconds: interval, periodNanoseconds: interval) { [unowned self] expirations in
+            ticks += Int64(expirations)
+            send(now: monotonicNanoseconds(), pacerMilliseconds: ticks * (interval / 1_000_000))
         }
     }
 
@@ -77,13 +83,13 @@ final class DashboardOutput: HubSubscriber {
     }
 
     /// The 4 Hz timer: the snapshot, if something changed, to every page.
-    func send(now: Int64) {
+    func send(now: Int64, pacerMilliseconds: Int64) {
         guard !clients.isEmpty, let delivery else { return }
         if now - lastStatusMark >= 1_000_000_000 {
             lastStatusMark = now
             pacer.markChanged()
         }
-        guard pacer.due(now: now / 1_000_000) else { return }
+        guard pacer.due(now: pacerMilliseconds) else { return }
         let frame = snapshotFrame()
         snapshotsSent += 1
         for connection in clients.members { delivery.deliver(frame, .position, to: connection) }

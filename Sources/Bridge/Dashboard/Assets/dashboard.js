@@ -411,5 +411,14 @@
     }
   }
 
+  // A page left (another page, a closed tab, the back/forward cache) lets go of its socket at
+  // once instead of leaving the daemon a reader that stopped reading; shown again, it reconnects.
+  window.addEventListener("pagehide", () => {
+    const ws = socket;
+    socket = null;
+    clearTimeout(retryTimer);
+    if (ws) ws.close(1000, "page hidden");
+  });
+  window.addEventListener("pageshow", (event) => { if (event.persisted && !socket) connect(); });
   connect();
 })();
