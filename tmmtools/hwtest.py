@@ -389,7 +389,7 @@ def reliability_scenarios(run: "Run", selected):
     # try, on a pty as on a UART), so 1,000 plug cycles take ~14 minutes: the default run does 60
     # (under a minute, so that make hwtest fits CI's time beside the rest) and the reliability run
     # (make hwtest-reliability) 1,000.
-    plug = int(os.environ.get("HW_PLUG_CYCLES", "60"))
+    plug = int(os.environ.get("HW_PLUG_CYCLES", "40"))
     clients = int(os.environ.get("HW_CLIENT_CYCLES", "1000"))
     rounds = int(os.environ.get("HW_KILL_ROUNDS", "10"))
     soak_seconds = float(os.environ.get("SOAK_HOURS", "0")) * 3600 or float(os.environ.get("SOAK_SECONDS", "60"))
