@@ -141,7 +141,7 @@ struct EndToEndTests {
         let registered = try runTool(
             try bridgeBinary().path, ["open", url, "--print", "--runtime-dir", daemon.setup.runtimeDirectory])
         #expect(registered.status == 0 && registered.output.contains("registrationResult=OK"), "\(registered.output)")
-        try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 32)
+        try expectScriptPasses("curl_checks.py", against: daemon, minimumChecks: 34)
         daemon.stopAndExpectCleanExit()
     }
 

@@ -88,11 +88,17 @@ def check_plain_get(context, checks):
 def check_404_405_501(context, checks):
     """404, 405 with Allow, 501."""
     base = base_url(context)
-    for path in ("/api/v1/nothing", "/", "/api/v2/receiver", "/api/v1/receiver/extra"):
+    for path in ("/api/v1/nothing", "/index.html", "/api/v2/receiver", "/api/v1/receiver/extra"):
         status, out, err = curl("-i", "-H", auth(context), base + path)
         _, code, headers, body = parse_head(out)
         ok = code == 404 and "error" in json.loads(body or b"{}")
         checks.check(ok, f"GET {path}: 404 with a JSON error", repr(out[:300]))
+    # `/` is the operator dashboard's page (docs/dashboard.md), HTML under its own policy.
+    status, out, err = curl("-i", base + "/")
+    _, code, headers, body = parse_head(out)
+    checks.check(code == 200 and headers.get("content-type") == ["text/html; charset=utf-8"]
+                 and headers.get("content-security-policy", [""])[0].startswith("default-src 'none'"),
+                 "GET /: the dashboard's page, text/html under a strict Content-Security-Policy", repr(out[:300]))
     for method, path, allow in NOT_ALLOWED:
         status, out, err = curl("-i", "-X", method, "-H", auth(context), base + path)
         _, code, headers, _ = parse_head(out)
