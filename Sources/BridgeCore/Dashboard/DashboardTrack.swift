@@ -1,8 +1,8 @@
 // The served receiver's recent track, as the operator dashboard draws it (issue 25): at most one
 // point per `interval` over the last `window`, oldest first. Pure: the caller passes the times
 // (wall-clock Unix milliseconds) and resets the track when the served receiver changes. Storage is
-// a ring of at most `capacity` points, allocated once, so a 50 Hz receiver fed for days costs what
-// ten minutes cost.
+// a BoundedRing of at most `capacity` points, so a 50 Hz receiver fed for days costs what ten
+// minutes cost.
 
 /// The recent positions of the served receiver, thinned to one per `interval`, within `window`.
 public struct DashboardTrack: Sendable, Equatable {
@@ -28,34 +28,29 @@ public struct DashboardTrack: Sendable, Equatable {
     public let interval: Int64
     public let window: Int64
     /// The most points the track holds: `window / interval + 1` (both ends of the window).
-    public let capacity: Int
+    public var capacity: Int { ring.capacity }
 
-    /// The ring: `storage[(head + i) % capacity]` is the i-th point, oldest first.
-    private var storage: [Point] = []
-    private var head = 0
-    public private(set) var count = 0
+    private var ring: BoundedRing<Point>
 
     /// A track keeping one point per `interval` over `window` (milliseconds, both positive).
     public init(interval: Int64 = defaultInterval, window: Int64 = defaultWindow) {
         precondition(interval > 0 && window >= 0, "a track needs a positive interval and a window")
         self.interval = interval
         self.window = window
-        capacity = Int(window / interval) + 1
+        ring = BoundedRing(capacity: Int(window / interval) + 1)
     }
 
-    public var isEmpty: Bool { count == 0 }
+    public var count: Int { ring.count }
+    public var isEmpty: Bool { ring.isEmpty }
 
     /// The i-th point, oldest first.
-    public subscript(index: Int) -> Point {
-        precondition(index >= 0 && index < count, "track index out of range")
-        return storage[(head + index) % capacity]
-    }
+    public subscript(index: Int) -> Point { ring[index] }
 
     /// The points, oldest first.
-    public var points: [Point] { (0..<count).map { self[$0] } }
+    public var points: [Point] { ring.elements }
 
     /// The newest point, if any.
-    public var last: Point? { isEmpty ? nil : self[count - 1] }
+    public var last: Point? { ring.last }
 
     /// Forgets the points older than `window` before `unixMilliseconds`, then adds the position
     /// taken then unless the newest point is less than `interval` older. A time before the newest
@@ -66,34 +61,19 @@ public struct DashboardTrack: Sendable, Equatable {
         if let last, unixMilliseconds < last.unixMilliseconds { removeAll() }
         removeOlder(than: unixMilliseconds - window)
         if let last, unixMilliseconds - last.unixMilliseconds < interval { return }
-        let point = Point(latitude: latitude, longitude: longitude, unixMilliseconds: unixMilliseconds)
-        if storage.isEmpty { storage.reserveCapacity(capacity) }
-        if count == capacity {
-            // Unreachable with points `interval` apart within `window`; kept as the bound's guard.
-            head = (head + 1) % capacity
-            count -= 1
-        }
-        let slot = (head + count) % capacity
-        if slot < storage.count { storage[slot] = point } else { storage.append(point) }
-        count += 1
+        // A full ring (unreachable with points `interval` apart within `window`) drops the oldest.
+        ring.append(Point(latitude: latitude, longitude: longitude, unixMilliseconds: unixMilliseconds))
     }
 
     /// Forgets the points taken before `oldest` (Unix milliseconds).
     public mutating func removeOlder(than oldest: Int64) {
-        while count > 0 && storage[head].unixMilliseconds < oldest {
-            head = (head + 1) % capacity
-            count -= 1
-        }
-        if count == 0 { head = 0 }
+        while let first = ring.first, first.unixMilliseconds < oldest { ring.removeFirst() }
     }
 
     /// Empties the track (the served receiver changed), keeping its storage.
-    public mutating func removeAll() {
-        head = 0
-        count = 0
-    }
+    public mutating func removeAll() { ring.removeAll() }
 
     public static func == (lhs: DashboardTrack, rhs: DashboardTrack) -> Bool {
-        lhs.interval == rhs.interval && lhs.window == rhs.window && lhs.points == rhs.points
+        lhs.interval == rhs.interval && lhs.window == rhs.window && lhs.ring == rhs.ring
     }
 }

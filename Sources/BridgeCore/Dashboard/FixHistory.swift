@@ -24,39 +24,34 @@ public struct FixHistory: Sendable, Equatable {
 
     /// The span kept, milliseconds, and the most changes kept.
     public let window: Int64
-    public let capacity: Int
+    public var capacity: Int { ring.capacity }
 
-    /// The ring: `storage[(head + i) % capacity]` is the i-th change, oldest first.
-    private var storage: [Change] = []
-    private var head = 0
-    public private(set) var count = 0
+    private var ring: BoundedRing<Change>
 
     public init(window: Int64 = defaultWindow, capacity: Int = defaultCapacity) {
         precondition(window >= 0 && capacity >= 1, "a fix history needs a window and room for one change")
         self.window = window
-        self.capacity = capacity
+        ring = BoundedRing(capacity: capacity)
     }
 
-    public var isEmpty: Bool { count == 0 }
+    public var count: Int { ring.count }
+    public var isEmpty: Bool { ring.isEmpty }
 
     /// The i-th change, oldest first.
-    public subscript(index: Int) -> Change {
-        precondition(index >= 0 && index < count, "fix history index out of range")
-        return storage[(head + index) % capacity]
-    }
+    public subscript(index: Int) -> Change { ring[index] }
 
     /// The changes, oldest first.
-    public var changes: [Change] { (0..<count).map { self[$0] } }
+    public var changes: [Change] { ring.elements }
 
     /// The latest quality, if any was recorded.
-    public var current: FixQuality? { isEmpty ? nil : self[count - 1].quality }
+    public var current: FixQuality? { ring.last?.quality }
 
     /// Records the quality of an epoch at `unixMilliseconds`: an entry when it differs from the
     /// current one, then the window moved up to that time. A time before the newest entry's (the
     /// wall clock was stepped back) starts the history anew with this quality.
     public mutating func record(_ quality: FixQuality, unixMilliseconds: Int64) {
-        if count > 0 && unixMilliseconds < self[count - 1].unixMilliseconds { removeAll() }
-        if quality != current { append(Change(unixMilliseconds: unixMilliseconds, quality: quality)) }
+        if let last = ring.last, unixMilliseconds < last.unixMilliseconds { removeAll() }
+        if quality != current { ring.append(Change(unixMilliseconds: unixMilliseconds, quality: quality)) }
         trim(now: unixMilliseconds)
     }
 
@@ -64,31 +59,14 @@ public struct FixHistory: Sendable, Equatable {
     /// moves the first entry's time up to it (the state the window starts in).
     public mutating func trim(now: Int64) {
         let start = now - window
-        while count >= 2 && self[1].unixMilliseconds <= start {
-            head = (head + 1) % capacity
-            count -= 1
-        }
-        if count > 0 && storage[head].unixMilliseconds < start { storage[head].unixMilliseconds = start }
+        while ring.count >= 2 && ring[1].unixMilliseconds <= start { ring.removeFirst() }
+        if let first = ring.first, first.unixMilliseconds < start { ring[0].unixMilliseconds = start }
     }
 
     /// Empties the history (the served receiver changed), keeping its storage.
-    public mutating func removeAll() {
-        head = 0
-        count = 0
-    }
-
-    private mutating func append(_ change: Change) {
-        if storage.isEmpty { storage.reserveCapacity(capacity) }
-        if count == capacity {
-            head = (head + 1) % capacity
-            count -= 1
-        }
-        let slot = (head + count) % capacity
-        if slot < storage.count { storage[slot] = change } else { storage.append(change) }
-        count += 1
-    }
+    public mutating func removeAll() { ring.removeAll() }
 
     public static func == (lhs: FixHistory, rhs: FixHistory) -> Bool {
-        lhs.window == rhs.window && lhs.capacity == rhs.capacity && lhs.changes == rhs.changes
+        lhs.window == rhs.window && lhs.ring == rhs.ring
     }
 }
