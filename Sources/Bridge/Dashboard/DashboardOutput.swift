@@ -19,14 +19,12 @@ final class DashboardOutput: HubSubscriber {
     unowned var delivery: (any FrameDelivery)?
     /// What `status` reports (wired by the server).
     var daemonStatus: () -> DaemonStatus? = { nil }
-    private(set) var pacer = DashboardPacer()
-    private(set) var track = DashboardTrack()
-    private(set) var fixHistory = FixHistory()
-    private(set) var latest: Position?
+    private var pacer = DashboardPacer()
+    private var track = DashboardTrack()
+    private var fixHistory = FixHistory()
+    private var latest: Position?
     /// The served receiver the track belongs to (a new one starts a new track).
     private var identity: ReceiverIdentity?
-    /// Snapshots sent (each to every page), for the benchmark and the tests.
-    private(set) var snapshotsSent = 0
     /// The status (clients, receivers, corrections) changes without epochs: looked at once a second.
     private var lastStatusMark: Int64 = 0
 
@@ -73,9 +71,9 @@ final class DashboardOutput: HubSubscriber {
         pacer.markChanged()
     }
 
-    /// The snapshot as of now, as one text frame.
-    func snapshotFrame() -> [UInt8] {
-        guard let status = daemonStatus() else { return WebSocketFrame.text([UInt8]().span) }
+    /// The snapshot as of now, as one text frame (nil before the server wired `daemonStatus`).
+    private func snapshotFrame() -> [UInt8]? {
+        guard let status = daemonStatus() else { return nil }
         let bytes = DashboardSnapshot.encode(
             status: status, position: latest, track: track, fixHistory: fixHistory,
             unixMilliseconds: wallClockMilliseconds())
@@ -89,9 +87,7 @@ final class DashboardOutput: HubSubscriber {
             lastStatusMark = now
             pacer.markChanged()
         }
-        guard pacer.due(now: pacerMilliseconds) else { return }
-        let frame = snapshotFrame()
-        snapshotsSent += 1
+        guard pacer.due(now: pacerMilliseconds), let frame = snapshotFrame() else { return }
         for connection in clients.members { delivery.deliver(frame, .position, to: connection) }
     }
 }

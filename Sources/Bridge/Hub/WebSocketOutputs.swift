@@ -5,9 +5,9 @@ import TMMProtocol
 import WebSocket
 
 // The hub's WebSocket outputs: LocationV1, LocationV2, `/events` and dashboard clients, one
-// subscriber per channel. Each encodes once what it sends (one text frame) and hands the same bytes to every
-// client of its channel; each client's queue, coalescing and slow-client rule are BridgeCore's
-// OutboundQueue and ClientConnection, applied by the client servers (`FrameDelivery`).
+// subscriber per channel. Each encodes once what it sends (one text frame) and hands the same
+// bytes to every client of its channel; each client's queue, coalescing and slow-client rule are
+// BridgeCore's OutboundQueue and ClientConnection, applied by the client servers (`FrameDelivery`).
 //
 // Pacing is each output's own, from the pure tier: LocationV2Pacer (the rate cap: the V2 output
 // arms a one-shot timer for a held epoch, so the last epoch of a burst is never lost and nothing
