@@ -63,9 +63,9 @@ private struct FakeHost: ClientConnectionHost {
     }
 }
 
-/// Stands in for SHA-256 in the machine's tests (no OpenSSL in BridgeCore): any fixed-size
-/// function of every byte and its place tells these tokens apart.
-private func fakeDigest(_ bytes: Span<UInt8>) -> InlineArray<32, UInt8> {
+/// Stands in for SHA-256 in BridgeCore's tests (no OpenSSL in BridgeCore; DashboardHelloTests too):
+/// any fixed-size function of every byte and its place tells these tokens apart.
+func fakeDigest(_ bytes: Span<UInt8>) -> InlineArray<32, UInt8> {
     var digest = InlineArray<32, UInt8>(repeating: 0)
     for index in bytes.indices {
         digest[index % 32] = digest[index % 32] &* 31 &+ bytes[index] &+ UInt8(truncatingIfNeeded: index)

@@ -12,15 +12,6 @@ import WebSocket
 struct DashboardHelloTests {
     static let token = "correct-horse-battery-staple"
 
-    /// Stands in for SHA-256 (BridgeCore has no OpenSSL): a fixed-size mix of every byte and its place.
-    static func digest(_ bytes: Span<UInt8>) -> InlineArray<32, UInt8> {
-        var digest = InlineArray<32, UInt8>(repeating: 0)
-        for index in bytes.indices {
-            digest[index % 32] = digest[index % 32] &* 31 &+ bytes[index] &+ UInt8(truncatingIfNeeded: index)
-        }
-        return digest
-    }
-
     static func verdict(
         _ text: String, fromLoopback: Bool = false, kind: WebSocketMessage.Kind = .text
     )
@@ -28,7 +19,7 @@ struct DashboardHelloTests {
     {
         DashboardHello.verdict(
             WebSocketMessage(kind: kind, payload: Array(text.utf8)), fromLoopback: fromLoopback,
-            tokenDigest: digest(Array(token.utf8).span), sha256: digest)
+            tokenDigest: fakeDigest(Array(token.utf8).span), sha256: fakeDigest)
     }
 
     @Test(arguments: [
@@ -72,7 +63,7 @@ struct DashboardHelloTests {
         // Without a configured token, another machine is refused whatever it sends.
         let none = DashboardHello.verdict(
             WebSocketMessage(kind: .text, payload: Array(#"{"type":"hello","token":"x"}"#.utf8)), fromLoopback: false,
-            tokenDigest: nil, sha256: Self.digest)
+            tokenDigest: nil, sha256: fakeDigest)
         #expect(none == .refused("this dashboard is for this machine only (no dashboard-token)"))
     }
 
@@ -93,7 +84,7 @@ struct DashboardHelloTests {
             }
             let verdict = DashboardHello.verdict(
                 WebSocketMessage(kind: .text, payload: bytes), fromLoopback: false,
-                tokenDigest: Self.digest(Array(Self.token.utf8).span), sha256: Self.digest)
+                tokenDigest: fakeDigest(Array(Self.token.utf8).span), sha256: fakeDigest)
             let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
             let expected = object?["type"] as? String == "hello" && object?["token"] as? String == Self.token
             if expected != (verdict == .accepted) {
