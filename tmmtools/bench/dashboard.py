@@ -36,8 +36,9 @@ import time
 
 import websockets
 
+from tmmtools import polling
+
 TICKS = os.sysconf("SC_CLK_TCK")
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
 def cpu_ns(pid):
@@ -97,31 +98,23 @@ class SocketPage(threading.Thread):
 
 
 def start_chromium(scratch):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    """The dashboard check's headless chromium (tmmtools/browser/dashboard_check.py), on a blank tab."""
+    from tmmtools.browser import dashboard_check
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     "--window-size=1280,900", f"--user-data-dir={scratch}/profile", "--no-first-run",
-                     "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-                     "--disable-background-networking", "--disable-component-update", "--disable-default-apps"):
-        options.add_argument(argument)
-    service = Service(CHROMEDRIVER, log_path=os.path.join(scratch, "chromedriver.log"),
-                      env=dict(os.environ, HOME=scratch))
-    driver = webdriver.Chrome(service=service, options=options)
+    driver = dashboard_check.start_chromium(scratch)
     driver.get("about:blank")
     return driver
 
 
 def wait_pages(args, expected, seconds=8.0):
     """Waits until the daemon reports `expected` dashboard pages; returns the last count."""
-    deadline = time.monotonic() + seconds
-    while True:
-        pages = status(args.bridge, args.runtime_dir).get("clients", {}).get("dashboard")
-        if pages == expected or time.monotonic() > deadline:
-            return pages
-        time.sleep(0.25)
+    last = {}
+
+    def reached():
+        last["pages"] = status(args.bridge, args.runtime_dir).get("clients", {}).get("dashboard")
+        return last["pages"] == expected
+    polling.wait_until(reached, seconds, interval=0.25)
+    return last["pages"]
 
 
 def measure(args, phase, round_number, driver):

@@ -41,7 +41,7 @@ import time
 import urllib.request
 import uuid
 
-from tmmtools import checkout
+from tmmtools import checkout, polling
 from tmmtools.harness import verify
 
 # A receiver with satellites in view of four constellations (the screenshots' sky plot).
@@ -89,17 +89,14 @@ def start_chromium(scratch: str, log_path: str | None = None):
 
 
 def wait(condition, seconds: float = 10.0):
-    """condition()'s first truthy value within `seconds`, or None."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    """condition()'s first truthy value within `seconds`, else a falsy one (polling.wait_until); an
+    exception counts as not yet (the page is still loading)."""
+    def attempt():
         try:
-            value = condition()
+            return condition()
         except Exception:  # noqa: BLE001 - the page is still loading
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    return None
+            return None
+    return polling.wait_until(attempt, seconds, interval=0.1)
 
 
 # Non-white pixels of a canvas (its own getImageData: the page's origin, so not tainted).
